@@ -1,0 +1,148 @@
+/**
+ * Text embeddings (spec 4.4): one request, or many inputs in batches.
+ *
+ * @since 0.1.0
+ */
+import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { decoder, encoder } from "./internal/validate.js"
+import * as Protocol from "./Protocol.js"
+import { InvalidRequestError, ResponseDecodeError, type SwitchboardError } from "./SwitchboardError.js"
+import { Transport } from "./Transport.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Vector = ReadonlyArray<number>
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface EmbedManyOptions {
+  readonly model: string
+  /** Inputs per request. Default 128. */
+  readonly batchSize?: number | undefined
+  /** Requests in flight at once. Default 4. */
+  readonly concurrency?: number | undefined
+  readonly dimensions?: number | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  readonly create: (request: Protocol.EmbeddingRequest) => Effect.Effect<Protocol.EmbeddingResponse, SwitchboardError>
+  readonly embedMany: (
+    inputs: ReadonlyArray<string>,
+    options: EmbedManyOptions
+  ) => Effect.Effect<ReadonlyArray<Vector>, SwitchboardError>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class Embeddings extends Context.Tag("@switchboard/core/Embeddings")<Embeddings, Service>() {}
+
+const encodeRequest = encoder(Protocol.EmbeddingRequest)
+const decodeResponse = decoder(Protocol.EmbeddingResponse)
+
+const positiveInt = (field: string, value: number) =>
+  Number.isInteger(value) && value > 0
+    ? Effect.void
+    : Effect.fail(new InvalidRequestError({ field, message: `${field} must be a positive integer` }))
+
+/** The vectors of one response in input order, checked against the input count. */
+const vectorsOf = (response: Protocol.EmbeddingResponse, expected: number) => {
+  const vectors = new Array<Vector>(expected)
+  for (const item of response.data) vectors[item.index] = item.embedding
+  let filled = 0
+  for (const vector of vectors) if (vector !== undefined) filled++
+  return filled === expected && response.data.length === expected
+    ? Effect.succeed(vectors)
+    : Effect.fail(
+      new ResponseDecodeError({
+        message: `embeddings response has ${response.data.length} vectors for ${expected} inputs`,
+        body: ""
+      })
+    )
+}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.map(Transport, (transport): Service => {
+  const send = (body: unknown, model: string) =>
+    transport.call({
+      method: "POST",
+      path: "/embeddings",
+      body,
+      decode: decodeResponse,
+      span: "Switchboard.Embeddings.create",
+      model
+    })
+
+  const create = (request: Protocol.EmbeddingRequest) =>
+    Effect.flatMap(encodeRequest(request), (body) => send(body, request.model))
+
+  const embedMany = (inputs: ReadonlyArray<string>, options: EmbedManyOptions) => {
+    const batchSize = options.batchSize ?? 128
+    const { dimensions, model } = options
+    return Effect.gen(function*() {
+      yield* positiveInt("batchSize", batchSize)
+      yield* positiveInt("concurrency", options.concurrency ?? 4)
+      // Validated once, whole, so a bad input is named by its index: `input[7]`.
+      yield* encodeRequest({ model, input: inputs, ...(dimensions === undefined ? {} : { dimensions }) })
+      const batches = Chunk.chunksOf(Chunk.fromIterable(inputs), batchSize)
+      const results = yield* Effect.forEach(
+        batches,
+        (batch) =>
+          Effect.flatMap(
+            send({ model, input: Chunk.toReadonlyArray(batch), ...(dimensions === undefined ? {} : { dimensions }) }, model),
+            (response) => vectorsOf(response, batch.length)
+          ),
+        { concurrency: options.concurrency ?? 4 }
+      )
+      return results.flat()
+    })
+  }
+
+  return { create, embedMany }
+})
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Embeddings, never, Transport> = Layer.effect(Embeddings, make)
+
+/**
+ * Embeds one text or a list of texts in one request.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const create = (
+  request: Protocol.EmbeddingRequest
+): Effect.Effect<Protocol.EmbeddingResponse, SwitchboardError, Embeddings> =>
+  Effect.flatMap(Embeddings, (embeddings) => embeddings.create(request))
+
+/**
+ * Embeds any number of texts: split into batches of `batchSize`, at most
+ * `concurrency` requests at once, vectors returned in input order whatever
+ * order the batches finish in.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const embedMany = (
+  inputs: ReadonlyArray<string>,
+  options: EmbedManyOptions
+): Effect.Effect<ReadonlyArray<Vector>, SwitchboardError, Embeddings> =>
+  Effect.flatMap(Embeddings, (embeddings) => embeddings.embedMany(inputs, options))

@@ -1,0 +1,56 @@
+/**
+ * The models the service offers (spec 4.2, decision 5).
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { decoder } from "./internal/validate.js"
+import * as Protocol from "./Protocol.js"
+import type { SwitchboardError } from "./SwitchboardError.js"
+import { Transport } from "./Transport.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  readonly list: Effect.Effect<ReadonlyArray<Protocol.Model>, SwitchboardError>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class Models extends Context.Tag("@switchboard/core/Models")<Models, Service>() {}
+
+const decodeList = decoder(Protocol.ModelList)
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.map(Transport, (transport): Service => ({
+  list: Effect.map(
+    transport.call({ method: "GET", path: "/models", decode: decodeList, span: "Switchboard.Models.list" }),
+    (list) => list.data
+  )
+}))
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Models, never, Transport> = Layer.effect(Models, make)
+
+/**
+ * Lists the available models.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const list: Effect.Effect<ReadonlyArray<Protocol.Model>, SwitchboardError, Models> = Effect.flatMap(
+  Models,
+  (models) => models.list
+)

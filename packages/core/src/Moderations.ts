@@ -1,0 +1,80 @@
+/**
+ * Text moderation (spec 4.5).
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { decoder, encoder } from "./internal/validate.js"
+import * as Protocol from "./Protocol.js"
+import { ResponseDecodeError, type SwitchboardError } from "./SwitchboardError.js"
+import { Transport } from "./Transport.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  readonly create: (
+    request: Protocol.ModerationRequest
+  ) => Effect.Effect<Protocol.ModerationResponse, SwitchboardError>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class Moderations extends Context.Tag("@switchboard/core/Moderations")<Moderations, Service>() {}
+
+const encodeRequest = encoder(Protocol.ModerationRequest)
+const decodeResponse = decoder(Protocol.ModerationResponse)
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.map(Transport, (transport): Service => ({
+  create: (request) =>
+    Effect.flatMap(encodeRequest(request), (body) =>
+      transport.call({
+        method: "POST",
+        path: "/moderations",
+        body,
+        decode: decodeResponse,
+        span: "Switchboard.Moderations.create",
+        model: request.model
+      }))
+}))
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Moderations, never, Transport> = Layer.effect(Moderations, make)
+
+/**
+ * Moderates one text or several.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const create = (
+  request: Protocol.ModerationRequest
+): Effect.Effect<Protocol.ModerationResponse, SwitchboardError, Moderations> =>
+  Effect.flatMap(Moderations, (moderations) => moderations.create(request))
+
+/**
+ * Whether one text is flagged: the first result of `create`.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const check = (
+  input: string,
+  options: { readonly model?: string } = {}
+): Effect.Effect<Protocol.ModerationResult, SwitchboardError, Moderations> =>
+  Effect.flatMap(create({ input, ...options }), (response) =>
+    response.results[0] === undefined
+      ? Effect.fail(new ResponseDecodeError({ message: "moderation response has no results", body: "" }))
+      : Effect.succeed(response.results[0]))

@@ -1,0 +1,584 @@
+/**
+ * Wire shapes of the service (spec part 2 and the decisions of
+ * `docs/decisions.md`) as `Schema`s. Field names are the wire's names.
+ *
+ * Request schemas carry the service's rules as filters with messages phrased
+ * after the field (`must be one of …`, `is required when …`) so that a request
+ * the service would reject fails locally with an error naming the field.
+ * Response schemas are tolerant: unknown fields pass through.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+const optional = Schema.optional
+
+/** A string that must not be empty, with a message that names the rule. */
+const NonEmptyString = Schema.String.pipe(
+  Schema.minLength(1, { message: () => "must not be empty" })
+)
+
+const PositiveInt = Schema.Number.pipe(
+  Schema.filter((n) => (Number.isInteger(n) && n > 0) || "must be a positive integer")
+)
+
+// ---------------------------------------------------------------------------
+// Content parts and messages (spec 2.2)
+// ---------------------------------------------------------------------------
+
+const dataUriPattern = /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/=\s]*)$/i
+
+/**
+ * An image address: an http(s) URL or a base64 data URI.
+ *
+ * @since 0.1.0
+ * @category content
+ */
+export const ImageAddress = Schema.String.pipe(
+  Schema.filter(
+    (url) =>
+      /^https?:\/\/\S+$/i.test(url) || dataUriPattern.test(url) ||
+      "must be an http(s) URL or a data URI of the form data:<media type>;base64,<data>"
+  )
+)
+
+/**
+ * Splits a base64 data URI into its media type and payload, or `undefined`.
+ *
+ * @since 0.1.0
+ * @category content
+ */
+export const parseDataUri = (uri: string): { readonly mediaType: string; readonly base64: string } | undefined => {
+  const match = dataUriPattern.exec(uri)
+  return match ? { mediaType: match[1]!.toLowerCase(), base64: match[2]! } : undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category content
+ */
+export const TextPart = Schema.Struct({
+  type: Schema.Literal("text"),
+  text: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category content
+ */
+export const ImagePart = Schema.Struct({
+  type: Schema.Literal("image_url"),
+  image_url: Schema.Struct({
+    url: ImageAddress,
+    detail: optional(Schema.Literal("auto", "low", "high"))
+  })
+})
+
+/**
+ * @since 0.1.0
+ * @category content
+ */
+export const ContentPart = Schema.Union(TextPart, ImagePart)
+/**
+ * @since 0.1.0
+ * @category content
+ */
+export type ContentPart = typeof ContentPart.Type
+
+const Content = Schema.Union(
+  Schema.String,
+  Schema.NonEmptyArray(ContentPart).annotations({ message: () => "must not be an empty list of parts" })
+)
+
+/**
+ * @since 0.1.0
+ * @category tools
+ */
+export const ToolCall = Schema.Struct({
+  id: Schema.String,
+  type: Schema.optionalWith(Schema.Literal("function"), { default: () => "function" as const }),
+  function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
+})
+/**
+ * @since 0.1.0
+ * @category tools
+ */
+export type ToolCall = typeof ToolCall.Type
+
+/**
+ * @since 0.1.0
+ * @category messages
+ */
+export const SystemMessage = Schema.Struct({
+  role: Schema.Literal("system", "developer"),
+  content: Content,
+  name: optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category messages
+ */
+export const UserMessage = Schema.Struct({
+  role: Schema.Literal("user"),
+  content: Content,
+  name: optional(Schema.String)
+})
+
+/**
+ * The model's reply, sent back unchanged to continue a conversation.
+ *
+ * @since 0.1.0
+ * @category messages
+ */
+export const AssistantMessage = Schema.Struct({
+  role: Schema.Literal("assistant"),
+  content: optional(Schema.NullOr(Schema.String)),
+  tool_calls: optional(Schema.Array(ToolCall)),
+  refusal: optional(Schema.NullOr(Schema.String)),
+  name: optional(Schema.String)
+})
+/**
+ * @since 0.1.0
+ * @category messages
+ */
+export type AssistantMessage = typeof AssistantMessage.Type
+
+/**
+ * @since 0.1.0
+ * @category messages
+ */
+export const ToolMessage = Schema.Struct({
+  role: Schema.Literal("tool"),
+  content: Content,
+  tool_call_id: Schema.propertySignature(NonEmptyString).annotations({
+    missingMessage: () => `is required when role is "tool"`
+  })
+})
+
+/**
+ * @since 0.1.0
+ * @category messages
+ */
+export const Message = Schema.Union(SystemMessage, UserMessage, AssistantMessage, ToolMessage)
+/**
+ * @since 0.1.0
+ * @category messages
+ */
+export type Message = typeof Message.Type
+/**
+ * @since 0.1.0
+ * @category messages
+ */
+export type MessageEncoded = typeof Message.Encoded
+
+// ---------------------------------------------------------------------------
+// Tools (spec 2.3, 2.4)
+// ---------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category tools
+ */
+export const Tool = Schema.Struct({
+  type: Schema.Literal("function"),
+  function: Schema.Struct({
+    name: Schema.String.pipe(
+      Schema.filter((name) => /^[A-Za-z0-9_-]{1,64}$/.test(name) || "must be 1-64 letters, digits, _ or -")
+    ),
+    description: optional(Schema.String),
+    parameters: Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
+      Schema.filter((p) => p["type"] === "object" || `must be a JSON Schema with type "object"`)
+    ),
+    strict: optional(Schema.Boolean)
+  })
+})
+/**
+ * @since 0.1.0
+ * @category tools
+ */
+export type Tool = typeof Tool.Type
+
+/**
+ * @since 0.1.0
+ * @category tools
+ */
+export const ToolChoice = Schema.Union(
+  Schema.Literal("auto", "none", "required"),
+  Schema.Struct({ type: Schema.Literal("function"), function: Schema.Struct({ name: Schema.String }) })
+)
+/**
+ * @since 0.1.0
+ * @category tools
+ */
+export type ToolChoice = typeof ToolChoice.Type
+
+// ---------------------------------------------------------------------------
+// Image options (spec 2.5)
+// ---------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category images
+ */
+export const ImageSize = Schema.Literal("1024x1024", "1024x1792", "1792x1024").annotations({
+  message: () => ({ message: "must be one of 1024x1024, 1024x1792, 1792x1024", override: true })
+})
+/**
+ * @since 0.1.0
+ * @category images
+ */
+export type ImageSize = typeof ImageSize.Type
+
+/**
+ * @since 0.1.0
+ * @category images
+ */
+export const ImageQuality = Schema.Literal("standard", "hd").annotations({
+  message: () => ({ message: "must be one of standard, hd", override: true })
+})
+
+/**
+ * @since 0.1.0
+ * @category images
+ */
+export const ImageStyle = Schema.Literal("vivid", "natural").annotations({
+  message: () => ({ message: "must be one of vivid, natural", override: true })
+})
+
+// ---------------------------------------------------------------------------
+// Chat request and response (spec 2.1, 2.6)
+// ---------------------------------------------------------------------------
+
+const requestRules = (request: {
+  readonly messages: ReadonlyArray<Message>
+  readonly tools?: ReadonlyArray<Tool> | undefined
+  readonly tool_choice?: ToolChoice | undefined
+}): Schema.FilterOutput => {
+  const called = new Set<string>()
+  for (const [i, message] of request.messages.entries()) {
+    if (message.role === "assistant") message.tool_calls?.forEach((call) => called.add(call.id))
+    if (message.role === "tool" && !called.has(message.tool_call_id)) {
+      return {
+        path: ["messages", i, "tool_call_id"],
+        message: `must answer a tool call of an earlier assistant message (no call has id "${message.tool_call_id}")`
+      }
+    }
+  }
+  const choice = request.tool_choice
+  if (choice !== undefined && choice !== "auto" && choice !== "none") {
+    if (!request.tools || request.tools.length === 0) {
+      return { path: ["tool_choice"], message: "requires tools to be given" }
+    }
+    if (typeof choice === "object" && !request.tools.some((tool) => tool.function.name === choice.function.name)) {
+      return { path: ["tool_choice", "function", "name"], message: `must name one of the tools (got "${choice.function.name}")` }
+    }
+  }
+  return true
+}
+
+/**
+ * The body of `POST /v1/chat/completions`.
+ *
+ * @since 0.1.0
+ * @category chat
+ */
+export const ChatRequest = Schema.Struct({
+  model: NonEmptyString,
+  messages: Schema.Array(Message).pipe(Schema.minItems(1, { message: () => "must not be empty" })),
+  max_tokens: optional(PositiveInt),
+  stream: optional(Schema.Boolean),
+  stream_options: optional(Schema.Struct({ include_usage: optional(Schema.Boolean) })),
+  tools: optional(Schema.Array(Tool)),
+  tool_choice: optional(ToolChoice),
+  parallel_tool_calls: optional(Schema.Boolean),
+  temperature: optional(Schema.Number),
+  top_p: optional(Schema.Number),
+  stop: optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
+  seed: optional(Schema.Number),
+  user: optional(Schema.String),
+  size: optional(ImageSize),
+  quality: optional(ImageQuality),
+  style: optional(ImageStyle),
+  n: optional(PositiveInt)
+}).pipe(Schema.filter(requestRules))
+/**
+ * @since 0.1.0
+ * @category chat
+ */
+export type ChatRequest = typeof ChatRequest.Type
+
+/**
+ * @since 0.1.0
+ * @category chat
+ */
+export const Usage = Schema.Struct({
+  prompt_tokens: Schema.Number,
+  completion_tokens: Schema.Number,
+  total_tokens: Schema.Number
+})
+/**
+ * @since 0.1.0
+ * @category chat
+ */
+export type Usage = typeof Usage.Type
+
+/**
+ * @since 0.1.0
+ * @category chat
+ */
+export const ChatChoice = Schema.Struct({
+  index: Schema.Number,
+  message: AssistantMessage,
+  finish_reason: Schema.NullishOr(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category chat
+ */
+export const ChatCompletion = Schema.Struct({
+  id: Schema.String,
+  object: optional(Schema.String),
+  created: optional(Schema.Number),
+  model: optional(Schema.String),
+  choices: Schema.Array(ChatChoice),
+  usage: optional(Schema.NullOr(Usage))
+})
+/**
+ * @since 0.1.0
+ * @category chat
+ */
+export type ChatCompletion = typeof ChatCompletion.Type
+
+/**
+ * A tool-call fragment inside a stream chunk. `index` is optional because
+ * some servers omit it (decision 1).
+ *
+ * @since 0.1.0
+ * @category streaming
+ */
+export const ToolCallDelta = Schema.Struct({
+  index: optional(Schema.Number),
+  id: optional(Schema.String),
+  type: optional(Schema.String),
+  function: optional(Schema.Struct({ name: optional(Schema.String), arguments: optional(Schema.String) }))
+})
+/**
+ * @since 0.1.0
+ * @category streaming
+ */
+export type ToolCallDelta = typeof ToolCallDelta.Type
+
+/**
+ * One `data:` event of a streamed chat completion (decision 1).
+ *
+ * @since 0.1.0
+ * @category streaming
+ */
+export const ChatCompletionChunk = Schema.Struct({
+  id: Schema.String,
+  object: optional(Schema.String),
+  created: optional(Schema.Number),
+  model: optional(Schema.String),
+  choices: Schema.Array(
+    Schema.Struct({
+      index: Schema.Number,
+      delta: Schema.Struct({
+        role: optional(Schema.String),
+        content: optional(Schema.NullOr(Schema.String)),
+        tool_calls: optional(Schema.Array(ToolCallDelta))
+      }),
+      finish_reason: optional(Schema.NullOr(Schema.String))
+    })
+  ),
+  usage: optional(Schema.NullOr(Usage))
+})
+/**
+ * @since 0.1.0
+ * @category streaming
+ */
+export type ChatCompletionChunk = typeof ChatCompletionChunk.Type
+
+// ---------------------------------------------------------------------------
+// Embeddings, moderations, models (spec 4.2, 4.4, 4.5)
+// ---------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category embeddings
+ */
+export const EmbeddingRequest = Schema.Struct({
+  model: NonEmptyString,
+  input: Schema.Union(
+    NonEmptyString,
+    Schema.Array(NonEmptyString).pipe(Schema.minItems(1, { message: () => "must not be empty" }))
+  ).annotations({ message: () => ({ message: "must not be empty: give a non-empty string or a list of non-empty strings", override: true }) }),
+  dimensions: optional(PositiveInt),
+  encoding_format: optional(Schema.Literal("float")),
+  user: optional(Schema.String)
+})
+/**
+ * @since 0.1.0
+ * @category embeddings
+ */
+export type EmbeddingRequest = typeof EmbeddingRequest.Type
+
+/**
+ * @since 0.1.0
+ * @category embeddings
+ */
+export const EmbeddingResponse = Schema.Struct({
+  object: optional(Schema.String),
+  model: optional(Schema.String),
+  data: Schema.Array(
+    Schema.Struct({
+      object: optional(Schema.String),
+      index: Schema.Number,
+      embedding: Schema.Array(Schema.Number)
+    })
+  ),
+  usage: optional(Schema.Struct({ prompt_tokens: Schema.Number, total_tokens: Schema.Number }))
+})
+/**
+ * @since 0.1.0
+ * @category embeddings
+ */
+export type EmbeddingResponse = typeof EmbeddingResponse.Type
+
+/**
+ * @since 0.1.0
+ * @category moderations
+ */
+export const ModerationRequest = Schema.Struct({
+  input: Schema.Union(
+    NonEmptyString,
+    Schema.Array(NonEmptyString).pipe(Schema.minItems(1, { message: () => "must not be empty" }))
+  ).annotations({ message: () => ({ message: "must not be empty: give a non-empty string or a list of non-empty strings", override: true }) }),
+  model: optional(NonEmptyString)
+})
+/**
+ * @since 0.1.0
+ * @category moderations
+ */
+export type ModerationRequest = typeof ModerationRequest.Type
+
+/**
+ * @since 0.1.0
+ * @category moderations
+ */
+export const ModerationResult = Schema.Struct({
+  flagged: Schema.Boolean,
+  categories: optional(Schema.Record({ key: Schema.String, value: Schema.Boolean })),
+  category_scores: Schema.Record({ key: Schema.String, value: Schema.Number })
+})
+/**
+ * @since 0.1.0
+ * @category moderations
+ */
+export type ModerationResult = typeof ModerationResult.Type
+
+/**
+ * @since 0.1.0
+ * @category moderations
+ */
+export const ModerationResponse = Schema.Struct({
+  id: optional(Schema.String),
+  model: optional(Schema.String),
+  results: Schema.Array(ModerationResult)
+})
+/**
+ * @since 0.1.0
+ * @category moderations
+ */
+export type ModerationResponse = typeof ModerationResponse.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const Model = Schema.Struct({
+  id: Schema.String,
+  object: optional(Schema.String),
+  created: optional(Schema.Number),
+  owned_by: optional(Schema.String)
+})
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Model = typeof Model.Type
+
+/**
+ * The model list: `{"object": "list", "data": [...]}`, or a bare array
+ * (decision 5). Both decode to the object form.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ModelList = Schema.Union(
+  Schema.Struct({ object: optional(Schema.String), data: Schema.Array(Model) }),
+  Schema.transform(Schema.Array(Model), Schema.Struct({ data: Schema.Array(Model) }), {
+    strict: true,
+    decode: (data) => ({ data }),
+    encode: ({ data }) => data
+  })
+)
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ModelList = typeof ModelList.Type
+
+// ---------------------------------------------------------------------------
+// Video tasks (spec 4.3, decision 3)
+// ---------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category tasks
+ */
+export const TaskStatusRequest = Schema.Struct({ task_id: NonEmptyString })
+
+/**
+ * `status` is `succeed` or `failed` when terminal; any other value is in
+ * progress and is kept as it came.
+ *
+ * @since 0.1.0
+ * @category tasks
+ */
+export const TaskStatusResponse = Schema.Struct({
+  status: Schema.String,
+  video_url: optional(Schema.String),
+  progress: optional(Schema.Number),
+  error: optional(Schema.Unknown),
+  message: optional(Schema.String),
+  fail_reason: optional(Schema.String)
+})
+/**
+ * @since 0.1.0
+ * @category tasks
+ */
+export type TaskStatusResponse = typeof TaskStatusResponse.Type
+
+// ---------------------------------------------------------------------------
+// Errors (decision 2)
+// ---------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export const ErrorBody = Schema.Struct({
+  error: Schema.Struct({
+    message: Schema.String,
+    type: optional(Schema.NullOr(Schema.String)),
+    param: optional(Schema.NullOr(Schema.String)),
+    code: optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Number)))
+  })
+})
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type ErrorBody = typeof ErrorBody.Type

@@ -1,0 +1,326 @@
+/**
+ * The typed errors of the SDK. Every error carries what a user needs to act
+ * (status, the service's message, the request id) and never the API key:
+ * errors are built from plain strings and numbers, never from a request.
+ *
+ * @since 0.1.0
+ */
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+
+const apiFields = {
+  message: Schema.String,
+  status: Schema.optional(Schema.Number),
+  requestId: Schema.optional(Schema.String),
+  type: Schema.optional(Schema.String),
+  code: Schema.optional(Schema.String),
+  param: Schema.optional(Schema.String)
+}
+
+/**
+ * A request was rejected before anything was sent: `field` names the offending
+ * field as a path such as `messages[2].tool_call_id`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidRequestError extends Schema.TaggedError<InvalidRequestError>()("InvalidRequestError", {
+  field: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
+ * 400 or 422 from the service.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class BadRequestError extends Schema.TaggedError<BadRequestError>()("BadRequestError", apiFields) {}
+
+/**
+ * 401: the key is missing or wrong.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AuthenticationError extends Schema.TaggedError<AuthenticationError>()(
+  "AuthenticationError",
+  apiFields
+) {}
+
+/**
+ * 403.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PermissionDeniedError extends Schema.TaggedError<PermissionDeniedError>()(
+  "PermissionDeniedError",
+  apiFields
+) {}
+
+/**
+ * 404: unknown model, path or task.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotFoundError extends Schema.TaggedError<NotFoundError>()("NotFoundError", apiFields) {}
+
+/**
+ * 409: a conflict, retried like a transient failure.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ConflictError extends Schema.TaggedError<ConflictError>()("ConflictError", apiFields) {}
+
+/**
+ * 429. `retryAfterMillis` comes from `retry-after-ms` or `Retry-After`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RateLimitError extends Schema.TaggedError<RateLimitError>()("RateLimitError", {
+  ...apiFields,
+  retryAfterMillis: Schema.optional(Schema.Number)
+}) {}
+
+/**
+ * 5xx, or any other status the SDK has no closer name for.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ServerError extends Schema.TaggedError<ServerError>()("ServerError", {
+  ...apiFields,
+  retryAfterMillis: Schema.optional(Schema.Number)
+}) {}
+
+/**
+ * The connection failed. `sent` is false only when the request surely did not
+ * reach the service (the connection was refused), which decides whether a
+ * non-idempotent call may be retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
+  message: Schema.String,
+  sent: Schema.Boolean
+}) {}
+
+/**
+ * A time limit was reached: the whole request, the first byte of a stream,
+ * the gap between two stream events, or a 408 from the service.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TimeoutError extends Schema.TaggedError<TimeoutError>()("TimeoutError", {
+  message: Schema.String,
+  phase: Schema.Literal("request", "first-byte", "idle", "service"),
+  requestId: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * A response body that is not what the protocol says. `body` is the start of
+ * the offending text.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResponseDecodeError extends Schema.TaggedError<ResponseDecodeError>()("ResponseDecodeError", {
+  message: Schema.String,
+  body: Schema.String,
+  status: Schema.optional(Schema.Number),
+  requestId: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * A stream that failed after it started: an `{"error"}` event, or a stream
+ * that ended before it was complete.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class StreamError extends Schema.TaggedError<StreamError>()("StreamError", {
+  message: Schema.String,
+  requestId: Schema.optional(Schema.String),
+  code: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * A video task ended `failed`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TaskFailedError extends Schema.TaggedError<TaskFailedError>()("TaskFailedError", {
+  message: Schema.String,
+  taskId: Schema.String,
+  reason: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * A poll reached its deadline before the task ended. The task may still
+ * finish: it stays in the journal and can be polled again.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TaskTimeoutError extends Schema.TaggedError<TaskTimeoutError>()("TaskTimeoutError", {
+  message: Schema.String,
+  taskId: Schema.String,
+  lastStatus: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * An `image2` reply without any image in it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NoImageInResponseError extends Schema.TaggedError<NoImageInResponseError>()(
+  "NoImageInResponseError",
+  { message: Schema.String, content: Schema.String }
+) {}
+
+/**
+ * Every error the SDK's calls can fail with.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type SwitchboardError =
+  | InvalidRequestError
+  | BadRequestError
+  | AuthenticationError
+  | PermissionDeniedError
+  | NotFoundError
+  | ConflictError
+  | RateLimitError
+  | ServerError
+  | TransportError
+  | TimeoutError
+  | ResponseDecodeError
+  | StreamError
+  | TaskFailedError
+  | TaskTimeoutError
+  | NoImageInResponseError
+
+/**
+ * Errors that answer an HTTP status from the service.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ApiError =
+  | BadRequestError
+  | AuthenticationError
+  | PermissionDeniedError
+  | NotFoundError
+  | ConflictError
+  | RateLimitError
+  | ServerError
+  | TimeoutError
+
+const tags: ReadonlySet<string> = new Set([
+  "InvalidRequestError",
+  "BadRequestError",
+  "AuthenticationError",
+  "PermissionDeniedError",
+  "NotFoundError",
+  "ConflictError",
+  "RateLimitError",
+  "ServerError",
+  "TransportError",
+  "TimeoutError",
+  "ResponseDecodeError",
+  "StreamError",
+  "TaskFailedError",
+  "TaskTimeoutError",
+  "NoImageInResponseError"
+])
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isSwitchboardError = (u: unknown): u is SwitchboardError =>
+  Predicate.hasProperty(u, "_tag") && typeof u._tag === "string" && tags.has(u._tag)
+
+/**
+ * Whether retrying the same request may succeed: 408, 409, 429, 5xx, a
+ * timeout and a failed connection (decision 6).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isTransient = (error: SwitchboardError): boolean => {
+  switch (error._tag) {
+    case "RateLimitError":
+    case "ServerError":
+    case "ConflictError":
+    case "TimeoutError":
+    case "TransportError":
+      return true
+    default:
+      return false
+  }
+}
+
+/**
+ * The details of an error body (decision 2), as the error constructors take them.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export interface ApiErrorDetails {
+  readonly message: string
+  readonly status: number
+  readonly requestId?: string | undefined
+  readonly type?: string | undefined
+  readonly code?: string | undefined
+  readonly param?: string | undefined
+  readonly retryAfterMillis?: number | undefined
+}
+
+/**
+ * Maps an HTTP status to its typed error (decision 2).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromStatus = (details: ApiErrorDetails): ApiError => {
+  const { retryAfterMillis, ...fields } = dropUndefined(details)
+  switch (details.status) {
+    case 400:
+    case 422:
+      return new BadRequestError(fields)
+    case 401:
+      return new AuthenticationError(fields)
+    case 403:
+      return new PermissionDeniedError(fields)
+    case 404:
+      return new NotFoundError(fields)
+    case 408:
+      return new TimeoutError({
+        message: fields.message,
+        phase: "service",
+        ...(fields.requestId === undefined ? {} : { requestId: fields.requestId })
+      })
+    case 409:
+      return new ConflictError(fields)
+    case 429:
+      return new RateLimitError(dropUndefined({ ...fields, retryAfterMillis }))
+    default:
+      return new ServerError(dropUndefined({ ...fields, retryAfterMillis }))
+  }
+}
+
+const dropUndefined = <A extends object>(a: A): { [K in keyof A]: Exclude<A[K], undefined> } => {
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(a)) if (value !== undefined) out[key] = value
+  return out as { [K in keyof A]: Exclude<A[K], undefined> }
+}

@@ -1,0 +1,34 @@
+/**
+ * Request validation: a request schema is compiled once into an encoder whose
+ * failures become an `InvalidRequestError` naming the first offending field.
+ */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { InvalidRequestError } from "../SwitchboardError.js"
+
+/** `["messages", 2, "tool_call_id"]` → `messages[2].tool_call_id`. */
+export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>(
+    (acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
+    ""
+  )
+
+/** Picks the most specific issue: the one with the longest path. */
+const firstIssue = (error: ParseResult.ParseError): InvalidRequestError => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const best = issues.reduce((a, b) => (b.path.length > a.path.length ? b : a), issues[0]!)
+  const field = formatPath(best.path) || "request"
+  const message = best._tag === "Missing" && best.message === "is missing" ? "is required" : best.message
+  return new InvalidRequestError({ field, message: `${field} ${message}` })
+}
+
+/** Compiles `schema` into a validating encoder. */
+export const encoder = <A, I>(schema: Schema.Schema<A, I>) => {
+  const encode = Schema.encodeUnknownEither(schema, { errors: "all", onExcessProperty: "preserve" })
+  return (value: unknown): Either.Either<I, InvalidRequestError> => Either.mapLeft(encode(value), firstIssue)
+}
+
+/** Compiles `schema` into a tolerant decoder (unknown fields kept). */
+export const decoder = <A, I>(schema: Schema.Schema<A, I>) =>
+  Schema.decodeUnknownEither(schema, { onExcessProperty: "preserve" })

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import { decoder, encoder } from "../src/internal/validate.js"
+import * as Protocol from "../src/Protocol.js"
+
+describe("Protocol", () => {
+  const encodeChat = encoder(Protocol.ChatRequest)
+
+  it("keeps the wire's field names and passes unknown fields through", () => {
+    const request = {
+      model: "m",
+      max_tokens: 10,
+      tool_choice: "auto",
+      messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://x/y.png" } }] }],
+      vendor_extension: { a: 1 }
+    }
+    expect(encodeChat(request)).toEqual(Either.right(request))
+  })
+
+  it("decodes responses tolerantly, keeping fields it does not know", () => {
+    const decode = decoder(Protocol.ChatCompletion)
+    const body = {
+      id: "c1",
+      choices: [{ index: 0, message: { role: "assistant", content: "hi", reasoning_content: "..." }, finish_reason: "stop" }],
+      extra: true
+    }
+    const decoded = Either.getOrThrow(decode(body))
+    expect(decoded.choices[0]?.message.content).toBe("hi")
+    expect((decoded.choices[0]?.message as Record<string, unknown>)["reasoning_content"]).toBe("...")
+  })
+
+  it("a tool message must answer a call of an earlier assistant message", () => {
+    const result = encodeChat({
+      model: "m",
+      messages: [{ role: "user", content: "x" }, { role: "tool", content: "r", tool_call_id: "nope" }]
+    })
+    expect(Either.isLeft(result) && result.left.field).toBe("messages[1].tool_call_id")
+  })
+
+  it("accepts a model list as an object or as a bare array", () => {
+    const decode = decoder(Protocol.ModelList)
+    const model = { id: "m", object: "model" }
+    expect(Either.getOrThrow(decode({ object: "list", data: [model] })).data).toEqual([model])
+    expect(Either.getOrThrow(decode([model])).data).toEqual([model])
+  })
+
+  it("parses data URIs", () => {
+    expect(Protocol.parseDataUri("data:image/PNG;base64,AAAA")).toEqual({ mediaType: "image/png", base64: "AAAA" })
+    expect(Protocol.parseDataUri("data:text/plain,hello")).toBeUndefined()
+  })
+})

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as SwitchboardConfig from "../src/SwitchboardConfig.js"
+
+describe("SwitchboardConfig", () => {
+  it.effect("appends /v1 once, whatever the base URL's form", () =>
+    Effect.gen(function*() {
+      for (const baseUrl of ["https://api.example.com", "https://api.example.com/", "https://api.example.com/v1/"]) {
+        const config = yield* SwitchboardConfig.make({ baseUrl })
+        expect(config.apiUrl).toBe("https://api.example.com/v1")
+      }
+    }))
+
+  it.effect("rejects a base URL that is not http(s), naming the field", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(SwitchboardConfig.make({ baseUrl: "api.example.com" }))
+      expect(error).toMatchObject({ _tag: "InvalidRequestError", field: "baseUrl" })
+    }))
+
+  it.effect("reads SWITCHBOARD_BASE_URL and SWITCHBOARD_API_KEY, keeping the key redacted", () =>
+    Effect.gen(function*() {
+      const config = yield* SwitchboardConfig.SwitchboardConfig
+      expect(config.apiUrl).toBe("http://127.0.0.1:9/v1")
+      const key = Option.getOrThrow(config.apiKey)
+      expect(Redacted.value(key)).toBe("sk-env")
+      expect(String(key)).not.toContain("sk-env")
+      expect(JSON.stringify(config)).not.toContain("sk-env")
+    }).pipe(
+      Effect.provide(
+        SwitchboardConfig.layerConfig().pipe(
+          Layer.provide(
+            Layer.setConfigProvider(
+              ConfigProvider.fromMap(new Map([["SWITCHBOARD_BASE_URL", "http://127.0.0.1:9"], ["SWITCHBOARD_API_KEY", "sk-env"]]))
+            )
+          )
+        )
+      )
+    ))
+
+  it.effect("a missing SWITCHBOARD_API_KEY is a ConfigError naming the variable", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Effect.provide(
+          SwitchboardConfig.SwitchboardConfig,
+          SwitchboardConfig.layerConfig().pipe(
+            Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["SWITCHBOARD_BASE_URL", "http://x"]]))))
+          )
+        )
+      )
+      expect(String(error)).toContain("SWITCHBOARD_API_KEY")
+    }))
+})

@@ -1,0 +1,1 @@
+export * as NodeSwitchboard from "./NodeSwitchboard.js"

@@ -1,0 +1,46 @@
+/**
+ * Test fixtures: the emulator in process on a free port, and the SDK's Node
+ * layer pointed at it, so every test crosses real HTTP.
+ */
+import { Emulator } from "@switchboard/emulator"
+import type * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+import * as Tracer from "effect/Tracer"
+import { NodeSwitchboard } from "../src/index.js"
+
+/** The emulator, and the SDK configured for it (options override the defaults). */
+export const emulated = (
+  options: Partial<SwitchboardConfig.Options> = {},
+  emulatorOptions: Emulator.Options = {}
+) =>
+  Layer.unwrapEffect(
+    Effect.map(Emulator.Emulator, (emulator) =>
+      NodeSwitchboard.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey, ...options }))
+  ).pipe(Layer.provideMerge(Emulator.layer(emulatorOptions)))
+
+/**
+ * Waits, without touching the clock, until `effect` gives a value that passes
+ * `done`: lets real I/O happen while a test runs under `TestClock`.
+ */
+export const waitUntil = <A>(effect: Effect.Effect<A>, done: (a: A) => boolean): Effect.Effect<A> =>
+  Effect.flatMap(effect, (a) => (done(a) ? Effect.succeed(a) : Effect.zipRight(Effect.yieldNow(), waitUntil(effect, done))))
+
+/** Waits until some fiber sleeps on the `TestClock` (e.g. a retry backoff). */
+export const awaitSleeper = waitUntil(TestClock.sleeps(), (sleeps) => sleeps.length > 0)
+
+/** Runs `effect` with a tracer that records every span it starts. */
+export const recordingSpans = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.tracerWith((base) => {
+    const spans: Array<Tracer.Span> = []
+    const tracer = Tracer.make({
+      span: (...args) => {
+        const span = base.span(...args)
+        spans.push(span)
+        return span
+      },
+      context: base.context
+    })
+    return Effect.map(Effect.either(Effect.withTracer(effect, tracer)), (result) => ({ result, spans }))
+  })

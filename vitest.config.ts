@@ -1,0 +1,12 @@
+import { defaultClientConditions, defaultServerConditions } from "vite"
+import { defineConfig } from "vitest/config"
+
+// Workspace packages export their TypeScript sources under the
+// "@switchboard/source" condition, so tests run against src without a build.
+// A custom list replaces vite's defaults, hence the spread.
+const source = "@switchboard/source"
+
+export default defineConfig({
+  resolve: { conditions: [source, ...defaultClientConditions] },
+  ssr: { resolve: { conditions: [source, ...defaultServerConditions] } }
+})
