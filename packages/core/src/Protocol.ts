@@ -13,12 +13,21 @@ import * as Schema from "effect/Schema"
 
 const optional = Schema.optional
 
-/** A string that must not be empty, with a message that names the rule. */
-const NonEmptyString = Schema.String.pipe(
+/**
+ * A string that must not be empty, with a message that names the rule.
+ *
+ * @since 0.1.0
+ * @category primitives
+ */
+export const NonEmptyString = Schema.String.pipe(
   Schema.minLength(1, { message: () => "must not be empty" })
 )
 
-const PositiveInt = Schema.Number.pipe(
+/**
+ * @since 0.1.0
+ * @category primitives
+ */
+export const PositiveInt = Schema.Number.pipe(
   Schema.filter((n) => (Number.isInteger(n) && n > 0) || "must be a positive integer")
 )
 
@@ -413,7 +422,7 @@ export const EmbeddingRequest = Schema.Struct({
   input: Schema.Union(
     NonEmptyString,
     Schema.Array(NonEmptyString).pipe(Schema.minItems(1, { message: () => "must not be empty" }))
-  ).annotations({ message: () => ({ message: "must not be empty: give a non-empty string or a list of non-empty strings", override: true }) }),
+  ),
   dimensions: optional(PositiveInt),
   encoding_format: optional(Schema.Literal("float")),
   user: optional(Schema.String)
@@ -454,7 +463,7 @@ export const ModerationRequest = Schema.Struct({
   input: Schema.Union(
     NonEmptyString,
     Schema.Array(NonEmptyString).pipe(Schema.minItems(1, { message: () => "must not be empty" }))
-  ).annotations({ message: () => ({ message: "must not be empty: give a non-empty string or a list of non-empty strings", override: true }) }),
+  ),
   model: optional(NonEmptyString)
 })
 /**

@@ -1,6 +1,7 @@
 /**
- * Every capability in one layer, over a configuration and an `HttpClient`.
- * Platform packages (`@switchboard/node`, `@switchboard/browser`) provide both.
+ * Every capability in one layer, over a configuration, an `HttpClient` and a
+ * task journal. Platform packages (`@switchboard/node`,
+ * `@switchboard/browser`) provide all three.
  *
  * @since 0.1.0
  */
@@ -8,10 +9,13 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Chat from "./Chat.js"
 import * as Embeddings from "./Embeddings.js"
+import * as Images from "./Images.js"
 import * as Models from "./Models.js"
 import * as Moderations from "./Moderations.js"
 import type { SwitchboardConfig } from "./SwitchboardConfig.js"
+import type { TaskJournal } from "./TaskJournal.js"
 import * as Transport from "./Transport.js"
+import * as Videos from "./Videos.js"
 
 /**
  * The services `layer` provides.
@@ -22,17 +26,16 @@ import * as Transport from "./Transport.js"
 export type Services =
   | Chat.Chat
   | Embeddings.Embeddings
+  | Images.Images
   | Models.Models
   | Moderations.Moderations
   | Transport.Transport
+  | Videos.Videos
 
 /**
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Services, never, SwitchboardConfig | HttpClient.HttpClient> = Layer.mergeAll(
-  Chat.layer,
-  Embeddings.layer,
-  Models.layer,
-  Moderations.layer
-).pipe(Layer.provideMerge(Transport.layer))
+export const layer: Layer.Layer<Services, never, SwitchboardConfig | HttpClient.HttpClient | TaskJournal> = Layer
+  .mergeAll(Images.layer.pipe(Layer.provideMerge(Chat.layer)), Embeddings.layer, Models.layer, Moderations.layer, Videos.layer)
+  .pipe(Layer.provideMerge(Transport.layer))

@@ -187,6 +187,18 @@ export class NoImageInResponseError extends Schema.TaggedError<NoImageInResponse
 ) {}
 
 /**
+ * The task journal could not be read or written. The task itself may exist:
+ * its id is in the message when known.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class JournalError extends Schema.TaggedError<JournalError>()("JournalError", {
+  message: Schema.String,
+  taskId: Schema.optional(Schema.String)
+}) {}
+
+/**
  * Every error the SDK's calls can fail with.
  *
  * @since 0.1.0
@@ -208,6 +220,7 @@ export type SwitchboardError =
   | TaskFailedError
   | TaskTimeoutError
   | NoImageInResponseError
+  | JournalError
 
 /**
  * Errors that answer an HTTP status from the service.
@@ -240,7 +253,8 @@ const tags: ReadonlySet<string> = new Set([
   "StreamError",
   "TaskFailedError",
   "TaskTimeoutError",
-  "NoImageInResponseError"
+  "NoImageInResponseError",
+  "JournalError"
 ])
 
 /**

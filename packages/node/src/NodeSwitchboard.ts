@@ -6,9 +6,25 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Switchboard from "@switchboard/core/Switchboard"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
-import type { InvalidRequestError } from "@switchboard/core/SwitchboardError"
+import type { InvalidRequestError, JournalError } from "@switchboard/core/SwitchboardError"
+import * as TaskJournal from "@switchboard/core/TaskJournal"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
+import * as NodeTaskJournal from "./NodeTaskJournal.js"
+
+/**
+ * The core options, plus where video tasks are journaled.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends SwitchboardConfig.Options {
+  /**
+   * A directory for the task journal, so tasks survive a restart
+   * (`NodeTaskJournal`). Without it the journal lives in memory.
+   */
+  readonly journalDirectory?: string | undefined
+}
 
 /**
  * What the Node layers provide: every core service and the configuration.
@@ -16,10 +32,14 @@ import * as Layer from "effect/Layer"
  * @since 0.1.0
  * @category models
  */
-export type Services = Switchboard.Services | SwitchboardConfig.SwitchboardConfig
+export type Services = Switchboard.Services | SwitchboardConfig.SwitchboardConfig | TaskJournal.TaskJournal
 
-const overUndici = <E>(config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, E>) =>
-  Switchboard.layer.pipe(Layer.provideMerge(config), Layer.provide(NodeHttpClient.layerUndici))
+const overUndici = <E>(config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, E>, journalDirectory?: string) =>
+  Switchboard.layer.pipe(
+    Layer.provideMerge(config),
+    Layer.provideMerge(journalDirectory === undefined ? TaskJournal.layerMemory : NodeTaskJournal.layer(journalDirectory)),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
 
 /**
  * @example
@@ -31,8 +51,8 @@ const overUndici = <E>(config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, 
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: SwitchboardConfig.Options): Layer.Layer<Services, InvalidRequestError> =>
-  overUndici(SwitchboardConfig.layer(options))
+export const layer = (options: Options): Layer.Layer<Services, InvalidRequestError | JournalError> =>
+  overUndici(SwitchboardConfig.layer(options), options.journalDirectory)
 
 /**
  * Reads `SWITCHBOARD_BASE_URL` and `SWITCHBOARD_API_KEY` from the environment.
@@ -41,6 +61,6 @@ export const layer = (options: SwitchboardConfig.Options): Layer.Layer<Services,
  * @category layers
  */
 export const layerConfig = (
-  options: Omit<SwitchboardConfig.Options, "baseUrl" | "apiKey"> = {}
-): Layer.Layer<Services, InvalidRequestError | ConfigError.ConfigError> =>
-  overUndici(SwitchboardConfig.layerConfig(options))
+  options: Omit<Options, "baseUrl" | "apiKey"> = {}
+): Layer.Layer<Services, InvalidRequestError | JournalError | ConfigError.ConfigError> =>
+  overUndici(SwitchboardConfig.layerConfig(options), options.journalDirectory)

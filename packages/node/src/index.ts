@@ -1,1 +1,3 @@
 export * as NodeSwitchboard from "./NodeSwitchboard.js"
+export * as NodeTaskJournal from "./NodeTaskJournal.js"
+export * as NodeMedia from "./NodeMedia.js"

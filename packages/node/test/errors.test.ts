@@ -183,8 +183,7 @@ describe("the API key never leaks", () => {
       yield* emulator.setFaults({ script: [{ _tag: "Status", status: 400 }] })
       const failures = [
         yield* recordingSpans(Chat.create(hello)),
-        yield* recordingSpans(Chat.create({ ...hello, model: "unknown-model" })),
-        yield* recordingSpans(Chat.create({ ...hello, messages: [] }))
+        yield* recordingSpans(Chat.create({ ...hello, model: "unknown-model" }))
       ]
       for (const { result, spans } of failures) {
         expect(result._tag).toBe("Left")
@@ -197,6 +196,7 @@ describe("the API key never leaks", () => {
           ...spans.flatMap((span) => [span.name, JSON.stringify([...span.attributes])])
         ]
         expect(spans.length).toBeGreaterThan(0)
+        expect(error).toHaveProperty("status")
         for (const text of seen) expect(text).not.toContain(secret)
       }
     }).pipe(Effect.provide(emulated({}, { apiKey: secret }))))

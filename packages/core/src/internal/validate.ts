@@ -14,10 +14,17 @@ export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
     ""
   )
 
-/** Picks the most specific issue: the one with the longest path. */
+/**
+ * Picks the most specific issue: the longest path, and among those one with a
+ * message written for the field over a generic "Expected …" (a union reports
+ * one issue per member).
+ */
+const specificity = (issue: ParseResult.ArrayFormatterIssue) =>
+  issue.path.length * 2 + (issue.message.startsWith("Expected ") ? 0 : 1)
+
 const firstIssue = (error: ParseResult.ParseError): InvalidRequestError => {
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
-  const best = issues.reduce((a, b) => (b.path.length > a.path.length ? b : a), issues[0]!)
+  const best = issues.reduce((a, b) => (specificity(b) > specificity(a) ? b : a), issues[0]!)
   const field = formatPath(best.path) || "request"
   const message = best._tag === "Missing" && best.message === "is missing" ? "is required" : best.message
   return new InvalidRequestError({ field, message: `${field} ${message}` })

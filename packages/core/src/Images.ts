@@ -1,0 +1,174 @@
+/**
+ * Image generation through chat with the model `image2` (spec 2.5, 4.1 use
+ * 3): text-to-image and image-to-image, the images read out of
+ * `choices[0].message.content` (decision 4).
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { Chat } from "./Chat.js"
+import { encoder } from "./internal/validate.js"
+import * as Protocol from "./Protocol.js"
+import { NoImageInResponseError, type SwitchboardError } from "./SwitchboardError.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const GenerateRequest = Schema.Struct({
+  prompt: Protocol.NonEmptyString,
+  /** Default `image2`. */
+  model: Schema.optional(Protocol.NonEmptyString),
+  size: Schema.optional(Protocol.ImageSize),
+  quality: Schema.optional(Protocol.ImageQuality),
+  style: Schema.optional(Protocol.ImageStyle),
+  n: Schema.optional(Protocol.PositiveInt),
+  /** Default 2000 (spec 8). */
+  max_tokens: Schema.optional(Protocol.PositiveInt)
+})
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type GenerateRequest = typeof GenerateRequest.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const TransformRequest = Schema.extend(
+  GenerateRequest,
+  /** The source image: an http(s) URL or a data URI (see `Attachment`). */
+  Schema.Struct({ image: Protocol.ImageAddress })
+)
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type TransformRequest = typeof TransformRequest.Type
+
+/**
+ * An image found in a reply: a URL to download, or a data URI.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface GeneratedImage {
+  readonly url: string
+  /** The markdown alt text, when the image came as `![alt](url)`. */
+  readonly alt?: string | undefined
+  /** For data URIs, the media type they declare. */
+  readonly mediaType?: string | undefined
+}
+
+const markdownImage = /!\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g
+const dataUri = /data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=]+/gi
+const bareUrl = /https?:\/\/[^\s<>()"'\]]+/gi
+
+const withMediaType = (url: string, alt?: string): GeneratedImage => {
+  const data = Protocol.parseDataUri(url)
+  return { url, ...(alt ? { alt } : {}), ...(data ? { mediaType: data.mediaType } : {}) }
+}
+
+/**
+ * The images of a reply, by decision 4: markdown images if there are any,
+ * else data URIs, else bare http(s) URLs; each kind in the order it appears.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseImages = (content: string): ReadonlyArray<GeneratedImage> => {
+  const markdown = [...content.matchAll(markdownImage)].map((m) => withMediaType(m[2]!, m[1]))
+  if (markdown.length > 0) return markdown
+  const data = [...content.matchAll(dataUri)].map((m) => withMediaType(m[0]))
+  if (data.length > 0) return data
+  return [...content.matchAll(bareUrl)].map((m) => ({ url: m[0].replace(/[.,;:!?]+$/, "") }))
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  readonly generate: (request: GenerateRequest) => Effect.Effect<ReadonlyArray<GeneratedImage>, SwitchboardError>
+  readonly transform: (request: TransformRequest) => Effect.Effect<ReadonlyArray<GeneratedImage>, SwitchboardError>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class Images extends Context.Tag("@switchboard/core/Images")<Images, Service>() {}
+
+const validateGenerate = encoder(GenerateRequest)
+const validateTransform = encoder(TransformRequest)
+
+type UserContent = Extract<Protocol.Message, { role: "user" }>["content"]
+
+const chatRequestOf = (request: GenerateRequest, content: UserContent): Protocol.ChatRequest => {
+  const { max_tokens, model, prompt: _prompt, ...options } = request as TransformRequest
+  const { image: _image, ...imageOptions } = options
+  return { model: model ?? "image2", max_tokens: max_tokens ?? 2000, messages: [{ role: "user", content }], ...imageOptions }
+}
+
+const imagesOf = (completion: Protocol.ChatCompletion) => {
+  const content = completion.choices[0]?.message.content ?? ""
+  const images = parseImages(content)
+  return images.length > 0
+    ? Effect.succeed(images)
+    : Effect.fail(new NoImageInResponseError({ message: "the reply holds no image", content }))
+}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.map(Chat, (chat): Service => ({
+  generate: (request) =>
+    Effect.zipRight(
+      validateGenerate(request),
+      Effect.flatMap(chat.create(chatRequestOf(request, request.prompt)), imagesOf)
+    ),
+  transform: (request) =>
+    Effect.zipRight(
+      validateTransform(request),
+      Effect.flatMap(
+        chat.create(chatRequestOf(request, [
+          { type: "text", text: request.prompt },
+          { type: "image_url", image_url: { url: request.image } }
+        ])),
+        imagesOf
+      )
+    )
+}))
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Images, never, Chat> = Layer.effect(Images, make)
+
+/**
+ * Text-to-image with `image2`. Options are validated before sending.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const generate = (
+  request: GenerateRequest
+): Effect.Effect<ReadonlyArray<GeneratedImage>, SwitchboardError, Images> =>
+  Effect.flatMap(Images, (images) => images.generate(request))
+
+/**
+ * Image-to-image with `image2`: a text part and the source image.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const transform = (
+  request: TransformRequest
+): Effect.Effect<ReadonlyArray<GeneratedImage>, SwitchboardError, Images> =>
+  Effect.flatMap(Images, (images) => images.transform(request))

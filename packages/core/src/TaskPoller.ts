@@ -1,0 +1,117 @@
+/**
+ * The pure program behind video polling: a status effect, a `Schedule` and a
+ * deadline become a `Stream` of updates that ends after the terminal one.
+ * Nothing here knows HTTP; `Videos.poll` supplies the status effect.
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import { TaskTimeoutError } from "./SwitchboardError.js"
+
+/**
+ * One observation of a task. `InProgress` keeps the raw state as it came
+ * (`queued`, `processing`, or any value the service invents) and `progress`
+ * (0–100) when the service gave one.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TaskUpdate = Data.TaggedEnum<{
+  InProgress: { readonly taskId: string; readonly status: string; readonly progress?: number | undefined }
+  Succeeded: { readonly taskId: string; readonly videoUrl: string }
+  Failed: { readonly taskId: string; readonly reason?: string | undefined }
+}>
+
+/**
+ * Constructors and matchers: `TaskUpdate.InProgress({...})`, `$is("Succeeded")`, `$match`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const TaskUpdate = Data.taggedEnum<TaskUpdate>()
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isTerminal = (update: TaskUpdate): boolean => update._tag !== "InProgress"
+
+/**
+ * The default wait between status calls: exponential from 1 s, doubling,
+ * capped at 15 s, jittered.
+ *
+ * @since 0.1.0
+ * @category schedules
+ */
+export const defaultSchedule: Schedule.Schedule<unknown> = Schedule.exponential("1 second").pipe(
+  Schedule.either(Schedule.spaced("15 seconds")),
+  Schedule.jittered
+)
+
+/**
+ * The default budget for failed status calls within one poll: 5 retries with
+ * backoff from 1 s. A poll only fails when a status call keeps failing past it.
+ *
+ * @since 0.1.0
+ * @category schedules
+ */
+export const defaultStatusRetry: Schedule.Schedule<unknown> = Schedule.exponential("1 second").pipe(
+  Schedule.either(Schedule.spaced("15 seconds")),
+  Schedule.intersect(Schedule.recurs(5))
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface PollOptions<E = never> {
+  /** Wait between status calls. Default `defaultSchedule`. */
+  readonly schedule?: Schedule.Schedule<unknown> | undefined
+  /** Overall limit; past it the stream fails with `TaskTimeoutError`. Default 10 minutes. */
+  readonly deadline?: Duration.DurationInput | undefined
+  /** Retries of a failed status call within the poll. Default `defaultStatusRetry`. */
+  readonly statusRetry?: Schedule.Schedule<unknown, E> | undefined
+  /** Which status failures are worth retrying. Default: all. */
+  readonly isRetryable?: ((error: E) => boolean) | undefined
+}
+
+/**
+ * Polls `status` now and then on `schedule` until a terminal update, emitting
+ * every update. Ends after the terminal update; fails with `TaskTimeoutError`
+ * at the deadline (the task may still finish: poll it again later).
+ * Interrupting the stream stops polling at once.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const poll = <E>(
+  taskId: string,
+  status: Effect.Effect<TaskUpdate, E>,
+  options: PollOptions<E> = {}
+): Stream.Stream<TaskUpdate, E | TaskTimeoutError> => {
+  const isRetryable = options.isRetryable ?? (() => true)
+  const resilientStatus = Effect.retry(status, {
+    schedule: options.statusRetry ?? defaultStatusRetry,
+    while: isRetryable
+  })
+  let last: string | undefined
+  const deadline = Duration.decode(options.deadline ?? "10 minutes")
+  const timedOut = Effect.suspend(() =>
+    Effect.fail(
+      new TaskTimeoutError({
+        message: `task ${taskId} did not finish within ${Duration.format(deadline)}`,
+        taskId,
+        ...(last === undefined ? {} : { lastStatus: last })
+      })
+    )
+  )
+  return Stream.repeatEffectWithSchedule(resilientStatus, options.schedule ?? defaultSchedule).pipe(
+    Stream.tap((update) => Effect.sync(() => (last = update._tag === "InProgress" ? update.status : update._tag))),
+    Stream.takeUntil(isTerminal),
+    Stream.interruptWhen(Effect.zipRight(Effect.sleep(deadline), timedOut))
+  )
+}

@@ -1,0 +1,121 @@
+/**
+ * Saving generated media to disk: images and videos are downloaded as a
+ * stream (or decoded from a data URI) into a temporary file that is renamed
+ * into place only when complete, so a failure never leaves a half-written
+ * file behind.
+ *
+ * @since 0.1.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as Path from "@effect/platform/Path"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import type { GeneratedImage } from "@switchboard/core/Images"
+import * as Protocol from "@switchboard/core/Protocol"
+import * as SwitchboardError from "@switchboard/core/SwitchboardError"
+import * as Effect from "effect/Effect"
+import * as Encoding from "effect/Encoding"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Sink from "effect/Sink"
+import * as Stream from "effect/Stream"
+
+/**
+ * Writing a file failed; `path` names it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SaveError extends Schema.TaggedError<SaveError>()("SaveError", {
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
+const extensionOf: Record<string, string> = {
+  "image/png": ".png",
+  "image/jpeg": ".jpg",
+  "image/gif": ".gif",
+  "image/webp": ".webp",
+  "video/mp4": ".mp4"
+}
+
+/**
+ * Writes `bytes` to `path` through a temporary file and a rename.
+ * Media URLs point anywhere, so downloads use a plain client: the service's
+ * key is never sent with them.
+ */
+const writeAtomically = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E, R>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const paths = yield* Path.Path
+    const failed = (e: { readonly message: string }) => new SaveError({ path, message: e.message })
+    yield* Effect.mapError(fs.makeDirectory(paths.dirname(path), { recursive: true }), failed)
+    const temporary = `${path}.${process.pid}.${Date.now()}.part`
+    yield* Stream.run(bytes, Sink.mapError(fs.sink(temporary), failed)).pipe(
+      Effect.zipRight(Effect.mapError(fs.rename(temporary, path), failed)),
+      Effect.onError(() => Effect.ignore(fs.remove(temporary)))
+    )
+    return path
+  })
+
+const download = (url: string) =>
+  Stream.unwrap(
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const response = yield* Effect.mapError(
+        client.get(url),
+        () => new SwitchboardError.TransportError({ message: `download of ${url} failed`, sent: true })
+      )
+      if (response.status >= 400) {
+        return yield* SwitchboardError.fromStatus({ status: response.status, message: `download of ${url} answered HTTP ${response.status}` })
+      }
+      return Stream.mapError(
+        response.stream,
+        () => new SwitchboardError.TransportError({ message: `download of ${url} was cut off`, sent: true })
+      )
+    })
+  )
+
+const bytesOf = (url: string): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError, HttpClient.HttpClient> => {
+  const data = Protocol.parseDataUri(url)
+  if (data === undefined) return download(url)
+  const decoded = Encoding.decodeBase64(data.base64.replace(/\s+/g, ""))
+  return decoded._tag === "Right"
+    ? Stream.make(decoded.right)
+    : Stream.fail(new SwitchboardError.ResponseDecodeError({ message: "image data URI is not valid base64", body: url.slice(0, 80) }))
+}
+
+/**
+ * Saves a file from a URL or data URI to `path`, returning the path.
+ *
+ * @since 0.1.0
+ * @category saving
+ */
+export const save = (url: string, path: string) => writeAtomically(path, bytesOf(url))
+
+/**
+ * Saves generated images into `directory` as `<prefix>-<n><ext>`, returning
+ * their paths in order.
+ *
+ * @since 0.1.0
+ * @category saving
+ */
+export const saveImages = (images: ReadonlyArray<GeneratedImage>, directory: string, prefix = "image") =>
+  Effect.flatMap(Path.Path, (paths) =>
+    Effect.forEach(images, (image, i) => {
+      const fromUrl = /\.(png|jpe?g|gif|webp)(?:$|\?)/i.exec(image.url)?.[1]
+      const extension = image.mediaType ? extensionOf[image.mediaType] ?? ".img" : fromUrl ? `.${fromUrl.toLowerCase()}` : ".png"
+      return save(image.url, paths.join(directory, `${prefix}-${i + 1}${extension}`))
+    }))
+
+/**
+ * What saving needs on Node: a plain HTTP client and the file system.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<HttpClient.HttpClient | FileSystem.FileSystem | Path.Path> = Layer.merge(
+  NodeHttpClient.layerUndici,
+  NodeContext.layer
+)
