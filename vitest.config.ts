@@ -8,5 +8,10 @@ const source = "@switchboard/source"
 
 export default defineConfig({
   resolve: { conditions: [source, ...defaultClientConditions] },
-  ssr: { resolve: { conditions: [source, ...defaultServerConditions] } }
+  ssr: { resolve: { conditions: [source, ...defaultServerConditions] } },
+  test: {
+    include: ["packages/*/test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000
+  }
 })

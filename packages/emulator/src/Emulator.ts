@@ -1,0 +1,178 @@
+/**
+ * A local, deterministic implementation of the Switchboard service on
+ * 127.0.0.1, for tests, demos and offline development. Any client of the
+ * widely used chat-completions format works against `<url>/v1` unchanged.
+ * The rules behind every reply and the fault injection are documented in
+ * `docs/emulator.md`.
+ *
+ * @since 0.1.0
+ */
+import type { ServeError } from "@effect/platform/HttpServerError"
+import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Faults from "./internal/faults.js"
+import * as Models from "./internal/models.js"
+import * as Server from "./internal/server.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const chatMiniModel = Models.chatMini
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const chatModel = Models.chat
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const imageModel = Models.image
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const videoModel = Models.video
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const embeddingModel = Models.embedding
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const moderationModel = Models.moderation
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const chatModels: ReadonlyArray<string> = [Models.chatMini, Models.chat]
+
+/**
+ * The key the emulator accepts when none is given.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const defaultApiKey = "sk-emulator"
+
+/**
+ * A failure to inject into one request: an HTTP status (with optional
+ * `Retry-After` / `retry-after-ms`), a delay before answering, a reset socket,
+ * or, for streamed replies, a stream cut, stalled or broken by an error event
+ * after `afterChunks` events.
+ *
+ * @since 0.1.0
+ * @category faults
+ */
+export type Fault = Faults.Fault
+
+/**
+ * Which requests get which faults: a `script` for the next requests in order,
+ * then a seeded random `rate` of faults picked from `random`, optionally only
+ * on some `paths`.
+ *
+ * @since 0.1.0
+ * @category faults
+ */
+export type FaultOptions = Faults.FaultOptions
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export interface Options {
+  /** The accepted bearer key; default `"sk-emulator"`. */
+  readonly apiKey?: string
+  /** Port on 127.0.0.1; default 0, a free port. */
+  readonly port?: number
+  readonly faults?: FaultOptions
+  readonly stream?: {
+    /** Characters per streamed content or arguments chunk; default 4. */
+    readonly chunkSize?: number
+    /** Pause between streamed events on the runtime's clock; default 0. */
+    readonly interval?: Duration.DurationInput
+  }
+}
+
+/**
+ * One request as the emulator received it. `body` is the parsed JSON, the raw
+ * text when it was not JSON, or `null` when empty. Headers (and so the key)
+ * are not kept.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RecordedRequest {
+  readonly method: string
+  readonly path: string
+  readonly body: unknown
+  readonly authorized: boolean
+}
+
+/**
+ * A running emulator.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class Emulator extends Context.Tag("@switchboard/emulator/Emulator")<Emulator, {
+  /** `http://127.0.0.1:PORT`, without `/v1`. */
+  readonly url: string
+  readonly apiKey: string
+  /** Every request received since start or `reset`, in order, faulted ones included. */
+  readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
+  readonly requestCount: Effect.Effect<number>
+  /** Resolves once at least `n` requests have been received; driven by the requests, not a clock. */
+  readonly awaitRequests: (n: number) => Effect.Effect<void>
+  /** TCP connections open right now. */
+  readonly openConnections: Effect.Effect<number>
+  /** Resolves once exactly `n` TCP connections are open; driven by the sockets, not a clock. */
+  readonly awaitOpenConnections: (n: number) => Effect.Effect<void>
+  /** Replaces the fault options; the script starts again from its first fault. */
+  readonly setFaults: (faults: FaultOptions) => Effect.Effect<void>
+  /** Clears the recorded requests and the faults. */
+  readonly reset: Effect.Effect<void>
+}>() {}
+
+const config = (options: Options): Server.Config => ({
+  apiKey: options.apiKey ?? defaultApiKey,
+  port: options.port ?? 0,
+  faults: options.faults ?? {},
+  chunkSize: Math.max(1, Math.floor(options.stream?.chunkSize ?? 4)),
+  interval: Duration.decode(options.stream?.interval ?? Duration.zero)
+})
+
+/**
+ * Starts an emulator for the lifetime of the layer's scope.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options = {}): Layer.Layer<Emulator, ServeError> =>
+  Layer.scoped(Emulator, Server.make(config(options)))
+
+/**
+ * Runs an emulator until interrupted, after logging one line to stdout:
+ * `Switchboard emulator listening on http://127.0.0.1:PORT/v1`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const serve = (options: Options = {}): Effect.Effect<never, ServeError> =>
+  Effect.gen(function*() {
+    const emulator = yield* Emulator
+    yield* Console.log(`Switchboard emulator listening on ${emulator.url}/v1`)
+    return yield* Effect.never
+  }).pipe(Effect.provide(layer(options)))

@@ -1,0 +1,74 @@
+/**
+ * The error body of the widely used format (decision 2) and the conversions
+ * into it: every failure a handler can produce is an `ApiError`.
+ *
+ * @internal
+ */
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Data from "effect/Data"
+import * as ParseResult from "effect/ParseResult"
+
+export class ApiError extends Data.TaggedError("ApiError")<{
+  readonly status: number
+  readonly message: string
+  readonly type: string
+  readonly param: string | null
+  readonly code: string | null
+  readonly headers?: Readonly<Record<string, string>>
+}> {}
+
+export const badRequest = (message: string, param: string | null = null, code: string | null = null) =>
+  new ApiError({ status: 400, message, type: "invalid_request_error", param, code })
+
+export const invalidJson = () =>
+  badRequest("We could not parse the JSON body of your request. Send a valid JSON object.", null, "invalid_json")
+
+export const modelNotFound = (model: string) =>
+  new ApiError({
+    status: 404,
+    message: `The model '${model}' does not exist or you do not have access to it.`,
+    type: "invalid_request_error",
+    param: "model",
+    code: "model_not_found"
+  })
+
+export const wrongModelKind = (model: string, endpoint: string) =>
+  badRequest(`The model '${model}' cannot be used with ${endpoint}.`, "model", "invalid_model")
+
+export const unknownUrl = (method: string, path: string) =>
+  new ApiError({ status: 404, message: `Invalid URL (${method} ${path})`, type: "invalid_request_error", param: null, code: "unknown_url" })
+
+export const taskNotFound = (taskId: string) =>
+  new ApiError({ status: 404, message: `No task with id '${taskId}'.`, type: "invalid_request_error", param: "task_id", code: "task_not_found" })
+
+export const fileNotFound = (name: string) =>
+  new ApiError({ status: 404, message: `No file named '${name}'.`, type: "invalid_request_error", param: null, code: "file_not_found" })
+
+/** `["messages", 2, "tool_call_id"]` → `messages[2].tool_call_id`. */
+export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>(
+    (acc, key) => typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`,
+    ""
+  )
+
+/**
+ * A schema failure names the deepest field: with unions every member reports
+ * an issue, and the member that matched furthest is the one the caller meant.
+ */
+export const fromParseError = (error: ParseResult.ParseError): ApiError => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const deepest = issues.reduce<ParseResult.ArrayFormatterIssue | undefined>(
+    (best, issue) => best === undefined || issue.path.length > best.path.length ? issue : best,
+    undefined
+  )
+  if (deepest === undefined) return badRequest("Invalid request body.")
+  const param = formatPath(deepest.path)
+  return badRequest(`Invalid value for '${param}': ${deepest.message}`, param === "" ? null : param, "invalid_value")
+}
+
+export const body = (error: ApiError) => ({
+  error: { message: error.message, type: error.type, param: error.param, code: error.code }
+})
+
+export const toResponse = (error: ApiError): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(body(error), { status: error.status, headers: error.headers ?? {} })

@@ -1,0 +1,78 @@
+/**
+ * The request as the route handlers see it: read and recorded once by the
+ * server, then decoded per endpoint with core's Protocol schemas.
+ *
+ * @internal
+ */
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as Errors from "./errors.js"
+import type { StreamFault } from "./faults.js"
+import * as Models from "./models.js"
+import type * as VideoTasks from "./videoTasks.js"
+
+/**
+ * @internal
+ */
+export type Body =
+  | { readonly _tag: "Json"; readonly value: unknown }
+  | { readonly _tag: "Invalid"; readonly text: string }
+
+/**
+ * @internal
+ */
+export class Incoming extends Context.Tag("@switchboard/emulator/internal/Incoming")<Incoming, {
+  readonly seq: number
+  readonly body: Body
+  readonly baseUrl: string
+  readonly streamFault: StreamFault | undefined
+  readonly chunkSize: number
+  readonly interval: Duration.Duration
+  readonly tasks: VideoTasks.Store
+}>() {}
+
+export const parseBody = (text: string): Body => {
+  if (text.trim() === "") return { _tag: "Invalid", text }
+  try {
+    return { _tag: "Json", value: JSON.parse(text) as unknown }
+  } catch {
+    return { _tag: "Invalid", text }
+  }
+}
+
+/** What `requests` shows: the JSON value, the raw text when it was not JSON, `null` when empty. */
+export const recordedBody = (body: Body): unknown =>
+  body._tag === "Json" ? body.value : body.text === "" ? null : body.text
+
+export const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** An unknown model is a 404 and a model of another kind a 400, before the rest is checked. */
+const checkModel = (value: unknown, kinds: ReadonlyArray<Models.ModelKind>, endpoint: string) => {
+  const model = isRecord(value) ? value["model"] : undefined
+  if (typeof model !== "string" || model === "") return Effect.void
+  const kind = Models.kindOf(model)
+  if (kind === undefined) return Effect.fail(Errors.modelNotFound(model))
+  return kinds.includes(kind) ? Effect.void : Effect.fail(Errors.wrongModelKind(model, endpoint))
+}
+
+/** The body decoded with a Protocol schema, or the 400/404 naming what is wrong. */
+export const decode = <A, I>(
+  schema: Schema.Schema<A, I>,
+  kinds: ReadonlyArray<Models.ModelKind>,
+  endpoint: string,
+  prepare: (value: unknown) => unknown = (value) => value
+): Effect.Effect<A, Errors.ApiError, Incoming> =>
+  Effect.gen(function*() {
+    const { body } = yield* Incoming
+    if (body._tag === "Invalid") return yield* Effect.fail(Errors.invalidJson())
+    yield* checkModel(body.value, kinds, endpoint)
+    const decoded = Schema.decodeUnknownEither(schema, { errors: "all" })(prepare(body.value))
+    return yield* Either.match(decoded, {
+      onLeft: (error) => Effect.fail(Errors.fromParseError(error)),
+      onRight: Effect.succeed
+    })
+  })
