@@ -4,7 +4,11 @@
  */
 import { Emulator } from "@switchboard/emulator"
 import type * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
+import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import * as Tracer from "effect/Tracer"
@@ -24,7 +28,7 @@ export const emulated = (
  * Waits, without touching the clock, until `effect` gives a value that passes
  * `done`: lets real I/O happen while a test runs under `TestClock`.
  */
-export const waitUntil = <A>(effect: Effect.Effect<A>, done: (a: A) => boolean): Effect.Effect<A> =>
+export const waitUntil = <A, R>(effect: Effect.Effect<A, never, R>, done: (a: A) => boolean): Effect.Effect<A, never, R> =>
   Effect.flatMap(effect, (a) => (done(a) ? Effect.succeed(a) : Effect.zipRight(Effect.yieldNow(), waitUntil(effect, done))))
 
 /** Waits until some fiber sleeps on the `TestClock` (e.g. a retry backoff). */
@@ -43,4 +47,23 @@ export const recordingSpans = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       context: base.context
     })
     return Effect.map(Effect.either(Effect.withTracer(effect, tracer)), (result) => ({ result, spans }))
+  })
+
+/**
+ * Drives a poll loop that waits `every` between calls: lets each wait pass
+ * once the loop is actually sleeping (never while a request is in flight,
+ * where passing time would fire a timeout), until `fiber` ends.
+ */
+export const driveSpaced = <A, E>(fiber: Fiber.Fiber<A, E>, every: Duration.DurationInput): Effect.Effect<A, E> =>
+  Effect.gen(function*() {
+    const step = Duration.toMillis(every)
+    while (true) {
+      const due = (yield* TestClock.currentTimeMillis) + step
+      const [exit] = yield* waitUntil(
+        Effect.zip(Fiber.poll(fiber), TestClock.sleeps()),
+        ([exit, sleeps]) => Option.isSome(exit) || Chunk.some(sleeps, (t) => t === due)
+      )
+      if (Option.isSome(exit)) return yield* exit.value
+      yield* TestClock.adjust(step)
+    }
   })

@@ -25,6 +25,8 @@ export const content = (request: Protocol.ChatRequest, baseUrl: string): string 
   const [width, height] = size.split("x").map(Number) as [number, number]
   const settings = `${size}, ${request.quality ?? "standard"}${request.style ? `, ${request.style}` : ""}`
   const source = Images.describe(user, last)
+  // The error path of clients: a prompt with the word "refuse" gets no image.
+  if (/\brefuse\b/i.test(prompt)) return `I can't create an image for "${altText(prompt)}".`
   const n = request.n ?? 1
   return Array.from({ length: n }, (_, i) => {
     const hash = shortHash(`${prompt}|${settings}|${source}|${i}`)
