@@ -1,15 +1,37 @@
 /**
- * Chat completions: text, tool calling and multimodal input (spec 4.1).
+ * Chat completions: text, tool calling and multimodal input (spec 4.1),
+ * whole or streamed (decision 1, `docs/streaming.md`).
  *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as ChatStream from "./internal/chatStream.js"
 import { decoder, encoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import type { SwitchboardError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
+
+/**
+ * Per-call options of a streamed completion.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StreamOptions {
+  /**
+   * Ask for a last chunk carrying `usage` (`stream_options.include_usage`).
+   * The request's own `stream_options` are honoured too.
+   */
+  readonly includeUsage?: boolean | undefined
+  /** Overrides the config's `streamFirstByteTimeout` for this call. */
+  readonly firstByteTimeout?: Duration.DurationInput | undefined
+  /** Overrides the config's `streamIdleTimeout` for this call. */
+  readonly idleTimeout?: Duration.DurationInput | undefined
+}
 
 /**
  * @since 0.1.0
@@ -17,6 +39,10 @@ import { Transport } from "./Transport.js"
  */
 export interface Service {
   readonly create: (request: Protocol.ChatRequest) => Effect.Effect<Protocol.ChatCompletion, SwitchboardError>
+  readonly stream: (
+    request: Protocol.ChatRequest,
+    options?: StreamOptions
+  ) => Stream.Stream<Protocol.ChatCompletionChunk, SwitchboardError>
 }
 
 /**
@@ -42,7 +68,25 @@ export const make = Effect.map(Transport, (transport): Service => ({
         decode: decodeCompletion,
         span: "Switchboard.Chat.create",
         model: request.model
-      }))
+      })),
+  stream: (request, options) =>
+    Stream.unwrapScoped(
+      Effect.gen(function*() {
+        const body = yield* encodeRequest(ChatStream.streamingRequest(request, options?.includeUsage))
+        // Retried until the body's first bytes arrive, each attempt within the
+        // first-byte timeout; never after (decision 6).
+        const opened = yield* transport.openWith({
+          method: "POST",
+          path: "/chat/completions",
+          body,
+          span: "Switchboard.Chat.stream",
+          model: request.model,
+          firstByteTimeout: options?.firstByteTimeout ?? transport.config.streamFirstByteTimeout
+        }, ChatStream.firstBytes)
+        const idle = Duration.decode(options?.idleTimeout ?? transport.config.streamIdleTimeout)
+        return ChatStream.decodeBody(opened, idle)
+      })
+    )
 }))
 
 /**
@@ -61,3 +105,57 @@ export const layer: Layer.Layer<Chat, never, Transport> = Layer.effect(Chat, mak
  */
 export const create = (request: Protocol.ChatRequest): Effect.Effect<Protocol.ChatCompletion, SwitchboardError, Chat> =>
   Effect.flatMap(Chat, (chat) => chat.create(request))
+
+/**
+ * Streams a chat completion as its chunks (`stream: true`). The request is
+ * validated like `create`'s and retried like a call until the first bytes of
+ * the body arrive, never after. Fails with a `StreamError` on an error event
+ * or a stream that ends unfinished, a `ResponseDecodeError` on a chunk that
+ * is not one, a `TimeoutError` (`first-byte` or `idle`) when the service
+ * falls silent. Interrupting the stream closes the connection.
+ *
+ * @example
+ * ```ts
+ * Chat.stream({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
+ *   Stream.runForEach((chunk) => Console.log(chunk.choices[0]?.delta.content ?? ""))
+ * )
+ * ```
+ * @since 0.1.0
+ * @category accessors
+ */
+export const stream = (
+  request: Protocol.ChatRequest,
+  options?: StreamOptions
+): Stream.Stream<Protocol.ChatCompletionChunk, SwitchboardError, Chat> =>
+  Stream.unwrap(Effect.map(Chat, (chat) => chat.stream(request, options)))
+
+/**
+ * The text deltas of a streamed completion (its first choice), without the
+ * empty ones.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const streamText = (
+  request: Protocol.ChatRequest,
+  options?: StreamOptions
+): Stream.Stream<string, SwitchboardError, Chat> => ChatStream.text(stream(request, options))
+
+/**
+ * Folds streamed chunks into the completion a non-streamed call would have
+ * returned: content concatenated, tool-call deltas merged into whole calls
+ * (by `index`; by `id`, else by position, when a server omits `index`),
+ * `finish_reason` and `usage` kept, `id`, `model` and `created` from the
+ * chunks. An empty stream, or a tool call that never got an id or a name,
+ * fails.
+ *
+ * @example
+ * ```ts
+ * const completion = yield* Chat.accumulate(Chat.stream(request))
+ * ```
+ * @since 0.1.0
+ * @category combinators
+ */
+export const accumulate: <E, R>(
+  stream: Stream.Stream<Protocol.ChatCompletionChunk, E, R>
+) => Effect.Effect<Protocol.ChatCompletion, E | SwitchboardError, R> = ChatStream.accumulate

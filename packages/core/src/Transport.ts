@@ -56,6 +56,22 @@ export interface CallOptions<A> {
 }
 
 /**
+ * What `open` and `openWith` take: a call without a decoder.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OpenOptions extends Omit<CallOptions<unknown>, "decode"> {
+  /**
+   * Time limit of each attempt, from sending the request to the end of the
+   * caller's `commit` (for a stream: its first bytes). Running out fails the
+   * attempt with a `TimeoutError` of phase `first-byte`, retried like any
+   * transient failure. Default: no limit.
+   */
+  readonly firstByteTimeout?: Duration.DurationInput | undefined
+}
+
+/**
  * @since 0.1.0
  * @category models
  */
@@ -67,8 +83,17 @@ export interface Service {
    * the same retries as `call`. The body is left unread, for streaming.
    */
   readonly open: (
-    options: Omit<CallOptions<unknown>, "decode">
+    options: OpenOptions
   ) => Effect.Effect<HttpClientResponse.HttpClientResponse, SwitchboardError.SwitchboardError>
+  /**
+   * Like `open`, but an attempt lasts until `commit` succeeds on the response
+   * (e.g. the first bytes of a stream arrived): a failure before then retries
+   * the request, nothing after it does.
+   */
+  readonly openWith: <A, R>(
+    options: OpenOptions,
+    commit: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, SwitchboardError.SwitchboardError, R>
+  ) => Effect.Effect<A, SwitchboardError.SwitchboardError, R>
   /** The resolved configuration, for capabilities that need its settings. */
   readonly config: SwitchboardConfig["Type"]
 }
@@ -205,9 +230,9 @@ export const make = Effect.gen(function*() {
     )
   }
 
-  const withPolicy = <A>(
+  const withPolicy = <A, R>(
     options: Omit<CallOptions<unknown>, "decode">,
-    attempt: Effect.Effect<A, SwitchboardError.SwitchboardError>
+    attempt: Effect.Effect<A, SwitchboardError.SwitchboardError, R>
   ) =>
     attempt.pipe(
       Effect.retry(retrySchedule(config, options.retry ?? "transient")),
@@ -232,9 +257,30 @@ export const make = Effect.gen(function*() {
     return withPolicy(options, attempt)
   }
 
-  const open = (options: Omit<CallOptions<unknown>, "decode">) => withPolicy(options, send(options))
+  const openWith = <A, R>(
+    options: OpenOptions,
+    commit: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, SwitchboardError.SwitchboardError, R>
+  ): Effect.Effect<A, SwitchboardError.SwitchboardError, R> => {
+    const attempt = Effect.flatMap(send(options), commit)
+    if (options.firstByteTimeout === undefined) return withPolicy(options, attempt)
+    const limit = Duration.decode(options.firstByteTimeout)
+    const where = `${options.method} /v1${options.path}`
+    return withPolicy(
+      options,
+      Effect.timeoutFail(attempt, {
+        duration: limit,
+        onTimeout: () =>
+          new SwitchboardError.TimeoutError({
+            message: `${where} sent no data within ${Duration.toMillis(limit)} ms`,
+            phase: "first-byte"
+          })
+      })
+    )
+  }
 
-  return Transport.of({ call, open, config })
+  const open = (options: OpenOptions) => openWith(options, Effect.succeed)
+
+  return Transport.of({ call, open, openWith, config })
 })
 
 const readJson = <A>(

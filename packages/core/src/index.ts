@@ -1,12 +1,14 @@
 /**
  * @since 0.1.0
  */
+export * as Attachment from "./Attachment.js"
 export * as Chat from "./Chat.js"
 export * as Embeddings from "./Embeddings.js"
 export * as Images from "./Images.js"
 export * as Models from "./Models.js"
 export * as Moderations from "./Moderations.js"
 export * as Protocol from "./Protocol.js"
+export * as Sse from "./Sse.js"
 export * as Switchboard from "./Switchboard.js"
 export * as SwitchboardConfig from "./SwitchboardConfig.js"
 export * as SwitchboardError from "./SwitchboardError.js"

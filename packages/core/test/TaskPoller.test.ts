@@ -10,7 +10,7 @@ import { TaskUpdate } from "../src/TaskPoller.js"
 import * as TaskPoller from "../src/TaskPoller.js"
 
 /** A status effect that answers from a script, counting calls. */
-const scripted = (answers: ReadonlyArray<TaskUpdate.TaskUpdate | "fail">) =>
+const scripted = (answers: ReadonlyArray<TaskPoller.TaskUpdate | "fail">) =>
   Effect.map(Ref.make(0), (calls) => ({
     calls,
     status: Effect.flatMap(Ref.getAndUpdate(calls, (n) => n + 1), (i) => {

@@ -1,0 +1,150 @@
+/**
+ * Server-sent events: bytes or text → events, in constant memory.
+ *
+ * Line and field parsing is `eventsource-parser`'s (linear in the input, and
+ * it holds back a `\r` that ends a read until it knows whether a `\n`
+ * follows); this module adapts it to a `Channel` and adds what a response
+ * body needs: a final event without its blank line is still dispatched, and
+ * an event larger than `maxEventSize` fails instead of growing the buffer.
+ * See `docs/streaming.md` for why this parser and not `@effect/experimental`'s.
+ *
+ * @since 0.1.0
+ */
+import * as Channel from "effect/Channel"
+import * as Chunk from "effect/Chunk"
+import { dual } from "effect/Function"
+import * as Predicate from "effect/Predicate"
+import * as Stream from "effect/Stream"
+import { createParser } from "eventsource-parser"
+import { StreamError } from "./SwitchboardError.js"
+
+/**
+ * One dispatched event. `event` is `undefined` for the default `message`
+ * type; comment lines (`: keep-alive`) never become events.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Event {
+  readonly event?: string | undefined
+  readonly id?: string | undefined
+  readonly data: string
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface DecodeOptions {
+  /**
+   * Most characters one pending event may hold before the stream fails with
+   * a `StreamError`; what bounds the decoder's memory. Default 16 MiB.
+   */
+  readonly maxEventSize?: number | undefined
+}
+
+/**
+ * The default of `DecodeOptions.maxEventSize`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxEventSize = 16 * 1024 * 1024
+
+const LF = 10
+const CR = 13
+
+/**
+ * A channel from text (any split: a line or an event may span many reads,
+ * one read may hold many events) to events, emitted as one `Chunk` per read
+ * that completed at least one event.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const channel = <E>(
+  options?: DecodeOptions
+): Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<string>, E | StreamError, E, void, unknown> =>
+  Channel.suspend(() => {
+    const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
+    let events: Array<Event> = []
+    let tooLarge = false
+    // Whether the text so far ends at a line end: decides what happens at the end.
+    let atLineEnd = true
+    const parser = createParser({
+      onEvent: (event) => {
+        events.push(event)
+      },
+      onError: (error) => {
+        // Unknown fields and bad `retry` values are ignored, as the spec says.
+        if (error.type === "max-buffer-size-exceeded") tooLarge = true
+      },
+      maxBufferSize: maxEventSize
+    })
+
+    type Out<OE, OD> = Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<string>, OE, E, OD, unknown>
+    // Events parsed from a read go out as one chunk before whatever comes next.
+    const emit = <OE, OD>(next: Out<OE, OD>): Out<OE, OD> => {
+      if (events.length === 0) return next
+      const out = Chunk.unsafeFromArray(events)
+      events = []
+      return Channel.zipRight(Channel.write(out), next)
+    }
+
+    const loop: Out<E | StreamError, void> = Channel.readWithCause({
+      onInput: (texts: Chunk.Chunk<string>) => {
+        for (const text of texts) {
+          if (text.length === 0) continue
+          parser.feed(text)
+          if (tooLarge) {
+            return emit(Channel.fail(new StreamError({ message: `a server-sent event exceeded ${maxEventSize} characters` })))
+          }
+          const last = text.charCodeAt(text.length - 1)
+          atLineEnd = last === LF || last === CR
+        }
+        return emit(loop)
+      },
+      onFailure: (cause) => emit(Channel.failCause(cause)),
+      onDone: () => {
+        // A last event whose lines are complete but that lacks the blank line
+        // is dispatched; an unterminated last line may be a cut and is dropped
+        // (the spec drops both).
+        if (atLineEnd) parser.feed("\n\n")
+        return emit(Channel.void)
+      }
+    })
+    return loop
+  })
+
+const isStream = (args: IArguments) => Predicate.hasProperty(args[0], Stream.StreamTypeId)
+
+/**
+ * Text → events.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeText: {
+  (options?: DecodeOptions): <E, R>(self: Stream.Stream<string, E, R>) => Stream.Stream<Event, E | StreamError, R>
+  <E, R>(self: Stream.Stream<string, E, R>, options?: DecodeOptions): Stream.Stream<Event, E | StreamError, R>
+} = dual(
+  isStream,
+  <E, R>(self: Stream.Stream<string, E, R>, options?: DecodeOptions) =>
+    Stream.pipeThroughChannel(self, channel<E>(options))
+)
+
+/**
+ * Bytes (UTF-8, as read from a response body) → events. A character split
+ * across two reads is decoded whole.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decode: {
+  (options?: DecodeOptions): <E, R>(self: Stream.Stream<Uint8Array, E, R>) => Stream.Stream<Event, E | StreamError, R>
+  <E, R>(self: Stream.Stream<Uint8Array, E, R>, options?: DecodeOptions): Stream.Stream<Event, E | StreamError, R>
+} = dual(
+  isStream,
+  <E, R>(self: Stream.Stream<Uint8Array, E, R>, options?: DecodeOptions) =>
+    decodeText(Stream.decodeText(self), options)
+)

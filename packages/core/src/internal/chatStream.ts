@@ -1,0 +1,451 @@
+/**
+ * Streamed chat completions (decision 1): waiting for the first bytes of the
+ * body, server-sent events → chunks, and chunks → one completion.
+ */
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Channel from "effect/Channel"
+import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as Protocol from "../Protocol.js"
+import { ChatCompletionChunk } from "../Protocol.js"
+import * as Sse from "../Sse.js"
+import {
+  ResponseDecodeError,
+  StreamError,
+  type SwitchboardError,
+  TimeoutError,
+  TransportError
+} from "../SwitchboardError.js"
+import { truncate } from "../Transport.js"
+import { decoder } from "./validate.js"
+
+// ---------------------------------------------------------------------------
+// Request
+// ---------------------------------------------------------------------------
+
+/** The request with `stream: true`, and `include_usage` when asked for. */
+export const streamingRequest = (request: Protocol.ChatRequest, includeUsage: boolean | undefined): Protocol.ChatRequest =>
+  includeUsage ?
+    { ...request, stream: true, stream_options: { ...request.stream_options, include_usage: true } } :
+    { ...request, stream: true }
+
+// ---------------------------------------------------------------------------
+// First bytes
+// ---------------------------------------------------------------------------
+
+/** A response whose body has started: its first bytes and the rest. */
+export interface Opened {
+  readonly bytes: Stream.Stream<Uint8Array, StreamError>
+  readonly requestId: string | undefined
+}
+
+const errorCode = (error: unknown): string | undefined => {
+  for (let e: unknown = error, depth = 0; e !== null && typeof e === "object" && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code
+    if (typeof code === "string") return code
+    e = (e as { cause?: unknown }).cause
+  }
+  return undefined
+}
+
+/** ` (ECONNRESET)`, or nothing when the error has no code. */
+const codeOf = (error: unknown): string => {
+  const code = errorCode(error)
+  return code === undefined ? "" : ` (${code})`
+}
+
+/**
+ * Reads the body until its first bytes arrive: the `commit` of
+ * `Transport.openWith`, so that anything failing before then is retried.
+ * Each attempt reads in a scope of its own, closed (aborting the request)
+ * when the attempt fails or times out; a successful one lives as long as the
+ * enclosing scope, i.e. the stream.
+ */
+export const firstBytes = (
+  response: HttpClientResponse.HttpClientResponse
+): Effect.Effect<Opened, SwitchboardError, Scope.Scope> =>
+  Effect.flatMap(Scope.Scope, (parent) =>
+    Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (scope) =>
+      Effect.onExit(
+        Scope.extend(awaitFirstBytes(response), scope),
+        (exit) => Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void
+      )))
+
+const awaitFirstBytes = (response: HttpClientResponse.HttpClientResponse) =>
+  Effect.flatMap(Stream.toPull(response.stream), (pull) => {
+    const requestId = response.headers["x-request-id"]
+    const lost = (error: unknown) =>
+      new StreamError({
+        message: `the connection was lost mid-stream${codeOf(error)}`,
+        ...(requestId === undefined ? {} : { requestId })
+      })
+    const first: Effect.Effect<Chunk.Chunk<Uint8Array>, TransportError> = Effect.matchEffect(pull, {
+      onFailure: Option.match({
+        onNone: () => Effect.succeed(Chunk.empty()),
+        onSome: (error) =>
+          Effect.fail(
+            new TransportError({
+              message: `connection lost before the first byte of the stream${codeOf(error)}`,
+              sent: true
+            })
+          )
+      }),
+      onSuccess: (chunk) => Chunk.some(chunk, (bytes) => bytes.length > 0) ? Effect.succeed(chunk) : first
+    })
+    return Effect.map(first, (chunk): Opened => ({
+      bytes: Chunk.isEmpty(chunk) ? Stream.empty : Stream.concat(
+        Stream.fromChunk(chunk),
+        Stream.repeatEffectChunkOption(Effect.mapError(pull, Option.map(lost)))
+      ),
+      requestId
+    }))
+  })
+
+// ---------------------------------------------------------------------------
+// Events → chunks
+// ---------------------------------------------------------------------------
+
+// Per-chunk cost decides streaming throughput, and the compiled schema check
+// costs more than `JSON.parse` itself. So a chunk is first checked by the
+// hand-written `isPlainChunk`, which accepts only values the schema accepts
+// (a property test holds it to that) and needs no copy: the schema has no
+// transformations, so a value it accepts is its own decoding. Anything else
+// goes through the decoder compiled once here, which has the last word.
+const decodeChunk = decoder(ChatCompletionChunk)
+
+type Loose = { readonly [key: string]: unknown }
+const isObject = (u: unknown): u is Loose => typeof u === "object" && u !== null && !Array.isArray(u)
+const isOptional = (u: unknown, type: "string" | "number") => u === undefined || typeof u === type
+const isNullableString = (u: unknown) => u === undefined || u === null || typeof u === "string"
+
+const isToolCallDelta = (u: unknown): boolean =>
+  isObject(u) && isOptional(u.index, "number") && isOptional(u.id, "string") && isOptional(u.type, "string") &&
+  (u.function === undefined ||
+    (isObject(u.function) && isOptional(u.function.name, "string") && isOptional(u.function.arguments, "string")))
+
+const isChoice = (u: unknown): boolean => {
+  if (!isObject(u) || typeof u.index !== "number" || !isNullableString(u.finish_reason)) return false
+  const delta = u.delta
+  if (!isObject(delta) || !isOptional(delta.role, "string") || !isNullableString(delta.content)) return false
+  return delta.tool_calls === undefined || (Array.isArray(delta.tool_calls) && delta.tool_calls.every(isToolCallDelta))
+}
+
+const isUsage = (u: unknown): boolean =>
+  u === undefined || u === null ||
+  (isObject(u) && typeof u.prompt_tokens === "number" && typeof u.completion_tokens === "number" &&
+    typeof u.total_tokens === "number")
+
+/** A fast, conservative `Schema.is(ChatCompletionChunk)`: true only where the schema agrees. */
+export const isPlainChunk = (u: unknown): u is ChatCompletionChunk =>
+  isObject(u) && typeof u.id === "string" && isOptional(u.object, "string") && isOptional(u.created, "number") &&
+  isOptional(u.model, "string") && Array.isArray(u.choices) && u.choices.every(isChoice) && isUsage(u.usage)
+
+interface ErrorFields {
+  readonly message?: unknown
+  readonly code?: unknown
+}
+
+const streamError = (error: ErrorFields | string, raw: string, requestId: string | undefined): StreamError => {
+  const message = typeof error === "object" && typeof error.message === "string" && error.message !== "" ?
+    error.message :
+    typeof error === "string" && error !== "" ? error : truncate(raw)
+  const code = typeof error === "object" && (typeof error.code === "string" || typeof error.code === "number") ?
+    String(error.code) :
+    undefined
+  return new StreamError({
+    message,
+    ...(requestId === undefined ? {} : { requestId }),
+    ...(code === undefined ? {} : { code })
+  })
+}
+
+const decodeError = (message: string, data: string, requestId: string | undefined) =>
+  new ResponseDecodeError({
+    message: `stream event ${message}`,
+    body: truncate(data),
+    ...(requestId === undefined ? {} : { requestId })
+  })
+
+/** One event's data → a chunk, or the typed failure it stands for. */
+const toChunk = (
+  event: Sse.Event,
+  requestId: string | undefined
+): ChatCompletionChunk | StreamError | ResponseDecodeError => {
+  let json: unknown
+  try {
+    json = JSON.parse(event.data)
+  } catch {
+    return decodeError(`is not JSON: ${truncate(event.data, 80)}`, event.data, requestId)
+  }
+  if (typeof json === "object" && json !== null && "error" in json && json.error) {
+    return streamError(json.error as ErrorFields | string, event.data, requestId)
+  }
+  if (event.event === "error") return streamError(json as ErrorFields, event.data, requestId)
+  if (isPlainChunk(json)) return json
+  const decoded = decodeChunk(json)
+  return Either.isRight(decoded) ?
+    decoded.right :
+    decodeError(
+      `is not a chat.completion.chunk: ${truncate(ParseResult.TreeFormatter.formatErrorSync(decoded.left), 300)}`,
+      event.data,
+      requestId
+    )
+}
+
+const hasFinishReason = (chunk: ChatCompletionChunk): boolean => {
+  for (const choice of chunk.choices) if (choice.finish_reason) return true
+  return false
+}
+
+/**
+ * Events → chunks, one output `Chunk` per input `Chunk`. Only default
+ * (`message`) events carry chunks; `error` events fail; other types (pings)
+ * are skipped. `[DONE]` ends the stream; so does the end of the body, but
+ * only after a `finish_reason` (decision 1).
+ */
+export const chunks = <E>(
+  requestId: string | undefined
+): Channel.Channel<
+  Chunk.Chunk<ChatCompletionChunk>,
+  Chunk.Chunk<Sse.Event>,
+  E | StreamError | ResponseDecodeError,
+  E,
+  void,
+  unknown
+> =>
+  Channel.suspend(() => {
+    let finished = false
+    type Out = Channel.Channel<
+      Chunk.Chunk<ChatCompletionChunk>,
+      Chunk.Chunk<Sse.Event>,
+      E | StreamError | ResponseDecodeError,
+      E,
+      void,
+      unknown
+    >
+    const emit = (out: Array<ChatCompletionChunk>, next: Out): Out =>
+      out.length === 0 ? next : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(out)), next)
+
+    const loop: Out = Channel.readWithCause({
+      onInput: (events: Chunk.Chunk<Sse.Event>) => {
+        const out: Array<ChatCompletionChunk> = []
+        for (const event of events) {
+          if (event.event !== undefined && event.event !== "message" && event.event !== "error") continue
+          if (event.data === "[DONE]") return emit(out, Channel.void)
+          const chunk = toChunk(event, requestId)
+          if (chunk instanceof StreamError || chunk instanceof ResponseDecodeError) {
+            return emit(out, Channel.fail(chunk))
+          }
+          if (!finished && hasFinishReason(chunk)) finished = true
+          out.push(chunk)
+        }
+        return emit(out, loop)
+      },
+      onFailure: Channel.failCause,
+      onDone: () =>
+        finished ? Channel.void : Channel.fail(
+          new StreamError({
+            message: "the stream ended before the completion did (no finish_reason, no [DONE])",
+            ...(requestId === undefined ? {} : { requestId })
+          })
+        )
+    })
+    return loop
+  })
+
+/** An opened body → chunks, failing when no event comes for `idleTimeout`. */
+export const decodeBody = (
+  opened: Opened,
+  idleTimeout: Duration.Duration
+): Stream.Stream<ChatCompletionChunk, SwitchboardError> =>
+  opened.bytes.pipe(
+    Sse.decode(),
+    Stream.timeoutFail(
+      () =>
+        new TimeoutError({
+          message: `the stream sent no event for ${Duration.toMillis(idleTimeout)} ms`,
+          phase: "idle",
+          ...(opened.requestId === undefined ? {} : { requestId: opened.requestId })
+        }),
+      idleTimeout
+    ),
+    Stream.pipeThroughChannel(chunks(opened.requestId))
+  )
+
+// ---------------------------------------------------------------------------
+// Chunks → completion
+// ---------------------------------------------------------------------------
+
+interface ToolSlot {
+  id: string | undefined
+  type: string | undefined
+  name: string | undefined
+  readonly args: Array<string>
+}
+
+interface ChoiceState {
+  readonly index: number
+  readonly content: Array<string>
+  readonly refusal: Array<string>
+  finishReason: string | null
+  readonly calls: Array<ToolSlot>
+  readonly byIndex: Map<number, ToolSlot>
+  readonly byId: Map<string, ToolSlot>
+  /** The slots the previous chunk's deltas went to, by position. */
+  lastPositions: ReadonlyArray<ToolSlot>
+}
+
+const newSlot = (choice: ChoiceState): ToolSlot => {
+  const slot: ToolSlot = { id: undefined, type: undefined, name: undefined, args: [] }
+  choice.calls.push(slot)
+  return slot
+}
+
+/**
+ * Where a tool-call delta belongs: by `index`; without one, by `id`; with
+ * neither, to the call the delta at the same position of the previous chunk
+ * went to (servers that omit `index` keep the order), else the latest call.
+ */
+const slotOf = (choice: ChoiceState, delta: Protocol.ToolCallDelta, position: number): ToolSlot => {
+  if (delta.index !== undefined) {
+    const known = choice.byIndex.get(delta.index)
+    if (known) return known
+    const slot = newSlot(choice)
+    choice.byIndex.set(delta.index, slot)
+    return slot
+  }
+  if (delta.id) return choice.byId.get(delta.id) ?? newSlot(choice)
+  return choice.lastPositions[position] ?? choice.calls[choice.calls.length - 1] ?? newSlot(choice)
+}
+
+const mergeToolCalls = (choice: ChoiceState, deltas: ReadonlyArray<Protocol.ToolCallDelta>) => {
+  const positions: Array<ToolSlot> = []
+  for (let position = 0; position < deltas.length; position++) {
+    const delta = deltas[position]!
+    const slot = slotOf(choice, delta, position)
+    if (delta.id && slot.id === undefined) {
+      slot.id = delta.id
+      choice.byId.set(delta.id, slot)
+    }
+    if (delta.type && slot.type === undefined) slot.type = delta.type
+    // Some servers repeat the name in every delta: the first one counts.
+    if (delta.function?.name && slot.name === undefined) slot.name = delta.function.name
+    if (delta.function?.arguments) slot.args.push(delta.function.arguments)
+    positions.push(slot)
+  }
+  choice.lastPositions = positions
+}
+
+/** Folds chunks, mutably: one per `accumulate` run. */
+class Accumulator {
+  id: string | undefined
+  model: string | undefined
+  created: number | undefined
+  usage: Protocol.Usage | undefined
+  readonly choices = new Map<number, ChoiceState>()
+
+  add(chunk: ChatCompletionChunk) {
+    this.id ??= chunk.id
+    this.model ??= chunk.model
+    this.created ??= chunk.created
+    if (chunk.usage) this.usage = chunk.usage
+    for (const delta of chunk.choices) {
+      let choice = this.choices.get(delta.index)
+      if (!choice) {
+        choice = {
+          index: delta.index,
+          content: [],
+          refusal: [],
+          finishReason: null,
+          calls: [],
+          byIndex: new Map(),
+          byId: new Map(),
+          lastPositions: []
+        }
+        this.choices.set(delta.index, choice)
+      }
+      const { content, tool_calls } = delta.delta
+      if (content) choice.content.push(content)
+      const refusal = (delta.delta as { readonly refusal?: unknown }).refusal
+      if (typeof refusal === "string" && refusal !== "") choice.refusal.push(refusal)
+      if (tool_calls && tool_calls.length > 0) mergeToolCalls(choice, tool_calls)
+      if (delta.finish_reason) choice.finishReason = delta.finish_reason
+    }
+  }
+
+  result(): Effect.Effect<Protocol.ChatCompletion, StreamError | ResponseDecodeError> {
+    if (this.id === undefined) {
+      return Effect.fail(new StreamError({ message: "the stream carried no chunk to accumulate" }))
+    }
+    const choices: Array<Protocol.ChatCompletion["choices"][number]> = []
+    for (const choice of [...this.choices.values()].sort((a, b) => a.index - b.index)) {
+      const calls: Array<Protocol.ToolCall> = []
+      for (const [i, slot] of choice.calls.entries()) {
+        if (slot.id === undefined || slot.name === undefined) {
+          const missing = slot.id === undefined ? "an id" : "a function name"
+          return Effect.fail(
+            new ResponseDecodeError({
+              message: `choices[${choice.index}].tool_calls[${i}] was streamed without ${missing}`,
+              body: truncate(JSON.stringify({ id: slot.id, name: slot.name, arguments: slot.args.join("") }))
+            })
+          )
+        }
+        calls.push({ id: slot.id, type: "function", function: { name: slot.name, arguments: slot.args.join("") } })
+      }
+      const text = choice.content.join("")
+      choices.push({
+        index: choice.index,
+        message: {
+          role: "assistant",
+          content: text === "" && calls.length > 0 ? null : text,
+          ...(calls.length > 0 ? { tool_calls: calls } : {}),
+          ...(choice.refusal.length > 0 ? { refusal: choice.refusal.join("") } : {})
+        },
+        finish_reason: choice.finishReason
+      })
+    }
+    return Effect.succeed({
+      id: this.id,
+      object: "chat.completion",
+      ...(this.created === undefined ? {} : { created: this.created }),
+      ...(this.model === undefined ? {} : { model: this.model }),
+      choices,
+      ...(this.usage === undefined ? {} : { usage: this.usage })
+    })
+  }
+}
+
+/** Chunks → one completion (see `Chat.accumulate`). */
+export const accumulate = <E, R>(
+  stream: Stream.Stream<ChatCompletionChunk, E, R>
+): Effect.Effect<Protocol.ChatCompletion, E | StreamError | ResponseDecodeError, R> =>
+  Effect.suspend(() => {
+    const accumulator = new Accumulator()
+    return Effect.zipRight(
+      Stream.runForEachChunk(stream, (chunk) =>
+        Effect.sync(() => {
+          for (const c of chunk) accumulator.add(c)
+        })),
+      Effect.suspend(() => accumulator.result())
+    )
+  })
+
+/** The text deltas of the first choice, without empty ones. */
+export const text = <E, R>(stream: Stream.Stream<ChatCompletionChunk, E, R>): Stream.Stream<string, E, R> =>
+  Stream.mapChunks(stream, (chunk) => {
+    const out: Array<string> = []
+    for (const c of chunk) {
+      for (const choice of c.choices) {
+        if (choice.index === 0 && choice.delta.content) out.push(choice.delta.content)
+      }
+    }
+    return Chunk.unsafeFromArray(out)
+  })
