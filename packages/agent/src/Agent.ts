@@ -1,0 +1,337 @@
+/**
+ * The tool-calling loop: ask the model, run the tools it calls, send the
+ * results back, until it answers — or a limit stops it with a typed error.
+ *
+ * What it guarantees, where other loops differ:
+ * - one `tool` message per call, in call order, whatever order they finish in;
+ * - arguments that fail the tool's schema, an unknown tool, the tool's typed
+ *   failure and a timeout go back to the model as `{"error": …}`;
+ * - `maxSteps`, budgets and loops fail with a typed error carrying the
+ *   transcript, never a silent stop;
+ * - a forced `toolChoice` applies to the first model call only;
+ * - interrupting the run interrupts the tools (their finalizers run).
+ *
+ * @since 0.1.0
+ */
+import * as Chat from "@switchboard/core/Chat"
+import type * as Protocol from "@switchboard/core/Protocol"
+import type { SwitchboardError } from "@switchboard/core/SwitchboardError"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Mailbox from "effect/Mailbox"
+import * as Stream from "effect/Stream"
+import type { AgentError } from "./AgentError.js"
+import * as Loop from "./internal/loop.js"
+import type * as Toolkit from "./Toolkit.js"
+import type { Transcript } from "./Transcript.js"
+
+/**
+ * What a call produced, as sent back to the model in its `tool` message.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolResult {
+  readonly callId: string
+  readonly name: string
+  /** The arguments as the model sent them (a JSON string). */
+  readonly arguments: string
+  readonly outcome: "success" | "failure" | "invalid-arguments" | "unknown-tool" | "timeout" | "denied"
+  /** The `content` of the `tool` message. */
+  readonly content: string
+}
+
+/**
+ * One model call and the calls it made.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Step {
+  /** Position in this run's `steps`. */
+  readonly index: number
+  /** How many messages the request carried. */
+  readonly requestMessages: number
+  /** The model's reply, as appended to the transcript. */
+  readonly message: Protocol.AssistantMessage
+  /** In call order. */
+  readonly toolResults: ReadonlyArray<ToolResult>
+  /** As the service reported it; `undefined` for a step resumed from a transcript. */
+  readonly usage: Protocol.Usage | undefined
+}
+
+/**
+ * A call waiting for a decision.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PendingApproval {
+  readonly callId: string
+  readonly name: string
+  readonly arguments: string
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Decision = "approve" | "deny"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface AgentResult {
+  /**
+   * - `completed`: the model answered without calling tools;
+   * - `stopped`: a `stopWhen` condition held after a step;
+   * - `paused`: calls await approval (`pending`); give decisions to `resume`.
+   */
+  readonly status: "completed" | "stopped" | "paused"
+  /** The last assistant message. */
+  readonly message: Protocol.AssistantMessage
+  /** Its text content, `""` when it has none. */
+  readonly text: string
+  readonly steps: ReadonlyArray<Step>
+  /** The whole conversation, the input messages included. */
+  readonly transcript: Transcript
+  /** Summed over the steps of this run. */
+  readonly usage: Protocol.Usage
+  readonly pending: ReadonlyArray<PendingApproval>
+}
+
+/**
+ * Ends the run with status `stopped` when it holds after a step.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StopCondition = (steps: ReadonlyArray<Step>) => boolean
+
+/**
+ * Limits of one run, checked before every model call (`toolCalls`: before a
+ * step's calls run). Reaching one fails with `BudgetExceeded`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Budget {
+  readonly totalTokens?: number | undefined
+  readonly toolCalls?: number | undefined
+  /** Measured with `Clock`, from the start of the run. */
+  readonly duration?: Duration.DurationInput | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunOptions<T extends Toolkit.Tools> {
+  readonly model: string
+  readonly messages: ReadonlyArray<Protocol.Message>
+  readonly toolkit: Toolkit.Toolkit<T>
+  /** `required` or a named function applies to the first model call, then `auto`. */
+  readonly toolChoice?: Protocol.ToolChoice | undefined
+  /** Model calls allowed in this run. Default 10. */
+  readonly maxSteps?: number | undefined
+  readonly budget?: Budget | undefined
+  /** Calls of one step run at once. Default 4. */
+  readonly concurrency?: number | undefined
+  readonly stopWhen?: StopCondition | ReadonlyArray<StopCondition> | undefined
+  /** Identical calls (name and arguments) allowed since the last user message before `LoopDetected`. Default 3. */
+  readonly loopLimit?: number | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResumeOptions<T extends Toolkit.Tools> extends Omit<RunOptions<T>, "messages" | "toolChoice"> {
+  /** A paused run's transcript, or one from an error. */
+  readonly transcript: Transcript
+  /**
+   * By call id. Calls of tools that need approval run only when approved;
+   * `deny` works for any call. A missing decision pauses the run again.
+   */
+  readonly decisions?: Readonly<Record<string, Decision>> | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category events
+ */
+export interface TextDelta {
+  readonly _tag: "TextDelta"
+  readonly step: number
+  readonly text: string
+}
+
+/**
+ * @since 0.1.0
+ * @category events
+ */
+export interface ToolCallStarted {
+  readonly _tag: "ToolCallStarted"
+  readonly step: number
+  readonly callId: string
+  readonly name: string
+  readonly arguments: string
+}
+
+/**
+ * Emitted when a call finishes, so in completion order; the transcript keeps call order.
+ *
+ * @since 0.1.0
+ * @category events
+ */
+export interface ToolResultEvent {
+  readonly _tag: "ToolResult"
+  readonly step: number
+  readonly result: ToolResult
+}
+
+/**
+ * @since 0.1.0
+ * @category events
+ */
+export interface StepFinished {
+  readonly _tag: "StepFinished"
+  readonly step: Step
+}
+
+/**
+ * @since 0.1.0
+ * @category events
+ */
+export interface Finished {
+  readonly _tag: "Finished"
+  readonly result: AgentResult
+}
+
+/**
+ * @since 0.1.0
+ * @category events
+ */
+export type AgentEvent = TextDelta | ToolCallStarted | ToolResultEvent | StepFinished | Finished
+
+const settings = <T extends Toolkit.Tools>(
+  options: Omit<RunOptions<T>, "messages">,
+  decisions: Readonly<Record<string, Decision>>,
+  complete: Loop.Settings["complete"],
+  emit: Loop.Settings["emit"]
+): Loop.Settings => ({
+  model: options.model,
+  toolkit: options.toolkit as unknown as Toolkit.Any,
+  toolChoice: options.toolChoice,
+  maxSteps: options.maxSteps ?? 10,
+  budget: options.budget ?? {},
+  concurrency: options.concurrency ?? 4,
+  stopWhen: options.stopWhen === undefined ? [] : typeof options.stopWhen === "function" ? [options.stopWhen] : options.stopWhen,
+  loopLimit: options.loopLimit ?? 3,
+  decisions,
+  complete,
+  emit
+})
+
+const create: Loop.Settings["complete"] = (request) => Chat.create(request)
+const silent: Loop.Settings["emit"] = () => Effect.void
+
+/**
+ * Runs the loop to an answer, a pause for approval, a stop condition, or a
+ * typed error.
+ *
+ * @example
+ * ```ts
+ * const result = yield* Agent.run({
+ *   model: "gpt-4o-mini",
+ *   messages: [{ role: "user", content: "Weather in Paris?" }],
+ *   toolkit
+ * })
+ * ```
+ * @since 0.1.0
+ * @category running
+ */
+export const run = <T extends Toolkit.Tools>(
+  options: RunOptions<T>
+): Effect.Effect<AgentResult, AgentError | SwitchboardError, Chat.Chat | Toolkit.Handlers<T>> =>
+  Loop.run(settings(options, {}, create, silent), options.messages) as Effect.Effect<
+    AgentResult,
+    AgentError | SwitchboardError,
+    Chat.Chat | Toolkit.Handlers<T>
+  >
+
+/**
+ * Continues from a transcript: runs the unanswered calls of its last
+ * assistant message (approved, denied, or not needing approval), then goes on
+ * as `run`. Counts (`maxSteps`, budget) start again from zero.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const resume = <T extends Toolkit.Tools>(
+  options: ResumeOptions<T>
+): Effect.Effect<AgentResult, AgentError | SwitchboardError, Chat.Chat | Toolkit.Handlers<T>> =>
+  Loop.run(settings(options, options.decisions ?? {}, create, silent), options.transcript) as Effect.Effect<
+    AgentResult,
+    AgentError | SwitchboardError,
+    Chat.Chat | Toolkit.Handlers<T>
+  >
+
+/** A model call through `Chat.stream`, its text deltas emitted as they come. */
+const streamed = (emit: Loop.Settings["emit"]): Loop.Settings["complete"] => (request, step) =>
+  Chat.accumulate(
+    Chat.stream(request, { includeUsage: true }).pipe(
+      Stream.tap((chunk) => {
+        const text = chunk.choices[0]?.delta.content
+        return text ? emit({ _tag: "TextDelta", step, text }) : Effect.void
+      })
+    )
+  )
+
+/**
+ * The run as a stream of events, ending with `Finished` (whose result may be
+ * `paused`) or failing with the run's error. The loop runs ahead of the
+ * consumer by at most a few events; ending the stream early interrupts it.
+ *
+ * @example
+ * ```ts
+ * Agent.stream({ model, toolkit, messages }).pipe(
+ *   Stream.runForEach((event) => event._tag === "TextDelta" ? Console.log(event.text) : Effect.void)
+ * )
+ * ```
+ * @since 0.1.0
+ * @category running
+ */
+export const stream = <T extends Toolkit.Tools>(
+  options: RunOptions<T>
+): Stream.Stream<AgentEvent, AgentError | SwitchboardError, Chat.Chat | Toolkit.Handlers<T>> =>
+  Stream.unwrapScoped(
+    Effect.gen(function*() {
+      const mailbox = yield* Mailbox.make<AgentEvent, AgentError | SwitchboardError>(16)
+      const emit = (event: AgentEvent) => Effect.asVoid(mailbox.offer(event))
+      yield* Loop.run(settings(options, {}, streamed(emit), emit), options.messages).pipe(
+        Effect.flatMap((result) => emit({ _tag: "Finished", result })),
+        Mailbox.into(mailbox),
+        Effect.forkScoped
+      )
+      return Mailbox.toStream(mailbox)
+    })
+  ) as Stream.Stream<AgentEvent, AgentError | SwitchboardError, Chat.Chat | Toolkit.Handlers<T>>
+
+/**
+ * Ends the run after `n` steps (status `stopped`).
+ *
+ * @since 0.1.0
+ * @category stop conditions
+ */
+export const stepCountIs = (n: number): StopCondition => (steps) => steps.length >= n
+
+/**
+ * Ends the run after a step that called the tool `name`.
+ *
+ * @since 0.1.0
+ * @category stop conditions
+ */
+export const hasToolCall = (name: string): StopCondition => (steps) =>
+  steps.at(-1)?.toolResults.some((result) => result.name === name) ?? false

@@ -1,0 +1,70 @@
+/**
+ * The conversation of a run as a `Schema` value: an array of protocol
+ * messages that encodes to JSON and decodes back, so that a run can be saved
+ * (for an approval, after a budget ran out) and resumed in another process.
+ *
+ * @since 0.1.0
+ */
+import * as Protocol from "@switchboard/core/Protocol"
+import type * as Effect from "effect/Effect"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Transcript = Schema.Array(Protocol.Message).annotations({ identifier: "Transcript" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Transcript = typeof Transcript.Type
+
+/**
+ * The transcript as a JSON string.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TranscriptFromJson = Schema.parseJson(Transcript)
+
+/**
+ * @since 0.1.0
+ * @category encoding
+ */
+export const toJson: (transcript: Transcript) => Effect.Effect<string, ParseResult.ParseError> = Schema.encode(
+  TranscriptFromJson
+)
+
+/**
+ * @since 0.1.0
+ * @category decoding
+ */
+export const fromJson: (json: string) => Effect.Effect<Transcript, ParseResult.ParseError> = Schema.decode(
+  TranscriptFromJson
+)
+
+/**
+ * The calls of the last assistant message that no `tool` message answers yet
+ * (a paused run, or one stopped by an error before its tools ran), with that
+ * message; `undefined` when every call is answered.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const unansweredCalls = (
+  transcript: Transcript
+): { readonly message: Protocol.AssistantMessage; readonly calls: ReadonlyArray<Protocol.ToolCall> } | undefined => {
+  const index = transcript.reduce((last, message, i) => (message.role === "assistant" ? i : last), -1)
+  const message = transcript[index]
+  if (message?.role !== "assistant" || !message.tool_calls?.length) return undefined
+  const answered = new Set(
+    transcript.slice(index + 1).flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : []))
+  )
+  // Only tool messages may follow it: after a new user turn the calls are history.
+  if (transcript.slice(index + 1).some((m) => m.role !== "tool")) return undefined
+  const calls = message.tool_calls.filter((call) => !answered.has(call.id))
+  return calls.length > 0 ? { message, calls } : undefined
+}

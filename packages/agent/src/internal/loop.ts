@@ -1,0 +1,254 @@
+/**
+ * The tool-calling loop behind `Agent.run`, `Agent.resume` and `Agent.stream`.
+ *
+ * Invariants: the assistant message is appended unchanged, then exactly one
+ * `tool` message per call in call order; no request is sent with an
+ * unanswered call; every way to stop without an answer is a typed error
+ * carrying the transcript.
+ *
+ * @internal
+ */
+import type { Chat } from "@switchboard/core/Chat"
+import type * as Protocol from "@switchboard/core/Protocol"
+import { ResponseDecodeError, type SwitchboardError } from "@switchboard/core/SwitchboardError"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type { AgentEvent, AgentResult, Budget, Decision, PendingApproval, Step, StopCondition, ToolResult } from "../Agent.js"
+import { type AgentError, BudgetExceeded, LoopDetected, MaxStepsExceeded } from "../AgentError.js"
+import type * as Tool from "../Tool.js"
+import type * as Toolkit from "../Toolkit.js"
+import * as Transcript from "../Transcript.js"
+import { answer, type Prepared, prepare, toolMessage } from "./tools.js"
+
+/** Everything a run is configured with, defaults resolved. */
+export interface Settings {
+  readonly model: string
+  readonly toolkit: Toolkit.Any
+  readonly toolChoice: Protocol.ToolChoice | undefined
+  readonly maxSteps: number
+  readonly budget: Budget
+  readonly concurrency: number
+  readonly stopWhen: ReadonlyArray<StopCondition>
+  readonly loopLimit: number
+  readonly decisions: Readonly<Record<string, Decision>>
+  /** One model call: `Chat.create`, or `Chat.stream` folded into a completion. */
+  readonly complete: (request: Protocol.ChatRequest, step: number) => Effect.Effect<Protocol.ChatCompletion, SwitchboardError, Chat>
+  readonly emit: (event: AgentEvent) => Effect.Effect<void>
+}
+
+interface State {
+  readonly transcript: Transcript.Transcript
+  readonly steps: ReadonlyArray<Step>
+  readonly modelCalls: number
+  readonly toolCalls: number
+  readonly startedAt: number
+}
+
+type Next =
+  | { readonly _tag: "Continue"; readonly state: State }
+  | { readonly _tag: "Done"; readonly result: AgentResult }
+
+type Requirements = Chat | Tool.Handler<string>
+type Failure = AgentError | SwitchboardError
+
+const zeroUsage: Protocol.Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
+
+const addUsage = (a: Protocol.Usage, b: Protocol.Usage | undefined): Protocol.Usage =>
+  b === undefined ? a : {
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    total_tokens: a.total_tokens + b.total_tokens
+  }
+
+const totalUsage = (steps: ReadonlyArray<Step>) => steps.reduce((sum, step) => addUsage(sum, step.usage), zeroUsage)
+
+const lastAssistant = (transcript: Transcript.Transcript): Protocol.AssistantMessage => {
+  for (let i = transcript.length - 1; i >= 0; i--) {
+    const message = transcript[i]!
+    if (message.role === "assistant") return message
+  }
+  return { role: "assistant", content: null }
+}
+
+const finish = (
+  state: State,
+  status: AgentResult["status"],
+  pending: ReadonlyArray<PendingApproval> = []
+): AgentResult => {
+  const message = lastAssistant(state.transcript)
+  return {
+    status,
+    message,
+    text: message.content ?? "",
+    steps: state.steps,
+    transcript: state.transcript,
+    usage: totalUsage(state.steps),
+    pending
+  }
+}
+
+/** Forced choices (`required`, a named function) apply to the first model call only, so they cannot loop. */
+const toolChoiceAt = (choice: Protocol.ToolChoice | undefined, modelCalls: number): Protocol.ToolChoice | undefined =>
+  modelCalls === 0 || choice === undefined || choice === "none" ? choice : "auto"
+
+const request = (settings: Settings, state: State): Protocol.ChatRequest => {
+  const tools = settings.toolkit.definitions
+  const choice = toolChoiceAt(settings.toolChoice, state.modelCalls)
+  return {
+    model: settings.model,
+    messages: state.transcript,
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(tools.length > 0 && choice !== undefined ? { tool_choice: choice } : {})
+  }
+}
+
+/** Token and duration limits, checked before every model call. */
+const checkBudget = (settings: Settings, state: State) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const { duration, totalTokens } = settings.budget
+    const transcript = state.transcript
+    const tokens = totalUsage(state.steps).total_tokens
+    if (totalTokens !== undefined && tokens >= totalTokens) {
+      return Effect.fail(new BudgetExceeded({ limit: "totalTokens", max: totalTokens, used: tokens, transcript }))
+    }
+    const max = duration === undefined ? undefined : Duration.toMillis(duration)
+    if (max !== undefined && now - state.startedAt >= max) {
+      return Effect.fail(new BudgetExceeded({ limit: "duration", max, used: now - state.startedAt, transcript }))
+    }
+    return Effect.void
+  })
+
+/** The same call text made `loopLimit` times since the last user message. */
+const detectLoop = (settings: Settings, transcript: Transcript.Transcript, calls: ReadonlyArray<Protocol.ToolCall>) => {
+  const start = transcript.reduce((last, message, i) => (message.role === "user" ? i : last), -1)
+  const counts = new Map<string, number>()
+  for (const message of transcript.slice(start + 1)) {
+    if (message.role !== "assistant") continue
+    for (const call of message.tool_calls ?? []) counts.set(callKey(call), (counts.get(callKey(call)) ?? 0) + 1)
+  }
+  const looping = calls.find((call) => (counts.get(callKey(call)) ?? 0) >= settings.loopLimit)
+  return looping === undefined ? Effect.void : Effect.fail(
+    new LoopDetected({
+      tool: looping.function.name,
+      arguments: looping.function.arguments,
+      count: counts.get(callKey(looping))!,
+      transcript
+    })
+  )
+}
+
+/** Name and arguments, with the arguments' JSON normalised when it parses. */
+const callKey = (call: Protocol.ToolCall): string => {
+  let args = call.function.arguments
+  try {
+    args = JSON.stringify(JSON.parse(args))
+  } catch {
+    // Invalid JSON is compared as it came.
+  }
+  return `${call.function.name}\u0000${args}`
+}
+
+/**
+ * Runs the calls of `message` (concurrently, results in call order) and
+ * appends their `tool` messages, or pauses when a call awaits approval.
+ */
+const runCalls = (
+  settings: Settings,
+  state: State,
+  step: Omit<Step, "toolResults">,
+  calls: ReadonlyArray<Protocol.ToolCall>
+): Effect.Effect<Next, Failure, Requirements> => {
+  const prepared = calls.map((call) => prepare(settings.toolkit, call))
+  const pending = prepared.flatMap((p): Array<PendingApproval> =>
+    p._tag === "Ready" && p.tool.needsApproval && settings.decisions[p.call.id] === undefined
+      ? [{ callId: p.call.id, name: p.call.function.name, arguments: p.call.function.arguments }]
+      : []
+  )
+  // Nothing of the step runs before every approval is given: results must
+  // stay in call order, and a half-run step could not be resumed in order.
+  if (pending.length > 0) {
+    const paused: State = { ...state, steps: [...state.steps, { ...step, toolResults: [] }] }
+    return Effect.succeed({ _tag: "Done", result: finish(paused, "paused", pending) })
+  }
+  const runnable = prepared.filter((p) => p._tag === "Ready" && settings.decisions[p.call.id] !== "deny").length
+  const maxCalls = settings.budget.toolCalls
+  if (maxCalls !== undefined && state.toolCalls + runnable > maxCalls) {
+    return Effect.fail(
+      new BudgetExceeded({ limit: "toolCalls", max: maxCalls, used: state.toolCalls + runnable, transcript: state.transcript })
+    )
+  }
+  return Effect.forEach(prepared, (p) => runOne(settings, step.index, p, state.transcript), {
+    concurrency: settings.concurrency
+  }).pipe(
+    Effect.flatMap((toolResults) => {
+      const done: Step = { ...step, toolResults }
+      const next: State = {
+        ...state,
+        transcript: [...state.transcript, ...toolResults.map(toolMessage)],
+        steps: [...state.steps, done],
+        toolCalls: state.toolCalls + runnable
+      }
+      return Effect.as(settings.emit({ _tag: "StepFinished", step: done }), next)
+    }),
+    Effect.map((next): Next =>
+      settings.stopWhen.some((stop) => stop(next.steps))
+        ? { _tag: "Done", result: finish(next, "stopped") }
+        : { _tag: "Continue", state: next }
+    )
+  )
+}
+
+const runOne = (settings: Settings, step: number, prepared: Prepared, transcript: Transcript.Transcript) => {
+  const call = prepared.call
+  return settings.emit({ _tag: "ToolCallStarted", step, callId: call.id, name: call.function.name, arguments: call.function.arguments }).pipe(
+    Effect.zipRight(answer(prepared, settings.decisions[call.id], transcript)),
+    Effect.tap((result: ToolResult) => settings.emit({ _tag: "ToolResult", step, result }))
+  )
+}
+
+/** One model call and its tools. */
+const step = (settings: Settings, state: State): Effect.Effect<Next, Failure, Requirements> =>
+  Effect.gen(function*() {
+    yield* checkBudget(settings, state)
+    if (state.modelCalls >= settings.maxSteps) {
+      return yield* new MaxStepsExceeded({ maxSteps: settings.maxSteps, transcript: state.transcript })
+    }
+    const index = state.steps.length
+    const completion = yield* settings.complete(request(settings, state), index)
+    const message = completion.choices[0]?.message
+    if (message === undefined) {
+      return yield* new ResponseDecodeError({ message: "the completion has no choices", body: "" })
+    }
+    const transcript = [...state.transcript, message]
+    const calls = message.tool_calls ?? []
+    const base = { index, requestMessages: state.transcript.length, message, usage: completion.usage ?? undefined }
+    const next: State = { ...state, transcript, modelCalls: state.modelCalls + 1 }
+    if (calls.length === 0) {
+      const done: Step = { ...base, toolResults: [] }
+      yield* settings.emit({ _tag: "StepFinished", step: done })
+      return { _tag: "Done", result: finish({ ...next, steps: [...state.steps, done] }, "completed") } as const
+    }
+    yield* detectLoop(settings, transcript, calls)
+    return yield* runCalls(settings, next, base, calls)
+  }).pipe(Effect.withSpan("Agent.step", { attributes: { "agent.step": state.steps.length } }))
+
+const loop = (settings: Settings, state: State): Effect.Effect<AgentResult, Failure, Requirements> =>
+  Effect.flatMap(step(settings, state), (next) =>
+    next._tag === "Done" ? Effect.succeed(next.result) : loop(settings, next.state))
+
+/**
+ * Runs from `transcript`: first the unanswered calls of its last assistant
+ * message if any (a paused or interrupted run), then model calls until a stop.
+ */
+export const run = (settings: Settings, transcript: Transcript.Transcript): Effect.Effect<AgentResult, Failure, Requirements> =>
+  Effect.gen(function*() {
+    const state: State = { transcript, steps: [], modelCalls: 0, toolCalls: 0, startedAt: yield* Clock.currentTimeMillis }
+    const open = Transcript.unansweredCalls(transcript)
+    if (open === undefined) return yield* loop(settings, state)
+    const base = { index: 0, requestMessages: transcript.indexOf(open.message), message: open.message, usage: undefined }
+    const next = yield* runCalls(settings, state, base, open.calls).pipe(
+      Effect.withSpan("Agent.step", { attributes: { "agent.step": 0, "agent.resumed": true } })
+    )
+    return next._tag === "Done" ? next.result : yield* loop(settings, next.state)
+  }).pipe(Effect.withSpan("Agent.run", { attributes: { "gen_ai.request.model": settings.model } }))

@@ -1,0 +1,144 @@
+/**
+ * One tool call, from the model's JSON to the `tool` message sent back.
+ * Everything the model can correct (bad JSON, arguments that fail the schema,
+ * an unknown name, the tool's typed failure, a timeout) becomes the message's
+ * content as `{"error": …}`; only a defect fails the run.
+ *
+ * @internal
+ */
+import type * as Protocol from "@switchboard/core/Protocol"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import type * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import type { Decision, ToolResult } from "../Agent.js"
+import { ToolDefect } from "../AgentError.js"
+import * as Tool from "../Tool.js"
+import type * as Toolkit from "../Toolkit.js"
+import type { Transcript } from "../Transcript.js"
+
+/** A call checked against the toolkit, before anything runs. */
+export type Prepared =
+  | { readonly _tag: "Ready"; readonly call: Protocol.ToolCall; readonly tool: Tool.Any; readonly params: unknown }
+  | { readonly _tag: "Rejected"; readonly call: Protocol.ToolCall; readonly outcome: ToolResult["outcome"]; readonly error: string }
+
+const errorContent = (error: unknown): string => JSON.stringify({ error })
+
+/** `["a", 0, "b"]` → `a[0].b`. */
+const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>(
+    (acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
+    ""
+  )
+
+const describeIssues = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => (issue.path.length > 0 ? `${formatPath(issue.path)}: ${issue.message}` : issue.message))
+    .join("; ")
+
+const parseJson = (text: string): Either.Either<unknown, string> => {
+  try {
+    return Either.right(text.trim() === "" ? {} : JSON.parse(text))
+  } catch (e) {
+    return Either.left(e instanceof Error ? e.message : String(e))
+  }
+}
+
+/** Finds the tool and decodes the arguments with its schema. */
+export const prepare = (toolkit: Toolkit.Any, call: Protocol.ToolCall): Prepared => {
+  const name = call.function.name
+  const tool = Object.hasOwn(toolkit.tools, name) ? toolkit.tools[name] : undefined
+  if (tool === undefined) {
+    const known = Object.keys(toolkit.tools).join(", ") || "none"
+    return { _tag: "Rejected", call, outcome: "unknown-tool", error: `unknown tool "${name}"; the tools are: ${known}` }
+  }
+  const json = parseJson(call.function.arguments)
+  if (Either.isLeft(json)) {
+    return { _tag: "Rejected", call, outcome: "invalid-arguments", error: `arguments are not valid JSON: ${json.left}` }
+  }
+  const params = Schema.decodeUnknownEither(tool.parameters, { errors: "all" })(json.right)
+  return Either.isLeft(params)
+    ? { _tag: "Rejected", call, outcome: "invalid-arguments", error: `invalid arguments for ${name}: ${describeIssues(params.left)}` }
+    : { _tag: "Ready", call, tool, params: params.right }
+}
+
+const result = (call: Protocol.ToolCall, outcome: ToolResult["outcome"], content: string): ToolResult => ({
+  callId: call.id,
+  name: call.function.name,
+  arguments: call.function.arguments,
+  outcome,
+  content
+})
+
+/** A tool's success is sent as text when it encodes to a string, as JSON otherwise. */
+const successContent = (encoded: unknown): string =>
+  typeof encoded === "string" ? encoded : JSON.stringify(encoded) ?? "null"
+
+const invoke = (tool: Tool.Any, params: unknown) => {
+  const handled = Effect.flatMap(Tool.handlerTag(tool.name), (handler) => handler.handle(params))
+  const retried = tool.retry === undefined ? handled : Effect.retry(handled, tool.retry as Schedule.Schedule<unknown, unknown>)
+  return tool.timeout === undefined ? Effect.map(retried, Option.some) : Effect.timeoutOption(retried, tool.timeout)
+}
+
+/** Runs a ready call: handler, retry, timeout, then encodes what came out. */
+const execute = (tool: Tool.Any, call: Protocol.ToolCall, params: unknown) =>
+  invoke(tool, params).pipe(
+    Effect.matchEffect({
+      onFailure: (failure) =>
+        Effect.map(
+          Effect.orDie(Schema.encodeUnknown(tool.failure as Schema.Schema<unknown, unknown>)(failure)),
+          (encoded) => result(call, "failure", errorContent(encoded))
+        ),
+      onSuccess: Option.match({
+        onNone: () =>
+          Effect.succeed(
+            result(call, "timeout", errorContent(`${tool.name} timed out after ${Duration.format(tool.timeout!)}`))
+          ),
+        onSome: (value) =>
+          Effect.map(
+            Effect.orDie(Schema.encodeUnknown(tool.success)(value)),
+            (encoded) => result(call, "success", successContent(encoded))
+          )
+      })
+    })
+  )
+
+/**
+ * The result of one call; a defect (or an output its schema cannot encode)
+ * fails with `ToolDefect` carrying `transcript`.
+ */
+export const answer = (
+  prepared: Prepared,
+  decision: Decision | undefined,
+  transcript: Transcript
+): Effect.Effect<ToolResult, ToolDefect, Tool.Handler<string>> => {
+  const call = prepared.call
+  if (prepared._tag === "Rejected") return Effect.succeed(result(call, prepared.outcome, errorContent(prepared.error)))
+  if (decision === "deny") {
+    return Effect.succeed(
+      result(call, "denied", errorContent(`the user denied this call to ${call.function.name}; it did not run`))
+    )
+  }
+  return execute(prepared.tool, call, prepared.params).pipe(
+    Effect.catchAllDefect((defect) =>
+      Effect.fail(
+        new ToolDefect({ tool: call.function.name, callId: call.id, defect: Cause.pretty(Cause.die(defect)), transcript })
+      )
+    ),
+    Effect.withSpan("Agent.tool", {
+      kind: "internal",
+      attributes: { "gen_ai.tool.name": call.function.name, "gen_ai.tool.call.id": call.id }
+    })
+  )
+}
+
+/** A call's `tool` message. */
+export const toolMessage = (result: ToolResult): Protocol.Message => ({
+  role: "tool",
+  tool_call_id: result.callId,
+  content: result.content
+})
