@@ -1,0 +1,155 @@
+/**
+ * Where the service is, for every command that talks to it: `--base-url` and
+ * `--api-key`, else `SWITCHBOARD_BASE_URL` and `SWITCHBOARD_API_KEY`; and the
+ * one place that builds the Node layer from them and reports a command's
+ * failure.
+ *
+ * @since 0.1.0
+ */
+import * as Options from "@effect/cli/Options"
+import { NodeMedia, NodeSwitchboard } from "@switchboard/node"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Errors from "./Errors.js"
+
+/**
+ * The flags every service command takes.
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const flags = {
+  baseUrl: Options.text("base-url").pipe(
+    Options.withPseudoName("url"),
+    Options.withDescription("The service's base address, e.g. http://127.0.0.1:8787 (default: $SWITCHBOARD_BASE_URL)"),
+    Options.optional
+  ),
+  apiKey: Options.redacted("api-key").pipe(
+    Options.withPseudoName("key"),
+    Options.withDescription("The API key (default: $SWITCHBOARD_API_KEY)"),
+    Options.optional
+  ),
+  verbose: Options.boolean("verbose").pipe(Options.withDescription("Print the details of an error"))
+}
+
+/**
+ * @since 0.1.0
+ * @category flags
+ */
+export interface Flags {
+  readonly baseUrl: Option.Option<string>
+  readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  readonly verbose: boolean
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Settings {
+  readonly baseUrl: string
+  readonly apiKey: Redacted.Redacted<string>
+}
+
+const nonEmpty = <A>(option: Option.Option<A>, value: (a: A) => string) =>
+  Option.filter(option, (a) => value(a).trim() !== "")
+
+const fromEnvironment = Config.all({
+  baseUrl: Config.option(Config.string("SWITCHBOARD_BASE_URL")),
+  apiKey: Config.option(Config.redacted("SWITCHBOARD_API_KEY"))
+}).pipe(Effect.orElseSucceed(() => ({ baseUrl: Option.none<string>(), apiKey: Option.none<Redacted.Redacted<string>>() })))
+
+/**
+ * Flags first, then the environment; `None` for what neither gives.
+ *
+ * @since 0.1.0
+ * @category settings
+ */
+export const lookup = (flags: Pick<Flags, "baseUrl" | "apiKey">) =>
+  Effect.map(fromEnvironment, (env) => ({
+    baseUrl: Option.orElse(nonEmpty(flags.baseUrl, String), () => nonEmpty(env.baseUrl, String)),
+    apiKey: Option.orElse(nonEmpty(flags.apiKey, Redacted.value), () => nonEmpty(env.apiKey, Redacted.value))
+  }))
+
+/**
+ * The base URL and key, or a one-line error naming what to set.
+ *
+ * @since 0.1.0
+ * @category settings
+ */
+export const settings = (flags: Pick<Flags, "baseUrl" | "apiKey">): Effect.Effect<Settings, Errors.MissingConfigurationError> =>
+  Effect.flatMap(lookup(flags), ({ apiKey, baseUrl }) => {
+    if (Option.isSome(baseUrl) && Option.isSome(apiKey)) return Effect.succeed({ baseUrl: baseUrl.value, apiKey: apiKey.value })
+    const missing = [
+      ...(Option.isNone(baseUrl) ? [["SWITCHBOARD_BASE_URL", "--base-url"] as const] : []),
+      ...(Option.isNone(apiKey) ? [["SWITCHBOARD_API_KEY", "--api-key"] as const] : [])
+    ]
+    const what = missing.length === 2 ? "No base URL and no API key" : Option.isNone(baseUrl) ? "No base URL" : "No API key"
+    return Effect.fail(
+      new Errors.MissingConfigurationError({
+        variables: missing.map(([variable]) => variable),
+        message: `${what}: set ${missing.map(([variable]) => variable).join(" and ")} (or pass ${
+          missing.map(([, flag]) => flag).join(" and ")
+        }). To try things offline, run \`switchboard emulator\` in another terminal, or \`switchboard demo\`.`
+      })
+    )
+  })
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export interface LayerOptions {
+  /** Keep video tasks in this directory instead of in memory. */
+  readonly journalDirectory?: string | undefined
+}
+
+/**
+ * Every SDK service over Node, plus what saving media needs.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFrom = (settings: Settings, options: LayerOptions = {}) =>
+  Layer.merge(
+    NodeSwitchboard.layer({
+      baseUrl: settings.baseUrl,
+      apiKey: settings.apiKey,
+      ...(options.journalDirectory === undefined ? {} : { journalDirectory: options.journalDirectory })
+    }),
+    NodeMedia.layer
+  )
+
+/**
+ * The layer for the flags, failing with `MissingConfigurationError`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (flags: Pick<Flags, "baseUrl" | "apiKey">, options: LayerOptions = {}) =>
+  Layer.unwrapEffect(Effect.map(settings(flags), (s) => layerFrom(s, options)))
+
+/**
+ * The services a command program may use.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export type Services = Layer.Layer.Success<ReturnType<typeof layerFrom>>
+
+/**
+ * Runs a command's program with the SDK configured from its flags, printing
+ * its failure as one line (with details under `--verbose`).
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const run = <A, E, R>(
+  flags: Flags,
+  program: Effect.Effect<A, E, R>,
+  options: LayerOptions = {}
+): Effect.Effect<A, Errors.Reported, Exclude<R, Services>> =>
+  program.pipe(Effect.provide(layer(flags, options)), Errors.reported(flags.verbose))

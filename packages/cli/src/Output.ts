@@ -1,0 +1,210 @@
+/**
+ * Terminal output shared by the commands: colour only on a terminal (and
+ * never with `NO_COLOR`), raw writes for streamed text, tables, sizes, file
+ * name slugs, cosine similarity.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+
+/**
+ * Where a command writes: `process.stdout` or `process.stderr`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Target = NodeJS.WriteStream
+
+const colours = (target: Target): boolean =>
+  target.isTTY === true && process.env["NO_COLOR"] === undefined && process.env["TERM"] !== "dumb"
+
+const sgr = (open: number, close: number) => (text: string, target: Target = process.stdout) =>
+  colours(target) ? `\x1b[${open}m${text}\x1b[${close}m` : text
+
+/**
+ * @since 0.1.0
+ * @category style
+ */
+export const bold = sgr(1, 22)
+/**
+ * @since 0.1.0
+ * @category style
+ */
+export const dim = sgr(2, 22)
+/**
+ * @since 0.1.0
+ * @category style
+ */
+export const red = sgr(31, 39)
+/**
+ * @since 0.1.0
+ * @category style
+ */
+export const green = sgr(32, 39)
+/**
+ * @since 0.1.0
+ * @category style
+ */
+export const yellow = sgr(33, 39)
+/**
+ * @since 0.1.0
+ * @category style
+ */
+export const cyan = sgr(36, 39)
+
+/**
+ * Writes text as is, without a newline: for streamed replies.
+ *
+ * @since 0.1.0
+ * @category writing
+ */
+export const write = (text: string, target: Target = process.stdout): Effect.Effect<void> =>
+  Effect.sync(() => {
+    target.write(text)
+  })
+
+/**
+ * Writes one line to stdout.
+ *
+ * @since 0.1.0
+ * @category writing
+ */
+export const line = (text = ""): Effect.Effect<void> => write(`${text}\n`)
+
+/**
+ * Writes one line to stderr.
+ *
+ * @since 0.1.0
+ * @category writing
+ */
+export const errorLine = (text: string): Effect.Effect<void> => write(`${text}\n`, process.stderr)
+
+/**
+ * Prefixes every line of a streamed text with `indent`, whatever the chunk
+ * boundaries: returns a function to call with each chunk.
+ *
+ * @since 0.1.0
+ * @category writing
+ */
+export const indenter = (indent: string) => {
+  let atLineStart = true
+  return (chunk: string): string => {
+    let out = ""
+    for (const char of chunk) {
+      if (atLineStart && char !== "\n") out += indent
+      out += char
+      atLineStart = char === "\n"
+    }
+    return out
+  }
+}
+
+// eslint-disable-next-line no-control-regex
+const ansi = /\x1b\[[0-9;]*m/g
+
+/**
+ * The width of a string on screen, ANSI styles excluded.
+ *
+ * @since 0.1.0
+ * @category tables
+ */
+export const visibleLength = (text: string): number => [...text.replace(ansi, "")].length
+
+/**
+ * Rows as aligned columns, the first row being the header, each line
+ * prefixed by `indent`.
+ *
+ * @since 0.1.0
+ * @category tables
+ */
+export const table = (rows: ReadonlyArray<ReadonlyArray<string>>, indent = ""): string => {
+  const widths: Array<number> = []
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleLength(cell))))
+  return rows
+    .map((row) =>
+      indent +
+      row.map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat((widths[i] ?? 0) - visibleLength(cell)))).join("  ")
+    )
+    .join("\n")
+}
+
+/**
+ * `65536` → `64.0 KiB`.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const bytes = (n: number): string =>
+  n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / (1024 * 1024)).toFixed(1)} MiB`
+
+/**
+ * `1234` → `1.2 s`, `65000` → `1 min 5 s`.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const seconds = (millis: number): string => {
+  if (millis < 60_000) return `${(millis / 1000).toFixed(1)} s`
+  const total = Math.round(millis / 1000)
+  return `${Math.floor(total / 60)} min ${total % 60} s`
+}
+
+/**
+ * A file-name-safe slug of a prompt: `"A fox, in snow!"` → `a-fox-in-snow`.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const slug = (text: string, max = 40): string => {
+  const s = text
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, max)
+    .replace(/-+$/, "")
+  return s === "" ? "image" : s
+}
+
+/**
+ * `2025-01-31T12:34:56Z` → `20250131-123456`, in local time.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const stamp = (millis: number): string => {
+  const d = new Date(millis)
+  const two = (n: number) => String(n).padStart(2, "0")
+  return `${d.getFullYear()}${two(d.getMonth() + 1)}${two(d.getDate())}-${two(d.getHours())}${two(d.getMinutes())}${
+    two(d.getSeconds())
+  }`
+}
+
+/**
+ * A text cut to `max` characters with an ellipsis, on one line.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const truncate = (text: string, max: number): string => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`
+}
+
+/**
+ * Cosine similarity of two vectors of the same length; 0 when either is zero.
+ *
+ * @since 0.1.0
+ * @category math
+ */
+export const cosine = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): number => {
+  let dot = 0, na = 0, nb = 0
+  const n = Math.min(a.length, b.length)
+  for (let i = 0; i < n; i++) {
+    dot += a[i]! * b[i]!
+    na += a[i]! * a[i]!
+    nb += b[i]! * b[i]!
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb)
+}

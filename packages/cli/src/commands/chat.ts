@@ -1,0 +1,109 @@
+/**
+ * `switchboard chat "<prompt>"`: the reply streamed to the terminal as it
+ * arrives, or with `--json` the whole completion (the streamed chunks
+ * folded by `Chat.accumulate`).
+ *
+ * @since 0.1.0
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import { Attachment, Chat, type Protocol } from "@switchboard/core"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as Connection from "../Connection.js"
+import * as Inputs from "../Inputs.js"
+import * as Output from "../Output.js"
+
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
+export const defaultModel = "gpt-4o-mini"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ChatOptions {
+  readonly prompt: string
+  readonly model: string
+  /** Files, http(s) URLs or data URIs. */
+  readonly images: ReadonlyArray<string>
+  readonly maxTokens?: number | undefined
+}
+
+/**
+ * The chat request: the prompt, with one image part per `--image`.
+ *
+ * @since 0.1.0
+ * @category programs
+ */
+export const request = (options: ChatOptions) =>
+  Effect.map(Effect.forEach(options.images, Inputs.attachment), (attachments): Protocol.ChatRequest => ({
+    model: options.model,
+    messages: [attachments.length === 0 ? { role: "user", content: options.prompt } : Attachment.message(options.prompt, ...attachments)],
+    ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens })
+  }))
+
+/**
+ * Writes the reply's text as it arrives, each line prefixed with `indent`,
+ * and ends the line.
+ *
+ * @since 0.1.0
+ * @category programs
+ */
+export const streamReply = (chatRequest: Protocol.ChatRequest, indent = "") =>
+  Effect.suspend(() => {
+    const indented = Output.indenter(indent)
+    let written = false
+    return Chat.streamText(chatRequest).pipe(
+      Stream.runForEach((text) => {
+        written = true
+        return Output.write(indented(text))
+      }),
+      Effect.ensuring(Effect.suspend(() => (written ? Output.write("\n") : Effect.void)))
+    )
+  })
+
+/**
+ * @since 0.1.0
+ * @category programs
+ */
+export const program = (options: ChatOptions & { readonly json: boolean }) =>
+  Effect.flatMap(request(options), (chatRequest) =>
+    options.json
+      ? Effect.flatMap(Chat.accumulate(Chat.stream(chatRequest)), (completion) => Output.line(JSON.stringify(completion, null, 2)))
+      : streamReply(chatRequest))
+
+/**
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make(
+  "chat",
+  {
+    prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("What to say to the model")),
+    model: Options.text("model").pipe(Options.withDefault(defaultModel), Options.withDescription("The chat model")),
+    image: Options.text("image").pipe(
+      Options.withPseudoName("file|url"),
+      Options.repeated,
+      Options.withDescription("An image to send with the prompt: a file, or an http(s) URL (repeatable)")
+    ),
+    maxTokens: Options.integer("max-tokens").pipe(Options.optional, Options.withDescription("Limit the reply's length")),
+    json: Options.boolean("json").pipe(Options.withDescription("Print the final completion as JSON instead of streaming")),
+    ...Connection.flags
+  },
+  (flags) =>
+    Connection.run(
+      flags,
+      program({
+        prompt: flags.prompt,
+        model: flags.model,
+        images: flags.image,
+        maxTokens: Option.getOrUndefined(flags.maxTokens),
+        json: flags.json
+      })
+    )
+).pipe(Command.withDescription("Chat with a model; the reply streams to the terminal as it arrives"))

@@ -1,0 +1,99 @@
+/**
+ * `switchboard embed <text>…`: the vector of one text, or the cosine
+ * similarities of two or more.
+ *
+ * @since 0.1.0
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import { Embeddings } from "@switchboard/core"
+import * as Effect from "effect/Effect"
+import * as Connection from "../Connection.js"
+import * as Output from "../Output.js"
+
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
+export const defaultModel = "text-embedding-3-small"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Pair {
+  readonly a: number
+  readonly b: number
+  readonly similarity: number
+}
+
+/**
+ * Every pair of vectors with its cosine similarity, most similar first.
+ *
+ * @since 0.1.0
+ * @category similarity
+ */
+export const pairs = (vectors: ReadonlyArray<ReadonlyArray<number>>): ReadonlyArray<Pair> => {
+  const out: Array<Pair> = []
+  for (let a = 0; a < vectors.length; a++) {
+    for (let b = a + 1; b < vectors.length; b++) out.push({ a, b, similarity: Output.cosine(vectors[a]!, vectors[b]!) })
+  }
+  return out.sort((x, y) => y.similarity - x.similarity)
+}
+
+const preview = (vector: ReadonlyArray<number>) => {
+  const shown = vector.slice(0, 4).map((x) => x.toFixed(4))
+  return `[${shown.join(", ")}${vector.length > 4 ? `, … ${vector.length - 4} more` : ""}]`
+}
+
+/**
+ * The human-readable lines: a vector preview for one text, the similarity
+ * of every pair for more.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const render = (texts: ReadonlyArray<string>, vectors: ReadonlyArray<ReadonlyArray<number>>, indent = ""): string => {
+  const dims = vectors[0]?.length ?? 0
+  const head = `${vectors.length} ${vectors.length === 1 ? "vector" : "vectors"} of ${dims} dimensions`
+  if (vectors.length === 1) return `${indent}${head}\n${indent}${preview(vectors[0]!)}`
+  const quote = (i: number) => `"${Output.truncate(texts[i] ?? "", 40)}"`
+  return [
+    `${indent}${head}; cosine similarity, most similar first:`,
+    Output.table(pairs(vectors).map((p) => [p.similarity.toFixed(3), quote(p.a), "↔", quote(p.b)]), indent + "  ")
+  ].join("\n")
+}
+
+/**
+ * @since 0.1.0
+ * @category programs
+ */
+export const program = (options: { readonly texts: ReadonlyArray<string>; readonly model: string; readonly json: boolean }) =>
+  Effect.flatMap(Embeddings.embedMany(options.texts, { model: options.model }), (vectors) =>
+    options.json
+      ? Output.line(JSON.stringify(
+        {
+          model: options.model,
+          vectors,
+          ...(vectors.length > 1 ? { similarities: pairs(vectors) } : {})
+        },
+        null,
+        2
+      ))
+      : Output.line(render(options.texts, vectors)))
+
+/**
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make(
+  "embed",
+  {
+    texts: Args.text({ name: "text" }).pipe(Args.atLeast(1), Args.withDescription("One or more texts")),
+    model: Options.text("model").pipe(Options.withDefault(defaultModel), Options.withDescription("The embedding model")),
+    json: Options.boolean("json").pipe(Options.withDescription("Print the vectors (and similarities) as JSON")),
+    ...Connection.flags
+  },
+  (flags) => Connection.run(flags, program(flags))
+).pipe(Command.withDescription("Embed texts: one text's vector, or the cosine similarities of several"))

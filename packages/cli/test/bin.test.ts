@@ -1,0 +1,377 @@
+/**
+ * The built `switchboard` command run as real processes against an emulator
+ * started in this test process: output, files and exit codes, errors
+ * included, and a video interrupted with SIGINT then finished by `--resume`.
+ *
+ * dist is built once, in `beforeAll`, with `tsc -b packages/cli/tsconfig.build.json`
+ * (incremental, so a no-op when up to date). Every process test lives in this
+ * one file so that no two builds ever race on the same dist.
+ */
+import { Emulator } from "@switchboard/emulator"
+import type * as Context from "effect/Context"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { build, lines, pngSize, removeTempDirs, run, start, stopAll, tempDir, tinyPng } from "./helpers.js"
+
+const runtime = ManagedRuntime.make(Emulator.layer())
+let emulator: Context.Tag.Service<typeof Emulator.Emulator>
+let env: Record<string, string>
+
+beforeAll(async () => {
+  build()
+  emulator = await runtime.runPromise(Emulator.Emulator)
+  env = { SWITCHBOARD_BASE_URL: emulator.url, SWITCHBOARD_API_KEY: emulator.apiKey }
+}, 240_000)
+
+afterAll(async () => {
+  await stopAll()
+  await runtime.dispose()
+  removeTempDirs()
+})
+
+const requests = () => runtime.runPromise(emulator.requests)
+
+/** The chat requests the emulator saw whose last user message mentions `text`. */
+const chatRequestsAbout = async (text: string) =>
+  (await requests()).filter((r) => r.path === "/v1/chat/completions" && JSON.stringify(r.body).includes(text))
+
+/** A failure is one line on stderr, with no stack trace. */
+const expectOneLine = (stderr: string) => {
+  expect(lines(stderr)).toHaveLength(1)
+  expect(stderr).not.toMatch(/\n\s+at /)
+}
+
+describe.concurrent("switchboard models", { timeout: 90_000 }, () => {
+  it("prints the models as a table", async () => {
+    const result = await run(["models"], { env })
+    expect(result.code).toBe(0)
+    expect(lines(result.stdout)[0]).toMatch(/^MODEL\s+OWNED BY\s+CREATED$/)
+    for (const id of ["gpt-4o-mini", "image2", "video-1", "text-embedding-3-small"]) expect(result.stdout).toContain(id)
+  })
+
+  it("prints JSON with --json", async () => {
+    const result = await run(["models", "--json"], { env })
+    expect(result.code).toBe(0)
+    const models = JSON.parse(result.stdout) as ReadonlyArray<{ id: string }>
+    expect(models.map((m) => m.id)).toContain("video-1")
+  })
+})
+
+describe.concurrent("switchboard chat", { timeout: 90_000 }, () => {
+  it("streams the reply", async () => {
+    const result = await run(["chat", "Hello from the streaming test"], { env })
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/^You said: "Hello from the streaming test"\. .*\n$/)
+    const [sent] = await chatRequestsAbout("Hello from the streaming test")
+    expect((sent?.body as { stream?: boolean }).stream).toBe(true)
+  })
+
+  it("prints the accumulated completion with --json", async () => {
+    const result = await run(["chat", "Hello as JSON", "--json"], { env })
+    expect(result.code).toBe(0)
+    const completion = JSON.parse(result.stdout) as { choices: ReadonlyArray<{ message: { content: string }; finish_reason: string }> }
+    expect(completion.choices[0]?.message.content).toContain("You said: \"Hello as JSON\"")
+    expect(completion.choices[0]?.finish_reason).toBe("stop")
+  })
+
+  it("sends images from files and URLs with --image", async () => {
+    const dir = tempDir("chat-image")
+    Fs.writeFileSync(Path.join(dir, "dot.png"), tinyPng)
+    const result = await run(["chat", "What is in these?", "--image", "dot.png", "--image", "https://example.com/cat.jpg"], { env, cwd: dir })
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain(`Received 2 images: image/png ${tinyPng.length} bytes (data URI), https://example.com/cat.jpg (URL).`)
+  })
+
+  it("takes --base-url and --api-key instead of the environment", async () => {
+    const result = await run(["chat", "Hi", "--base-url", emulator.url, "--api-key", emulator.apiKey])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain("You said: \"Hi\"")
+  })
+})
+
+describe.concurrent("errors", { timeout: 90_000 }, () => {
+  it("a missing key names the variable to set, exit 2", async () => {
+    const result = await run(["chat", "Hi"], { env: { SWITCHBOARD_BASE_URL: emulator.url } })
+    expect(result.code).toBe(2)
+    expectOneLine(result.stderr)
+    expect(result.stderr).toMatch(/^✖ No API key: set SWITCHBOARD_API_KEY \(or pass --api-key\)/)
+  })
+
+  it("a missing base URL and key name both variables, exit 2", async () => {
+    const result = await run(["models"])
+    expect(result.code).toBe(2)
+    expectOneLine(result.stderr)
+    expect(result.stderr).toContain("set SWITCHBOARD_BASE_URL and SWITCHBOARD_API_KEY")
+  })
+
+  it("a wrong key is an authentication error, exit 1", async () => {
+    const result = await run(["models", "--api-key", "sk-wrong"], { env })
+    expect(result.code).toBe(1)
+    expectOneLine(result.stderr)
+    expect(result.stderr).toMatch(/^✖ Authentication failed \(HTTP 401\): .* check --api-key or SWITCHBOARD_API_KEY/)
+    expect(result.stderr).not.toContain("sk-wrong")
+  })
+
+  it("--verbose adds the details, never the key", async () => {
+    const result = await run(["models", "--api-key", "sk-wrong", "--verbose"], { env })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain("error: AuthenticationError")
+    expect(result.stderr).toContain("status: 401")
+    expect(result.stderr).toMatch(/requestId: \S+/)
+    expect(result.stderr).not.toContain("sk-wrong")
+  })
+
+  it("an unknown model says so and where the list is, exit 1", async () => {
+    const result = await run(["chat", "Hi", "--model", "gpt-nope"], { env })
+    expect(result.code).toBe(1)
+    expectOneLine(result.stderr)
+    expect(result.stderr).toMatch(/^✖ Unknown model \(HTTP 404\): The model 'gpt-nope' does not exist.*switchboard models/)
+  })
+
+  it("a bad --size is a usage error naming the allowed sizes, exit 2, nothing sent", async () => {
+    const before = (await chatRequestsAbout("a fox with a bad size")).length
+    const result = await run(["image", "a fox with a bad size", "--size", "800x600"], { env })
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain("--size: \"800x600\" is not one of 1024x1024, 1024x1792, 1792x1024")
+    expect((await chatRequestsAbout("a fox with a bad size")).length).toBe(before)
+  })
+
+  it("a request the SDK rejects is a usage error, exit 2", async () => {
+    const result = await run(["image", "a fox", "-n", "0"], { env })
+    expect(result.code).toBe(2)
+    expectOneLine(result.stderr)
+    expect(result.stderr).toContain("Invalid request, nothing was sent: n must be a positive integer")
+  })
+
+  it("a missing --image file is named, exit 2", async () => {
+    const result = await run(["chat", "Hi", "--image", "no-such-file.png"], { env, cwd: tempDir("missing") })
+    expect(result.code).toBe(2)
+    expectOneLine(result.stderr)
+    expect(result.stderr).toContain("✖ Cannot use this image: no-such-file.png does not exist")
+  })
+
+  it("an unreachable service points at the base URL, exit 1", async () => {
+    // Port 9 (discard) on loopback: nothing listens there, the connection is refused at once.
+    const result = await run(["models", "--base-url", "http://127.0.0.1:9"], { env })
+    expect(result.code).toBe(1)
+    expectOneLine(result.stderr)
+    expect(result.stderr).toMatch(/^✖ Cannot reach the service: .*check --base-url or SWITCHBOARD_BASE_URL/)
+  })
+
+  it("an unknown command or flag is a usage error, exit 2", async () => {
+    expect((await run(["teleport"], { env })).code).toBe(2)
+    expect((await run(["models", "--colour"], { env })).code).toBe(2)
+  })
+})
+
+describe.concurrent("switchboard image", { timeout: 90_000 }, () => {
+  it("saves the images and prints their paths", async () => {
+    const dir = tempDir("image")
+    const result = await run(["image", "A fox in fresh snow", "--n", "2", "--size", "1792x1024", "--quality", "hd", "--out", "pictures"], {
+      env,
+      cwd: dir
+    })
+    expect(result.code).toBe(0)
+    const paths = lines(result.stdout)
+    expect(paths).toHaveLength(2)
+    for (const [i, path] of paths.entries()) {
+      expect(path).toMatch(new RegExp(`^pictures/a-fox-in-fresh-snow-\\d{8}-\\d{6}-${i + 1}\\.png$`))
+      expect(pngSize(Path.join(dir, path))).toEqual([1792, 1024])
+    }
+  })
+
+  it("transforms an image with --from", async () => {
+    const dir = tempDir("from")
+    Fs.writeFileSync(Path.join(dir, "source.png"), tinyPng)
+    const result = await run(["image", "The source as a sketch", "--from", "source.png"], { env, cwd: dir })
+    expect(result.code).toBe(0)
+    const [path] = lines(result.stdout)
+    expect(pngSize(Path.join(dir, path!))).toEqual([1024, 1024])
+    const [sent] = await chatRequestsAbout("The source as a sketch")
+    expect(JSON.stringify(sent?.body)).toContain(`data:image/png;base64,${tinyPng.toString("base64")}`)
+  })
+})
+
+describe.concurrent("switchboard embed and moderate", { timeout: 90_000 }, () => {
+  it("prints one text's vector", async () => {
+    const result = await run(["embed", "hello world"], { env })
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/^1 vector of \d+ dimensions\n\[-?\d\.\d{4}, .* more\]\n$/)
+  })
+
+  it("prints the similarity of every pair, most similar first", async () => {
+    const result = await run(["embed", "The cat sat on the mat.", "A cat was sitting on a mat.", "Revenue grew by 4%."], { env })
+    expect(result.code).toBe(0)
+    const rows = lines(result.stdout).slice(1)
+    expect(rows).toHaveLength(3)
+    const scores = rows.map((row) => Number(row.trim().split(/\s+/)[0]))
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores)
+    expect(rows[0]).toMatch(/"The cat sat on the mat\."\s+↔ {2}"A cat was sitting on a mat\."/)
+  })
+
+  it("prints vectors and similarities as JSON", async () => {
+    const result = await run(["embed", "a", "b", "--json"], { env })
+    expect(result.code).toBe(0)
+    const json = JSON.parse(result.stdout) as { vectors: ReadonlyArray<ReadonlyArray<number>>; similarities: ReadonlyArray<unknown> }
+    expect(json.vectors).toHaveLength(2)
+    expect(json.similarities).toHaveLength(1)
+  })
+
+  it("says whether a text is flagged, with the top scores", async () => {
+    const flagged = await run(["moderate", "I will attack them tonight"], { env })
+    expect(flagged.code).toBe(0)
+    expect(lines(flagged.stdout)).toEqual(["✖ flagged (violence)", "  violence    0.600", "  harassment  0.001", "  hate        0.001"])
+    const fine = await run(["moderate", "Have a lovely day", "--top", "1"], { env })
+    expect(lines(fine.stdout)).toEqual(["✔ not flagged", "  harassment  0.001"])
+  })
+})
+
+describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
+  it("submits, shows progress, saves the video", async () => {
+    const dir = tempDir("video")
+    const result = await run(["video", "A paper boat", "--poll-interval", "10ms", "--out", "videos"], { env, cwd: dir })
+    expect(result.code).toBe(0)
+    const [path] = lines(result.stdout)
+    expect(path).toMatch(/^videos\/task_\w+\.mp4$/)
+    const bytes = Fs.readFileSync(Path.join(dir, path!))
+    expect(bytes.subarray(4, 8).toString("latin1")).toBe("ftyp")
+    // Off a terminal the progress is one plain line per change.
+    expect(result.stderr).toMatch(/Submitted video task task_\w+ \(video-1\)/)
+    expect(lines(result.stderr)).toEqual(expect.arrayContaining(["  queued 0%", "  processing 50%", "  succeed 100%"]))
+    expect(Fs.readFileSync(Path.join(dir, ".switchboard/tasks/switchboard-video-tasks.json"), "utf8")).toBe("[]")
+  })
+
+  it("a failed task is exit 1 with the reason", async () => {
+    const result = await run(["video", "A boat that will fail", "--poll-interval", "10ms"], { env, cwd: tempDir("fail") })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain("✖ Video task")
+    expect(result.stderr).toContain("failed: The emulator was asked to fail this task.")
+  })
+
+  it("needs exactly one of a prompt, --resume, --status, --forget", async () => {
+    const none = await run(["video"], { env })
+    expect(none.code).toBe(2)
+    expect(none.stderr).toContain("Give a prompt to make a video, or --resume")
+    const two = await run(["video", "A boat", "--resume"], { env })
+    expect(two.code).toBe(2)
+  })
+
+  it("--status of an unknown task is a 404, exit 1", async () => {
+    const result = await run(["video", "--status", "task_unknown"], { env })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain("Not found (HTTP 404): No task with id 'task_unknown'.")
+  })
+
+  it("Ctrl-C leaves the task in the journal; --resume finishes that same task, submitted once", async () => {
+    const dir = tempDir("resume")
+    const journal = Path.join(dir, "journal")
+    const prompt = `A slow pan over a harbour ${Path.basename(dir)}`
+    // A poll interval of an hour: after the first status call the process waits until interrupted.
+    const first = start(["video", prompt, "--journal", journal, "--poll-interval", "1h", "--out", "videos"], { env, cwd: dir })
+    const submitted = await first.waitFor(/Submitted video task (task_\w+)/)
+    const taskId = /Submitted video task (task_\w+)/.exec(submitted)![1]!
+    const journalFile = Path.join(journal, "switchboard-video-tasks.json")
+    expect(Fs.readFileSync(journalFile, "utf8")).toContain(taskId)
+    await first.waitFor(/queued/)
+    first.signal("SIGINT")
+    const interrupted = await first.exited
+    expect(interrupted.code).toBe(130)
+    expect(interrupted.stderr).toContain(`Interrupted. Task ${taskId} is still in the journal ${journal}`)
+    expect(interrupted.stderr).toContain(`switchboard video --resume --journal ${JSON.stringify(journal)}`)
+    expect(Fs.readFileSync(journalFile, "utf8")).toContain(taskId)
+
+    const status = await run(["video", "--status", taskId], { env })
+    expect(status.code).toBe(0)
+    expect(status.stdout).toMatch(new RegExp(`^${taskId}  processing  \\d+%\\n$`))
+
+    // The environment variable names the journal as well as the flag does.
+    const resumed = await run(["video", "--resume", "--poll-interval", "10ms", "--out", "videos"], {
+      env: { ...env, SWITCHBOARD_JOURNAL_DIR: journal },
+      cwd: dir
+    })
+    expect(resumed.code).toBe(0)
+    expect(resumed.stderr).toContain(`Resuming 1 unfinished video task from ${journal}`)
+    expect(lines(resumed.stdout)).toEqual([`videos/${taskId}.mp4`])
+    expect(Fs.existsSync(Path.join(dir, "videos", `${taskId}.mp4`))).toBe(true)
+    expect(JSON.parse(Fs.readFileSync(journalFile, "utf8"))).toEqual([])
+    expect(await chatRequestsAbout(prompt)).toHaveLength(1)
+
+    const again = await run(["video", "--resume", "--journal", journal], { env, cwd: dir })
+    expect(again.code).toBe(0)
+    expect(again.stderr).toContain(`No unfinished video tasks in ${journal}.`)
+  })
+
+  it("--forget drops a task from the journal", async () => {
+    const dir = tempDir("forget")
+    const journal = Path.join(dir, "journal")
+    Fs.mkdirSync(journal)
+    Fs.writeFileSync(
+      Path.join(journal, "switchboard-video-tasks.json"),
+      JSON.stringify([{ taskId: "task_gone", model: "video-1", prompt: "lost", submittedAt: 0 }])
+    )
+    const resumed = await run(["video", "--resume", "--journal", journal], { env })
+    expect(resumed.code).toBe(1)
+    expect(resumed.stderr).toContain("switchboard video --forget task_gone")
+    const forgot = await run(["video", "--forget", "task_gone", "--journal", journal], { env })
+    expect(forgot.code).toBe(0)
+    expect(JSON.parse(Fs.readFileSync(Path.join(journal, "switchboard-video-tasks.json"), "utf8"))).toEqual([])
+  })
+})
+
+describe.concurrent("switchboard emulator", { timeout: 90_000 }, () => {
+  it("serves on a free port until Ctrl-C, which exits 0", async () => {
+    const server = start(["emulator", "--port", "0", "--api-key", "sk-local"])
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(await server.waitFor(/SWITCHBOARD_API_KEY=/, "stdout"))![1]!
+    expect(server.stdout()).toContain(`export SWITCHBOARD_BASE_URL=${url} SWITCHBOARD_API_KEY=sk-local`)
+    const models = await run(["models"], { env: { SWITCHBOARD_BASE_URL: url, SWITCHBOARD_API_KEY: "sk-local" } })
+    expect(models.code).toBe(0)
+    expect(models.stdout).toContain("video-1")
+    server.signal("SIGINT")
+    expect((await server.exited).code).toBe(0)
+  })
+})
+
+describe("switchboard demo", { timeout: 90_000 }, () => {
+  it("walks through every step against the embedded emulator and exits 0", async () => {
+    const out = tempDir("demo")
+    const result = await run(["demo", "--out", out])
+    expect(result.stderr).toBe("")
+    expect(result.code).toBe(0)
+    const headers = [
+      "[1/8] Models",
+      "[2/8] Chat, streamed",
+      "[3/8] Agent with two tools",
+      "[4/8] Image",
+      "[5/8] Image to image",
+      "[6/8] Video",
+      "[7/8] Embeddings",
+      "[8/8] Moderation"
+    ]
+    let at = 0
+    for (const header of headers) {
+      const found = result.stdout.indexOf(header, at)
+      expect(found, header).toBeGreaterThan(-1)
+      at = found
+    }
+    expect(result.stdout).toContain("the embedded emulator at http://127.0.0.1:")
+    expect(result.stdout).toMatch(/→ get_weather\(.*\n.*→ get_local_time\(/)
+    expect(result.stdout).toMatch(/2 calls ran side by side/)
+    expect(lines(result.stdout).at(-1)).toMatch(new RegExp(`^✔ Demo finished: 8 steps in .* against the embedded emulator; files in ${out}$`))
+    expect(pngSize(Path.join(out, "fox-1.png"))).toEqual([1024, 1024])
+    expect(pngSize(Path.join(out, "fox-sketch-1.png"))).toEqual([1792, 1024])
+    expect(Fs.readdirSync(out).some((name) => /^task_\w+\.mp4$/.test(name))).toBe(true)
+  })
+
+  it("uses the service when SWITCHBOARD_BASE_URL and SWITCHBOARD_API_KEY are set, and stops at a failing step", async () => {
+    // The test's emulator stands in for the real service; a wrong key makes the first step fail.
+    const result = await run(["demo", "--out", tempDir("demo-service")], {
+      env: { SWITCHBOARD_BASE_URL: emulator.url, SWITCHBOARD_API_KEY: "sk-wrong" }
+    })
+    expect(result.code).toBe(1)
+    expect(result.stdout).toContain(`Service: ${emulator.url}`)
+    expectOneLine(result.stderr)
+    expect(result.stderr.trim()).toMatch(/^✖ Demo stopped at \[1\/8\] Models: Authentication failed \(HTTP 401\)/)
+  })
+})

@@ -1,0 +1,155 @@
+/**
+ * The pure pieces of the CLI, run from source: rendering, parsing, error
+ * lines and exit codes, the progress display under the TestClock.
+ */
+import * as ValidationError from "@effect/cli/ValidationError"
+import { it } from "@effect/vitest"
+import { Attachment, SwitchboardError, TaskPoller } from "@switchboard/core"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as TestClock from "effect/TestClock"
+import { describe, expect } from "vitest"
+import * as Embed from "../src/commands/embed.js"
+import * as Errors from "../src/Errors.js"
+import * as Inputs from "../src/Inputs.js"
+import * as Output from "../src/Output.js"
+import * as Progress from "../src/Progress.js"
+
+describe("Output", () => {
+  it("indents streamed text whatever the chunk boundaries", () => {
+    const indent = Output.indenter("  ")
+    expect(["Hel", "lo\nwor", "ld\n", "\nend"].map(indent).join("")).toBe("  Hello\n  world\n\n  end")
+  })
+
+  it("aligns tables, ignoring ANSI styles", () => {
+    expect(Output.table([["\x1b[1mA\x1b[22m", "B"], ["long", "x"]], "> ")).toBe("> \x1b[1mA\x1b[22m     B\n> long  x")
+  })
+
+  it("makes file-name slugs", () => {
+    expect(Output.slug("A fox, in snow! Élan")).toBe("a-fox-in-snow-elan")
+    expect(Output.slug("!!!")).toBe("image")
+  })
+
+  it("formats sizes and durations", () => {
+    expect(Output.bytes(65536)).toBe("64.0 KiB")
+    expect(Output.seconds(1234)).toBe("1.2 s")
+    expect(Output.seconds(65_000)).toBe("1 min 5 s")
+  })
+
+  it("computes cosine similarity", () => {
+    expect(Output.cosine([1, 0], [1, 0])).toBe(1)
+    expect(Output.cosine([1, 0], [0, 1])).toBe(0)
+    expect(Output.cosine([0, 0], [1, 1])).toBe(0)
+  })
+})
+
+describe("embed", () => {
+  it("lists every pair once, most similar first", () => {
+    const pairs = Embed.pairs([[1, 0], [1, 0.1], [0, 1]])
+    expect(pairs.map((p) => [p.a, p.b])).toEqual([[0, 1], [1, 2], [0, 2]])
+  })
+})
+
+describe("Inputs", () => {
+  it("parses durations", () => {
+    expect(Inputs.parseDuration("500ms")).toEqual(Duration.millis(500))
+    expect(Inputs.parseDuration("2s")).toEqual(Duration.seconds(2))
+    expect(Inputs.parseDuration("1.5m")).toEqual(Duration.seconds(90))
+    expect(Inputs.parseDuration("3")).toEqual(Duration.seconds(3))
+    expect(Inputs.parseDuration("soon")).toBeUndefined()
+  })
+
+  it("accepts --n for -n", () => {
+    expect(Inputs.normalizeArgs(["image", "x", "--n", "2", "--n=3", "--name"])).toEqual(["image", "x", "-n", "2", "-n", "3", "--name"])
+  })
+})
+
+describe("Errors", () => {
+  it("gives one line per typed error", () => {
+    expect(Errors.describe(new SwitchboardError.AuthenticationError({ message: "bad key", status: 401 }))).toBe(
+      "Authentication failed (HTTP 401): bad key — check --api-key or SWITCHBOARD_API_KEY"
+    )
+    expect(Errors.describe(new SwitchboardError.TaskTimeoutError({ message: "late", taskId: "t1", lastStatus: "processing" })))
+      .toBe("Video task t1 is not finished yet (last status: processing); it stays in the journal — finish it later with: switchboard video --resume")
+    expect(Errors.describe(new Attachment.AttachmentError({ source: "a.png", reason: "NotFound", message: "a.png does not exist" })))
+      .toBe("Cannot use this image: a.png does not exist")
+  })
+
+  it("maps failures to exit codes", () => {
+    expect(Errors.exitCodeOf(new SwitchboardError.ServerError({ message: "down", status: 503 }))).toBe(1)
+    expect(Errors.exitCodeOf(new SwitchboardError.InvalidRequestError({ field: "n", message: "n" }))).toBe(2)
+    expect(Errors.exitCodeOf(new Errors.MissingConfigurationError({ variables: [], message: "" }))).toBe(2)
+    expect(Errors.exitCodeOf(ValidationError.missingValue(Inputs.choice("x", ["a"]) as never))).toBe(2)
+    expect(Errors.exitCode(Exit.succeed(1))).toBe(0)
+    expect(Errors.exitCode(Exit.interrupt(FiberId.none))).toBe(130)
+    expect(Errors.exitCode(Exit.fail(new Errors.Reported({ exitCode: 2 })))).toBe(2)
+    expect(Errors.exitCode(Exit.die(new Error("boom")))).toBe(1)
+  })
+
+  it("adds details with --verbose, and never a key", () => {
+    const error = new SwitchboardError.NotFoundError({ message: "no model", status: 404, requestId: "req_1", param: "model" })
+    const text = Errors.render(error, true)
+    expect(text.split("\n")).toEqual([
+      "✖ Unknown model (HTTP 404): no model — `switchboard models` lists them",
+      "  error: NotFoundError",
+      "  status: 404",
+      "  requestId: req_1",
+      "  param: model"
+    ])
+  })
+})
+
+/** A stand-in for a terminal or a pipe that keeps what is written. */
+const fakeTarget = (isTTY: boolean) => {
+  const written: Array<string> = []
+  const target = { isTTY, columns: 100, write: (s: string) => written.push(s) } as unknown as Output.Target
+  return { target, text: () => written.join("") }
+}
+
+const update = {
+  queued: TaskPoller.TaskUpdate.InProgress({ taskId: "t", status: "queued", progress: 0 }),
+  half: TaskPoller.TaskUpdate.InProgress({ taskId: "t", status: "processing", progress: 50 }),
+  raw: TaskPoller.TaskUpdate.InProgress({ taskId: "t", status: "rendering" }),
+  done: TaskPoller.TaskUpdate.Succeeded({ taskId: "t", videoUrl: "http://x/v.mp4" })
+}
+
+describe("Progress", () => {
+  it("renders a bar with progress and a spinner with the raw state without", () => {
+    expect(Progress.renderLine({ status: "processing", progress: 50 }, 0, 3200)).toBe(
+      `${"█".repeat(15)}${"░".repeat(15)}  50% processing · 3.2 s`
+    )
+    expect(Progress.renderLine({ status: "rendering" }, 1, 0)).toBe("⠙ rendering · 0.0 s")
+  })
+
+  it.scoped("off a terminal writes one plain line per change", () =>
+    Effect.gen(function*() {
+      const { target, text } = fakeTarget(false)
+      const progress = yield* Progress.make({ target })
+      for (const u of [update.queued, update.queued, update.half, update.raw, update.done]) yield* progress.update(u)
+      expect(text()).toBe("  queued 0%\n  processing 50%\n  rendering\n  succeed 100%\n")
+    }))
+
+  it.scoped("on a terminal redraws in place, ticks between polls, ends the line when done", () =>
+    Effect.gen(function*() {
+      const { target, text } = fakeTarget(true)
+      const progress = yield* Progress.make({ target, indent: "" })
+      yield* Effect.yieldNow()
+      yield* progress.update(update.raw)
+      yield* TestClock.adjust("1 second")
+      yield* progress.update(update.done)
+      const frames = text().split("\r\x1b[2K").filter((f) => f !== "")
+      expect(frames[0]).toBe("⠋ waiting for the first status · 0.0 s")
+      expect(frames).toContain("⠙ rendering · 0.0 s")
+      expect(frames.filter((f) => f.includes("rendering")).length).toBeGreaterThan(5)
+      expect(frames.at(-1)).toBe(`${"█".repeat(30)} 100% succeed · 1.0 s\n`)
+    }))
+
+  it.effect("on a terminal ends a line left open when interrupted", () =>
+    Effect.gen(function*() {
+      const { target, text } = fakeTarget(true)
+      yield* Effect.scoped(Effect.flatMap(Progress.make({ target, indent: "" }), (p) => p.update(update.half)))
+      expect(text().endsWith("processing · 0.0 s\n")).toBe(true)
+    }))
+})
