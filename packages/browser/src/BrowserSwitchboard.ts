@@ -1,0 +1,153 @@
+/**
+ * Every Switchboard capability in a web page, over `fetch`: response bodies
+ * are read as streams (a streamed chat renders as it arrives), video tasks are
+ * journaled in `localStorage` so a reloaded page resumes them, and a raw API
+ * key is refused unless the caller says it knows what it is doing.
+ *
+ * The recommended set-up gives the page no key at all: `baseUrl` points at a
+ * same-origin proxy that adds the key on the server (`docs/browser.md`).
+ *
+ * @since 0.1.0
+ */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Switchboard from "@switchboard/core/Switchboard"
+import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
+import type { InvalidRequestError, JournalError } from "@switchboard/core/SwitchboardError"
+import type * as TaskJournal from "@switchboard/core/TaskJournal"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as BrowserTaskJournal from "./BrowserTaskJournal.js"
+
+/**
+ * The core options, plus the key guard and where video tasks are journaled.
+ *
+ * `baseUrl` may be relative (`"/"`, `"/switchboard"`): it is resolved against
+ * the page's address, which is what a same-origin proxy wants.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends SwitchboardConfig.Options {
+  /**
+   * Lets a page hold a raw API key (`apiKey`, or an `authorization` header).
+   * Anyone who loads the page can read it, so only for a local emulator, a
+   * throw-away key or a trusted internal tool. Default `false`: the layer
+   * fails with `ApiKeyInBrowserError`.
+   */
+  readonly allowApiKeyInBrowser?: boolean | undefined
+  /**
+   * Where submitted video tasks are recorded until they end. Default `auto`:
+   * `localStorage` when the page may use it, else memory. Any other
+   * `TaskJournal` layer (IndexedDB, a server) can be given instead.
+   */
+  readonly journal?: BrowserTaskJournal.Storage | Layer.Layer<TaskJournal.TaskJournal, JournalError> | undefined
+}
+
+/**
+ * What `layer` provides: every core service, the configuration and the task
+ * journal.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Services = Switchboard.Services | SwitchboardConfig.SwitchboardConfig | TaskJournal.TaskJournal
+
+/**
+ * A raw API key was given to the browser layer. A key in a page is a key
+ * published: view-source, the network panel and every extension can read it.
+ * `where` says how it was given (`apiKey` or `headers.authorization`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ApiKeyInBrowserError extends Schema.TaggedError<ApiKeyInBrowserError>()("ApiKeyInBrowserError", {
+  where: Schema.Literal("apiKey", "headers.authorization"),
+  message: Schema.String
+}) {}
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isApiKeyInBrowserError: (u: unknown) => u is ApiKeyInBrowserError = (u): u is ApiKeyInBrowserError =>
+  Predicate.isTagged(u, "ApiKeyInBrowserError")
+
+const guardMessage = (where: ApiKeyInBrowserError["where"]) =>
+  `BrowserSwitchboard.layer was given an API key (${where}). Anything a page holds can be read by whoever loads ` +
+  `it, so the key would leak. Give the page no key and point baseUrl at a same-origin proxy that adds the key on ` +
+  `your server (e.g. baseUrl: "/" with a server forwarding /v1/* to the service; see docs/browser.md). ` +
+  `For a local emulator or a trusted internal tool, pass allowApiKeyInBrowser: true.`
+
+/** The way a key was given, if one was. */
+const keyGiven = (options: Options): ApiKeyInBrowserError["where"] | undefined => {
+  const key = options.apiKey
+  if (key !== undefined && (typeof key === "string" ? key : Redacted.value(key)).trim() !== "") return "apiKey"
+  const headers = options.headers ?? {}
+  if (Object.keys(headers).some((name) => name.toLowerCase() === "authorization" && headers[name]!.trim() !== "")) {
+    return "headers.authorization"
+  }
+  return undefined
+}
+
+/**
+ * The key guard alone: fails with `ApiKeyInBrowserError` when the options
+ * carry a key and `allowApiKeyInBrowser` is not `true`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const checkApiKey = (options: Options): Effect.Effect<void, ApiKeyInBrowserError> => {
+  const where = options.allowApiKeyInBrowser === true ? undefined : keyGiven(options)
+  return where === undefined ? Effect.void : Effect.fail(new ApiKeyInBrowserError({ where, message: guardMessage(where) }))
+}
+
+/** `"/"` → `https://app.example/` in a page; absolute URLs are kept as they are. */
+const resolveBaseUrl = (baseUrl: string): string => {
+  const page = (globalThis as { readonly location?: { readonly href?: string } }).location?.href
+  if (page === undefined || /^[a-z][a-z0-9+.-]*:/i.test(baseUrl.trim())) return baseUrl
+  try {
+    return new URL(baseUrl.trim(), page).href
+  } catch {
+    return baseUrl
+  }
+}
+
+const journalLayer = (journal: Options["journal"]): Layer.Layer<TaskJournal.TaskJournal, JournalError> =>
+  journal === undefined || typeof journal === "string" ? BrowserTaskJournal.layer(journal) : journal
+
+/** The configuration after the key guard, with `baseUrl` resolved against the page's address. */
+const configLayer = (
+  options: Options
+): Layer.Layer<SwitchboardConfig.SwitchboardConfig, ApiKeyInBrowserError | InvalidRequestError> =>
+  Layer.effect(
+    SwitchboardConfig.SwitchboardConfig,
+    Effect.zipRight(checkApiKey(options), SwitchboardConfig.make({ ...options, baseUrl: resolveBaseUrl(options.baseUrl) }))
+  )
+
+/**
+ * Every capability over `fetch`. Fails when built with `ApiKeyInBrowserError`
+ * if a key is given without `allowApiKeyInBrowser: true`, and with
+ * `InvalidRequestError` for a bad `baseUrl`.
+ *
+ * @example
+ * ```ts
+ * // The page talks to its own origin; the server adds the key (docs/browser.md).
+ * const completion = await Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
+ *   Effect.provide(BrowserSwitchboard.layer({ baseUrl: "/" })),
+ *   Effect.runPromise
+ * )
+ * ```
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: Options
+): Layer.Layer<Services, ApiKeyInBrowserError | InvalidRequestError | JournalError> =>
+  Switchboard.layer.pipe(
+    Layer.provideMerge(configLayer(options)),
+    Layer.provideMerge(journalLayer(options.journal)),
+    Layer.provide(FetchHttpClient.layer)
+  )

@@ -1,0 +1,268 @@
+/**
+ * A real browser: Debian's Chromium, driven by playwright-core, loads a page
+ * bundled from this package (./page/main.ts) with esbuild. The page is served
+ * from its own origin on 127.0.0.1 and calls an in-process emulator on
+ * another origin (so CORS is exercised), plus one call through a same-origin
+ * proxy with no key in the page. It writes each check's outcome into
+ * `window.__results`; the tests below assert them.
+ */
+import * as Emulator from "@switchboard/emulator/Emulator"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as esbuild from "esbuild"
+import * as Fs from "node:fs"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import { type Browser, chromium, type Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { forward } from "./proxy.js"
+
+const here = Path.dirname(fileURLToPath(import.meta.url))
+/** The screenshot goes here (gitignored); the bundled page goes to a temporary directory. */
+const output = Path.join(here, "..", ".test-output")
+let pageDir: string
+const executablePath = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
+/** The emulator paces stream events on the real clock, so a page that renders as bytes arrive shows it. */
+const streamInterval = 15
+
+type Results = Record<string, { readonly ok: boolean; readonly [key: string]: unknown }>
+
+let runtime: ManagedRuntime.ManagedRuntime<Emulator.Emulator, unknown> | undefined
+let emulator: Emulator.Emulator["Type"]
+let server: Http.Server | undefined
+let browser: Browser | undefined
+let page: Page
+let pageUrl: string
+let results: Results
+const pageLog: Array<string> = []
+
+const bundlePage = async () => {
+  pageDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-browser-page-"))
+  await esbuild.build({
+    entryPoints: [Path.join(here, "page", "main.ts")],
+    outfile: Path.join(pageDir, "page.js"),
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    conditions: ["@switchboard/source"],
+    sourcemap: true,
+    logLevel: "silent"
+  })
+  Fs.copyFileSync(Path.join(here, "page", "index.html"), Path.join(pageDir, "index.html"))
+}
+
+const staticFiles: Record<string, string> = {
+  "/": "index.html",
+  "/index.html": "index.html",
+  "/page.js": "page.js",
+  "/page.js.map": "page.js.map"
+}
+const contentTypes: Record<string, string> = { ".html": "text/html", ".js": "text/javascript", ".map": "application/json" }
+
+/** The page's origin: its files, and `/v1/*` forwarded to the emulator with the key added (docs/browser.md). */
+const startPageServer = () =>
+  new Promise<string>((resolve, reject) => {
+    const proxy = forward(new URL(emulator.url), emulator.apiKey)
+    server = Http.createServer((request, response) => {
+      const path = new URL(request.url ?? "/", "http://127.0.0.1").pathname
+      if (path.startsWith("/v1/")) return proxy(request, response)
+      const file = staticFiles[path]
+      if (file === undefined) return void response.writeHead(404).end()
+      response.writeHead(200, { "content-type": contentTypes[Path.extname(file)] ?? "application/octet-stream" })
+      response.end(Fs.readFileSync(Path.join(pageDir, file)))
+    })
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server!.address() as AddressInfo).port}`))
+  })
+
+const launch = () => {
+  if (!Fs.existsSync(executablePath)) {
+    throw new Error(
+      `Chromium was not found at ${executablePath}. The browser tests drive Debian's Chromium: ` +
+        "run `apt-get update && apt-get install -y chromium` (or set CHROMIUM_PATH to a Chromium binary)."
+    )
+  }
+  return chromium.launch({
+    executablePath,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync"
+    ]
+  })
+}
+
+/** Loads (or reloads) the page and waits for it to finish every check; the page signals, nothing sleeps. */
+const runPage = async (url: string): Promise<Results> => {
+  await page.goto(url)
+  try {
+    await page.waitForFunction(() => window.__done === true, undefined, { timeout: 25_000 })
+  } catch (error) {
+    throw new Error(`the page did not finish: ${String(error)}\npage log:\n${pageLog.join("\n")}`)
+  }
+  return page.evaluate(() => window.__results) as Promise<Results>
+}
+
+const result = (name: string) => {
+  const found = results[name]
+  expect(found, `no result for ${name}; page log:\n${pageLog.join("\n")}`).toBeDefined()
+  expect(found, JSON.stringify(found)).toMatchObject({ ok: true })
+  return found as Record<string, unknown>
+}
+
+/**
+ * A failed set-up (Chromium missing, above all) is rethrown by every test, so
+ * the run reports them failed with its message rather than skipped.
+ */
+let setupError: unknown
+const ready = () => {
+  if (setupError !== undefined) throw setupError
+}
+
+beforeAll(async () => {
+  try {
+    await setUp()
+  } catch (error) {
+    setupError = error
+  }
+})
+
+const setUp = async () => {
+  Fs.mkdirSync(output, { recursive: true })
+  browser = await launch()
+  await bundlePage()
+  runtime = ManagedRuntime.make(Emulator.layer({ stream: { interval: `${streamInterval} millis` } }))
+  emulator = await runtime.runPromise(Emulator.Emulator)
+  const origin = await startPageServer()
+  pageUrl = `${origin}/index.html?${new URLSearchParams({ api: emulator.url, key: emulator.apiKey })}`
+  page = await browser.newPage({ viewport: { width: 900, height: 1000 } })
+  page.on("console", (message) => pageLog.push(`[${message.type()}] ${message.text()}`))
+  page.on("pageerror", (error) => pageLog.push(`[pageerror] ${error.message}`))
+  results = await runPage(pageUrl)
+  await page.screenshot({ path: Path.join(output, "browser.png"), fullPage: true })
+}
+
+afterAll(async () => {
+  await browser?.close()
+  if (server !== undefined) {
+    server.closeAllConnections()
+    await new Promise((resolve) => server!.close(resolve))
+  }
+  await runtime?.dispose()
+  if (pageDir !== undefined) Fs.rmSync(pageDir, { recursive: true, force: true })
+})
+
+describe("@switchboard/browser in Chromium", () => {
+  it("the page runs on another origin than the emulator (CORS) and every check passed", () => {
+    ready()
+    expect(new URL(pageUrl).origin).not.toBe(new URL(emulator.url).origin)
+    const failed = Object.entries(results).filter(([, r]) => !r.ok)
+    expect(failed, pageLog.join("\n")).toEqual([])
+  })
+
+  it("chat", () => {
+    ready()
+    expect(result("chat")["content"]).toContain(`You said: "Hello from a page".`)
+  })
+
+  it("a streamed chat renders its deltas as they arrive", () => {
+    ready()
+    const stream = result("stream")
+    expect(stream["content"]).toBe(results["chat"]!["content"])
+    expect(stream["updates"]).toBeGreaterThan(1)
+    // The emulator waits `streamInterval` ms between events: a buffered body
+    // would render everything in one go, a streamed one over that time.
+    expect(stream["spanMillis"]).toBeGreaterThan(streamInterval * 3)
+  })
+
+  it("an image generation shown as an <img>", () => {
+    ready()
+    const image = result("image")
+    expect(image["url"]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/files\/img_.*\.png$/)
+    expect(image).toMatchObject({ naturalWidth: 1024, naturalHeight: 1024 })
+  })
+
+  it("an image-to-image from a File made in the page, its media type sniffed", () => {
+    ready()
+    const image = result("imageToImage")
+    expect(image).toMatchObject({ mediaType: "image/png", naturalWidth: 1792, naturalHeight: 1024 })
+    expect(image["alt"]).toContain(`image/png ${image["byteLength"]} bytes (data URI)`)
+  })
+
+  it("a Blob attachment in a chat message, and attachment errors", () => {
+    ready()
+    expect(result("attachmentMessage")["content"]).toContain("Received 1 image: image/png")
+    expect(result("attachmentErrors")).toMatchObject({
+      notImage: { reason: "UnknownMediaType", source: "notes.txt" },
+      tooLarge: { reason: "TooLarge" }
+    })
+  })
+
+  it("a video task polled to succeed, journaled in localStorage while it ran", () => {
+    ready()
+    const video = result("video")
+    expect(video).toMatchObject({ journaledWhileRunning: true, last: "Succeeded", journalAfter: 0 })
+    expect(video["statuses"]).toEqual(["queued", "processing", "Succeeded"])
+    expect(video["videoUrl"]).toMatch(/\/files\/task_.*\.mp4$/)
+  })
+
+  it("embeddings", () => {
+    ready()
+    expect(result("embeddings")).toMatchObject({ count: 2, dimensions: 8 })
+  })
+
+  it("a moderation", () => {
+    ready()
+    expect(result("moderation")).toMatchObject({ violentFlagged: true, calmFlagged: false })
+  })
+
+  it("a same-origin proxy adds the key: the page holds none", async () => {
+    ready()
+    const proxy = result("proxy")
+    expect(proxy["content"]).toContain(`You said: "via the proxy".`)
+    expect(proxy["streamed"]).toBe(proxy["content"])
+    expect(proxy["updates"]).toBeGreaterThan(1)
+    const requests = await runtime!.runPromise(emulator.requests)
+    const proxied = requests.filter((r) => JSON.stringify(r.body).includes("via the proxy"))
+    expect(proxied.map((r) => r.authorized)).toEqual([true, true])
+  })
+
+  it("the key guard refuses a raw key at layer construction", () => {
+    ready()
+    const guard = result("keyGuard")
+    expect(guard).toMatchObject({
+      tag: "ApiKeyInBrowserError",
+      isGuardError: true,
+      where: "apiKey",
+      viaHeaderTag: "ApiKeyInBrowserError",
+      viaHeaderWhere: "headers.authorization"
+    })
+    expect(guard["message"]).toContain("same-origin proxy")
+    expect(guard["message"]).toContain("allowApiKeyInBrowser: true")
+    expect(guard["message"]).not.toContain("sk-live-1234567890")
+  })
+
+  it("a reloaded page resumes the video task it left running", async () => {
+    ready()
+    const submitted = result("submitForResume")
+    const taskId = submitted["taskId"] as string
+    expect(submitted["journal"]).toEqual([taskId])
+    const reloaded = await runPage(`${pageUrl}&phase=resume`)
+    const resumed = reloaded["resume"]
+    expect(resumed, pageLog.join("\n")).toMatchObject({
+      ok: true,
+      before: [taskId],
+      finished: [{ taskId, prompt: "a reloaded page resumes me", last: "Succeeded" }],
+      journalAfter: 0,
+      storage: true
+    })
+  })
+})

@@ -1,0 +1,170 @@
+/**
+ * The browser layer without a browser: Node has `fetch`, `Blob` and `File`,
+ * so the guard, the journal choice, attachments and the fetch transport
+ * (streaming included) are checked here against the emulator in process.
+ * `browser.test.ts` runs the same in Chromium.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Chat, TaskJournal } from "@switchboard/core"
+import { Emulator } from "@switchboard/emulator"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import { BrowserAttachment, BrowserSwitchboard, BrowserTaskJournal } from "../src/index.js"
+
+const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 1, 2, 3])
+
+const build = (options: BrowserSwitchboard.Options) => Effect.scoped(Layer.build(BrowserSwitchboard.layer(options)))
+
+/** A `Storage` in a Map, standing for a page's `localStorage` across reloads. */
+const fakeStorage = (): Storage => {
+  const items = new Map<string, string>()
+  return {
+    get length() {
+      return items.size
+    },
+    clear: () => items.clear(),
+    getItem: (key) => items.get(key) ?? null,
+    key: (i) => [...items.keys()][i] ?? null,
+    removeItem: (key) => void items.delete(key),
+    setItem: (key, value) => void items.set(key, String(value))
+  }
+}
+
+const withLocalStorage = <A, E, R>(storage: Storage, effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => Object.defineProperty(globalThis, "localStorage", { value: storage, configurable: true })),
+    () => effect,
+    () => Effect.sync(() => delete (globalThis as { localStorage?: unknown }).localStorage)
+  )
+
+describe("the key guard", () => {
+  it.effect("refuses a key given as a string, as Redacted, or as an authorization header", () =>
+    Effect.gen(function*() {
+      for (
+        const [options, where] of [
+          [{ baseUrl: "https://api.example", apiKey: "sk-secret-123" }, "apiKey"],
+          [{ baseUrl: "https://api.example", apiKey: Redacted.make("sk-secret-123") }, "apiKey"],
+          [{ baseUrl: "https://api.example", headers: { AUTHORIZATION: "Bearer sk-secret-123" } }, "headers.authorization"]
+        ] as const
+      ) {
+        const error = yield* Effect.flip(build(options))
+        expect(error._tag).toBe("ApiKeyInBrowserError")
+        expect(BrowserSwitchboard.isApiKeyInBrowserError(error)).toBe(true)
+        expect(error).toMatchObject({ where })
+        expect(error.message).toContain("same-origin proxy")
+        expect(error.message).toContain("docs/browser.md")
+        expect(error.message).not.toContain("sk-secret-123")
+        expect(String(error)).not.toContain("sk-secret-123")
+      }
+    }))
+
+  it.effect("lets a page without a key, or one that allows it explicitly, through", () =>
+    Effect.gen(function*() {
+      yield* BrowserSwitchboard.checkApiKey({ baseUrl: "https://api.example" })
+      yield* BrowserSwitchboard.checkApiKey({ baseUrl: "https://api.example", apiKey: "" })
+      yield* BrowserSwitchboard.checkApiKey({ baseUrl: "https://api.example", apiKey: "sk-local", allowApiKeyInBrowser: true })
+      yield* build({ baseUrl: "https://api.example", apiKey: "sk-local", allowApiKeyInBrowser: true })
+    }))
+
+  it.scoped("fails before any request is sent", () =>
+    Effect.gen(function*() {
+      const emulator = yield* Emulator.Emulator
+      const error = yield* Effect.flip(
+        Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
+          Effect.provide(BrowserSwitchboard.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey }))
+        )
+      )
+      expect(error._tag).toBe("ApiKeyInBrowserError")
+      expect(yield* emulator.requestCount).toBe(0)
+    }).pipe(Effect.provide(Emulator.layer())))
+
+  it.effect("a bad baseUrl is still an InvalidRequestError", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(build({ baseUrl: "ftp://nowhere" }))
+      expect(error).toMatchObject({ _tag: "InvalidRequestError", field: "baseUrl" })
+    }))
+})
+
+describe("the fetch layer", () => {
+  const overEmulator = Layer.unwrapEffect(
+    Effect.map(Emulator.Emulator, (emulator) =>
+      BrowserSwitchboard.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey, allowApiKeyInBrowser: true }))
+  ).pipe(Layer.provideMerge(Emulator.layer()))
+
+  it.scoped("calls and streams", () =>
+    Effect.gen(function*() {
+      const messages = [{ role: "user" as const, content: "Hello over fetch" }]
+      const completion = yield* Chat.create({ model: "gpt-4o-mini", messages })
+      const deltas = yield* Stream.runCollect(Chat.streamText({ model: "gpt-4o-mini", messages }))
+      expect(Chunk.size(deltas)).toBeGreaterThan(1)
+      expect(Chunk.join(deltas, "")).toBe(completion.choices[0]?.message.content)
+    }).pipe(Effect.provide(overEmulator)))
+})
+
+describe("BrowserTaskJournal", () => {
+  it.effect("falls back to memory where there is no localStorage", () =>
+    Effect.gen(function*() {
+      expect(BrowserTaskJournal.isStorageAvailable()).toBe(false)
+      const journal = yield* TaskJournal.TaskJournal
+      yield* journal.record({ taskId: "t1", model: "video-1", prompt: "p", submittedAt: 0 })
+      expect((yield* journal.list).map((e) => e.taskId)).toEqual(["t1"])
+    }).pipe(Effect.provide(BrowserTaskJournal.layer())))
+
+  it.effect("keeps tasks in localStorage across a rebuilt layer (a reload)", () => {
+    const storage = fakeStorage()
+    return withLocalStorage(
+      storage,
+      Effect.gen(function*() {
+        expect(BrowserTaskJournal.isStorageAvailable()).toBe(true)
+        const entry = { taskId: "t1", model: "video-1", prompt: "p", submittedAt: 1 }
+        yield* Effect.provide(Effect.flatMap(TaskJournal.TaskJournal, (j) => j.record(entry)), BrowserTaskJournal.layer())
+        expect(storage.getItem("switchboard-video-tasks")).toContain("t1")
+        const after = yield* Effect.provide(Effect.flatMap(TaskJournal.TaskJournal, (j) => j.list), BrowserTaskJournal.layer())
+        expect(after).toEqual([entry])
+        const memory = yield* Effect.provide(Effect.flatMap(TaskJournal.TaskJournal, (j) => j.list), BrowserTaskJournal.layer("memory"))
+        expect(memory).toEqual([])
+      })
+    )
+  })
+
+  it.effect("treats a storage that throws as unavailable", () => {
+    const broken = { ...fakeStorage(), setItem: () => { throw new Error("QuotaExceededError") } }
+    return withLocalStorage(broken, Effect.sync(() => expect(BrowserTaskJournal.isStorageAvailable()).toBe(false)))
+  })
+})
+
+describe("BrowserAttachment.fromBlob", () => {
+  it.effect("sniffs the media type of a File with none, and keeps a declared image type", () =>
+    Effect.gen(function*() {
+      const sniffed = yield* BrowserAttachment.fromBlob(new File([png], "photo"))
+      expect(sniffed).toMatchObject({ mediaType: "image/png", byteLength: png.length })
+      expect(sniffed.url).toBe(`data:image/png;base64,${Buffer.from(png).toString("base64")}`)
+      const declared = yield* BrowserAttachment.fromBlob(new Blob(["<svg/>"], { type: "image/svg+xml" }), { detail: "high" })
+      expect(declared).toMatchObject({ mediaType: "image/svg+xml", detail: "high" })
+      const given = yield* BrowserAttachment.fromBlob(new Blob([png]), { mediaType: "image/x-custom" })
+      expect(given.mediaType).toBe("image/x-custom")
+    }))
+
+  it.effect("names the file in its errors, and refuses an oversized one before reading it", () =>
+    Effect.gen(function*() {
+      const text = yield* Effect.flip(BrowserAttachment.fromBlob(new File(["hello"], "notes.txt", { type: "text/plain" })))
+      expect(text).toMatchObject({ _tag: "AttachmentError", reason: "UnknownMediaType", source: "notes.txt" })
+      let read = false
+      const huge = {
+        size: 50 * 1024 * 1024,
+        type: "image/png",
+        arrayBuffer: () => {
+          read = true
+          return Promise.resolve(new ArrayBuffer(0))
+        }
+      } as unknown as Blob
+      const tooLarge = yield* Effect.flip(BrowserAttachment.fromBlob(huge))
+      expect(tooLarge).toMatchObject({ reason: "TooLarge", source: "blob" })
+      expect(read).toBe(false)
+      const unreadable = { size: 1, type: "", arrayBuffer: () => Promise.reject(new Error("gone")) } as unknown as Blob
+      expect(yield* Effect.flip(BrowserAttachment.fromBlob(unreadable))).toMatchObject({ reason: "Unreadable" })
+    }))
+})

@@ -1,0 +1,266 @@
+/**
+ * The page of the browser test (`../browser.test.ts`): every capability
+ * through `BrowserSwitchboard.layer` in a real Chromium, its results written
+ * into the DOM and `window.__results` for the test to assert.
+ *
+ * Query: `api` (the emulator, another origin: CORS), `key` (the emulator's
+ * key), `phase` (`main`, or `resume` after a reload).
+ */
+import { Attachment, Chat, Embeddings, Images, Moderations, Videos } from "@switchboard/core"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import { BrowserAttachment, BrowserSwitchboard, BrowserTaskJournal } from "../../src/index.js"
+
+interface Result {
+  readonly ok: boolean
+  readonly [key: string]: unknown
+}
+
+declare global {
+  interface Window {
+    __results: Record<string, Result>
+    __done: boolean
+  }
+}
+
+const params = new URLSearchParams(location.search)
+const api = params.get("api") ?? ""
+const key = params.get("key") ?? ""
+const phase = params.get("phase") ?? "main"
+const journalKey = "switchboard-video-tasks"
+const poll = { schedule: Schedule.spaced("50 millis"), deadline: "30 seconds" } as const
+
+window.__results = {}
+window.__done = false
+
+/** The page talks to the emulator on its own origin, with the emulator's (local, throw-away) key. */
+const direct = BrowserSwitchboard.layer({ baseUrl: api, apiKey: key, allowApiKeyInBrowser: true, maxRetries: 0 })
+/** The recommended set-up: no key in the page, the page's own server adds it. */
+const proxied = BrowserSwitchboard.layer({ baseUrl: "/", journal: "memory", maxRetries: 0 })
+
+const section = (name: string) => {
+  const element = document.createElement("section")
+  element.id = name
+  element.innerHTML = `<h2>${name}</h2><pre class="out"></pre>`
+  document.getElementById("checks")!.append(element)
+  return { element, out: element.querySelector("pre")! }
+}
+
+const describe = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}` :
+    typeof error === "object" && error !== null && "_tag" in error ?
+      `${String((error as { _tag: unknown })._tag)}: ${String((error as { message?: unknown }).message)}` :
+      String(error)
+
+/** Runs one check; its outcome goes into the DOM and `window.__results`, never stopping the others. */
+const check = <E>(
+  name: string,
+  body: (dom: ReturnType<typeof section>) => Effect.Effect<Record<string, unknown>, E, BrowserSwitchboard.Services>,
+  layer: Layer.Layer<BrowserSwitchboard.Services, unknown> = direct
+) =>
+  Effect.suspend(() => {
+    const dom = section(name)
+    return body(dom).pipe(
+      Effect.provide(layer),
+      Effect.match({
+        onSuccess: (value) => {
+          dom.element.className = "ok"
+          if (dom.out.textContent === "") dom.out.textContent = JSON.stringify(value).slice(0, 300)
+          window.__results[name] = { ok: true, ...value }
+        },
+        onFailure: (error) => {
+          dom.element.className = "failed"
+          dom.out.textContent = describe(error)
+          window.__results[name] = { ok: false, error: describe(error) }
+        }
+      })
+    )
+  })
+
+const prompt = "Hello from a page"
+const messages = [{ role: "user" as const, content: prompt }]
+
+/** Shows an image and waits until the browser has decoded it. */
+const showImage = (url: string, into: HTMLElement) =>
+  Effect.promise(async () => {
+    const img = document.createElement("img")
+    img.src = url
+    into.after(img)
+    await img.decode()
+    return { naturalWidth: img.naturalWidth, naturalHeight: img.naturalHeight }
+  })
+
+/** A 1×1 PNG, as a file picker would hand it over: bytes with no declared type. */
+const pngFile = () => {
+  const base64 =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))
+  return new File([bytes], "dot.png")
+}
+
+const storedJournal = () => JSON.parse(localStorage.getItem(journalKey) ?? "[]") as ReadonlyArray<{ taskId: string }>
+
+const main = Effect.gen(function*() {
+  localStorage.clear()
+
+  yield* check("chat", ({ out }) =>
+    Effect.map(Chat.create({ model: "gpt-4o-mini", messages }), (completion) => {
+      const content = completion.choices[0]?.message.content ?? ""
+      out.textContent = content
+      return { content }
+    }))
+
+  yield* check("stream", ({ out }) =>
+    Effect.gen(function*() {
+      const times: Array<number> = []
+      yield* Chat.streamText({ model: "gpt-4o-mini", messages }).pipe(
+        Stream.runForEach((delta) =>
+          Effect.sync(() => {
+            out.textContent += delta
+            times.push(performance.now())
+          })
+        )
+      )
+      return { content: out.textContent, updates: times.length, spanMillis: times.at(-1)! - times[0]! }
+    }))
+
+  yield* check("image", ({ out }) =>
+    Effect.gen(function*() {
+      const [image] = yield* Images.generate({ prompt: "a lighthouse at dusk" })
+      out.textContent = image!.alt ?? image!.url
+      return { url: image!.url, ...(yield* showImage(image!.url, out)) }
+    }))
+
+  yield* check("imageToImage", ({ out }) =>
+    Effect.gen(function*() {
+      const attachment = yield* BrowserAttachment.fromBlob(pngFile())
+      const [image] = yield* Images.transform({ prompt: "make it blue", image: attachment.url, size: "1792x1024" })
+      out.textContent = image!.alt ?? image!.url
+      return {
+        mediaType: attachment.mediaType,
+        byteLength: attachment.byteLength,
+        alt: image!.alt,
+        ...(yield* showImage(image!.url, out))
+      }
+    }))
+
+  yield* check("attachmentMessage", ({ out }) =>
+    Effect.gen(function*() {
+      const attachment = yield* BrowserAttachment.fromBlob(new Blob([pngFile()], { type: "image/png" }), { detail: "low" })
+      const completion = yield* Chat.create({ model: "gpt-4o-mini", messages: [Attachment.message("What is this?", attachment)] })
+      const content = completion.choices[0]?.message.content ?? ""
+      out.textContent = content
+      return { content }
+    }))
+
+  yield* check("attachmentErrors", () =>
+    Effect.gen(function*() {
+      const notImage = yield* Effect.flip(BrowserAttachment.fromBlob(new File(["plain text"], "notes.txt", { type: "text/plain" })))
+      const tooLarge = yield* Effect.flip(BrowserAttachment.fromBlob(pngFile(), { maxBytes: 10 }))
+      return {
+        notImage: { reason: notImage.reason, source: notImage.source },
+        tooLarge: { reason: tooLarge.reason, message: tooLarge.message }
+      }
+    }))
+
+  yield* check("video", ({ out }) =>
+    Effect.gen(function*() {
+      const statuses: Array<string> = []
+      const taskId = yield* Videos.submit({ model: "video-1", prompt: "a cat surfing" })
+      const journaled = storedJournal().map((e) => e.taskId)
+      const updates = yield* Videos.poll(taskId, poll).pipe(
+        Stream.tap((update) =>
+          Effect.sync(() => {
+            statuses.push(update._tag === "InProgress" ? update.status : update._tag)
+            out.textContent = statuses.join(" → ")
+          })
+        ),
+        Stream.runCollect
+      )
+      const last = [...updates].at(-1)!
+      return {
+        taskId,
+        journaledWhileRunning: journaled.includes(taskId),
+        statuses,
+        last: last._tag,
+        videoUrl: last._tag === "Succeeded" ? last.videoUrl : undefined,
+        journalAfter: storedJournal().length
+      }
+    }))
+
+  yield* check("embeddings", ({ out }) =>
+    Effect.map(
+      Embeddings.create({ model: "text-embedding-3-small", input: ["a cat", "a dog"], dimensions: 8 }),
+      (response) => {
+        out.textContent = response.data.map((d) => d.embedding.map((x) => x.toFixed(2)).join(" ")).join("\n")
+        return { count: response.data.length, dimensions: response.data[0]?.embedding.length }
+      }
+    ))
+
+  yield* check("moderation", ({ out }) =>
+    Effect.gen(function*() {
+      const violent = yield* Moderations.check("I will attack and kill")
+      const calm = yield* Moderations.check("a quiet afternoon")
+      out.textContent = `violent: ${violent.flagged}, calm: ${calm.flagged}`
+      return { violentFlagged: violent.flagged, calmFlagged: calm.flagged }
+    }))
+
+  yield* check("proxy", ({ out }) =>
+    Effect.gen(function*() {
+      const request = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "via the proxy" }] }
+      const completion = yield* Chat.create(request)
+      let updates = 0
+      yield* Stream.runForEach(Chat.streamText(request), (delta) =>
+        Effect.sync(() => {
+          out.textContent += delta
+          updates++
+        }))
+      return { content: completion.choices[0]?.message.content ?? "", streamed: out.textContent, updates }
+    }), proxied)
+
+  yield* check("keyGuard", ({ out }) =>
+    Effect.gen(function*() {
+      const build = (options: BrowserSwitchboard.Options) => Effect.flip(Effect.scoped(Layer.build(BrowserSwitchboard.layer(options))))
+      const refused = yield* build({ baseUrl: api, apiKey: "sk-live-1234567890" })
+      const viaHeader = yield* build({ baseUrl: api, headers: { Authorization: "Bearer sk-live-1234567890" } })
+      out.textContent = refused.message
+      return {
+        tag: refused._tag,
+        isGuardError: BrowserSwitchboard.isApiKeyInBrowserError(refused),
+        where: refused._tag === "ApiKeyInBrowserError" ? refused.where : undefined,
+        message: refused.message,
+        viaHeaderTag: viaHeader._tag,
+        viaHeaderWhere: viaHeader._tag === "ApiKeyInBrowserError" ? viaHeader.where : undefined
+      }
+    }))
+
+  // Last: a task left running for the reload to resume.
+  yield* check("submitForResume", ({ out }) =>
+    Effect.gen(function*() {
+      const taskId = yield* Videos.submit({ model: "video-1", prompt: "a reloaded page resumes me" })
+      out.textContent = `submitted ${taskId}; reload the page to resume it`
+      return { taskId, journal: storedJournal().map((e) => e.taskId) }
+    }))
+})
+
+const resume = check("resume", ({ out }) =>
+  Effect.gen(function*() {
+    const before = storedJournal().map((e) => e.taskId)
+    const pending = yield* Videos.resumePending(poll)
+    const finished = yield* Effect.forEach(pending, ({ entry, updates }) =>
+      Effect.map(Stream.runLast(updates), (last) => ({
+        taskId: entry.taskId,
+        prompt: entry.prompt,
+        last: last._tag === "Some" ? last.value._tag : "none"
+      })))
+    out.textContent = finished.map((f) => `${f.taskId}: ${f.last}`).join("\n")
+    return { before, finished, journalAfter: storedJournal().length, storage: BrowserTaskJournal.isStorageAvailable() }
+  }))
+
+void Effect.runPromise(phase === "resume" ? resume : main).finally(() => {
+  const failed = Object.entries(window.__results).filter(([, r]) => !r.ok).map(([name]) => name)
+  document.getElementById("status")!.textContent = failed.length === 0 ? "all checks passed" : `failed: ${failed.join(", ")}`
+  window.__done = true
+})
