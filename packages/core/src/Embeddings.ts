@@ -59,15 +59,23 @@ const positiveInt = (field: string, value: number) =>
 
 /** The vectors of one response in input order, checked against the input count. */
 const vectorsOf = (response: Protocol.EmbeddingResponse, expected: number) => {
-  const vectors = new Array<Vector>(expected)
-  for (const item of response.data) vectors[item.index] = item.embedding
+  const vectors = new Array<Vector | undefined>(expected).fill(undefined)
   let filled = 0
-  for (const vector of vectors) if (vector !== undefined) filled++
+  // Only indexes of the batch count: a huge `index` from a broken server must
+  // not grow the array (iterating it would hang the process).
+  for (const item of response.data) {
+    const i = item.index
+    if (Number.isInteger(i) && i >= 0 && i < expected && vectors[i] === undefined) {
+      vectors[i] = item.embedding
+      filled++
+    }
+  }
   return filled === expected && response.data.length === expected
-    ? Effect.succeed(vectors)
+    ? Effect.succeed(vectors as ReadonlyArray<Vector>)
     : Effect.fail(
       new ResponseDecodeError({
-        message: `embeddings response has ${response.data.length} vectors for ${expected} inputs`,
+        message: `embeddings response has ${response.data.length} vectors for ${expected} inputs` +
+          (response.data.length === expected ? ", not one per input index" : ""),
         body: ""
       })
     )

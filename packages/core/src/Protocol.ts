@@ -94,9 +94,17 @@ export const ContentPart = Schema.Union(TextPart, ImagePart)
  */
 export type ContentPart = typeof ContentPart.Type
 
+// The message names the empty list, where the element-level "is required"
+// would point at a part that is not there; for a list with bad parts the
+// parts' own messages (and paths) are kept.
 const Content = Schema.Union(
   Schema.String,
-  Schema.NonEmptyArray(ContentPart).annotations({ message: () => "must not be an empty list of parts" })
+  Schema.NonEmptyArray(ContentPart).annotations({
+    message: (issue) => ({
+      message: Array.isArray(issue.actual) ? "must not be an empty list of parts" : "must be a string or a non-empty list of parts",
+      override: Array.isArray(issue.actual) && issue.actual.length === 0
+    })
+  })
 )
 
 /**
@@ -114,15 +122,21 @@ export const ToolCall = Schema.Struct({
  */
 export type ToolCall = typeof ToolCall.Type
 
+// One struct per role literal: a union of structs told apart by a single
+// literal is searched by it, so a bad field of a system message is reported
+// as that field, not as a role mismatch of some other member.
+const systemMessage = <Role extends "system" | "developer">(role: Role) =>
+  Schema.Struct({
+    role: Schema.Literal(role),
+    content: Content,
+    name: optional(Schema.String)
+  })
+
 /**
  * @since 0.1.0
  * @category messages
  */
-export const SystemMessage = Schema.Struct({
-  role: Schema.Literal("system", "developer"),
-  content: Content,
-  name: optional(Schema.String)
-})
+export const SystemMessage = Schema.Union(systemMessage("system"), systemMessage("developer"))
 
 /**
  * @since 0.1.0
@@ -169,7 +183,7 @@ export const ToolMessage = Schema.Struct({
  * @since 0.1.0
  * @category messages
  */
-export const Message = Schema.Union(SystemMessage, UserMessage, AssistantMessage, ToolMessage)
+export const Message = Schema.Union(...SystemMessage.members, UserMessage, AssistantMessage, ToolMessage)
 /**
  * @since 0.1.0
  * @category messages

@@ -13,6 +13,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Cors from "./internal/cors.js"
 import type * as Faults from "./internal/faults.js"
 import * as Models from "./internal/models.js"
 import * as Server from "./internal/server.js"
@@ -69,9 +70,11 @@ export const defaultApiKey = "sk-emulator"
 
 /**
  * A failure to inject into one request: an HTTP status (with optional
- * `Retry-After` / `retry-after-ms`), a delay before answering, a reset socket,
- * or, for streamed replies, a stream cut, stalled or broken by an error event
- * after `afterChunks` events.
+ * `Retry-After` / `retry-after-ms`), a delay before answering (or, with
+ * `afterHeaders`, between the headers and the body), a socket reset before
+ * the response or right after its headers, a body cut short, or, for
+ * streamed replies, a stream cut, stalled or broken by an error event after
+ * `afterChunks` events.
  *
  * @since 0.1.0
  * @category faults
@@ -89,6 +92,28 @@ export type Fault = Faults.Fault
 export type FaultOptions = Faults.FaultOptions
 
 /**
+ * Which web pages may call the emulator from another origin. `allowedOrigins`
+ * lists origins matched exactly (`"http://localhost:5173"`) or by scheme and
+ * host on any port (`"http://localhost:*"`), or is `"*"` for every origin.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface CorsOptions {
+  /** Default `loopbackOrigins`. */
+  readonly allowedOrigins?: ReadonlyArray<string> | "*"
+}
+
+/**
+ * The origins allowed by default: any page served from this machine, on any
+ * port (`http(s)://127.0.0.1:*`, `http(s)://localhost:*`, `http(s)://[::1]:*`).
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const loopbackOrigins: ReadonlyArray<string> = Cors.loopbackOrigins
+
+/**
  * @since 0.1.0
  * @category options
  */
@@ -104,6 +129,12 @@ export interface Options {
     /** Pause between streamed events on the runtime's clock; default 0. */
     readonly interval?: Duration.DurationInput
   }
+  /**
+   * CORS for web pages on other origins: preflights answered without a key,
+   * `Access-Control-Allow-Origin` and the exposed headers on every response.
+   * Default: on, for `loopbackOrigins`; `false` turns it off.
+   */
+  readonly cors?: boolean | CorsOptions
 }
 
 /**
@@ -119,6 +150,11 @@ export interface RecordedRequest {
   readonly path: string
   readonly body: unknown
   readonly authorized: boolean
+  /**
+   * The fault drawn for this request, when one was (a stream fault drawn for
+   * a request that is not streamed left its reply unchanged).
+   */
+  readonly fault?: Fault
 }
 
 /**
@@ -151,7 +187,10 @@ const config = (options: Options): Server.Config => ({
   port: options.port ?? 0,
   faults: options.faults ?? {},
   chunkSize: Math.max(1, Math.floor(options.stream?.chunkSize ?? 4)),
-  interval: Duration.decode(options.stream?.interval ?? Duration.zero)
+  interval: Duration.decode(options.stream?.interval ?? Duration.zero),
+  cors: options.cors === false
+    ? { enabled: false, allowedOrigins: [] }
+    : { enabled: true, allowedOrigins: (options.cors === true ? undefined : options.cors?.allowedOrigins) ?? Cors.loopbackOrigins }
 })
 
 /**

@@ -40,7 +40,7 @@ describe("fault injection", () => {
       const emulator = yield* Emulator.Emulator
       const result = yield* Effect.either(call("/v1/models"))
       expect(Either.isLeft(result)).toBe(true)
-      expect(yield* emulator.requests).toEqual([{ method: "GET", path: "/v1/models", body: null, authorized: true }])
+      expect(yield* emulator.requests).toEqual([{ method: "GET", path: "/v1/models", body: null, authorized: true, fault: { _tag: "Reset" } }])
       yield* emulator.awaitOpenConnections(0)
       expect((yield* call("/v1/models")).status).toBe(200)
     }).pipe(withFaults([{ _tag: "Reset" }])))

@@ -5,7 +5,8 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Inspectable from "effect/Inspectable"
 import * as TestClock from "effect/TestClock"
-import { awaitSleeper, emulated, recordingSpans } from "./fixtures.js"
+import * as Chunk from "effect/Chunk"
+import { emulated, passBackoff, recordingSpans, waitUntil } from "./fixtures.js"
 
 const model = "gpt-4o-mini"
 const hello = { model, messages: [{ role: "user", content: "Hello" }] } satisfies Protocol.ChatRequest
@@ -87,7 +88,8 @@ describe("service failures are typed", () => {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Status", status: 429, retryAfter: 3 }] })
       const fiber = yield* Effect.fork(Models.list)
-      yield* awaitSleeper
+      // The backoff is a sleep due exactly 3 s from now: nothing is sent before.
+      yield* waitUntil(TestClock.sleeps(), (s) => Chunk.some(s, (t) => t === 3000))
       yield* TestClock.adjust("2999 millis")
       expect(yield* emulator.requestCount).toBe(1)
       yield* TestClock.adjust("1 millis")
@@ -101,7 +103,7 @@ describe("service failures are typed", () => {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Status", status: 503, retryAfterMs: 1500 }] })
       const fiber = yield* Effect.fork(Chat.create(hello))
-      yield* awaitSleeper
+      yield* waitUntil(TestClock.sleeps(), (s) => Chunk.some(s, (t) => t === 1500))
       yield* TestClock.adjust("1499 millis")
       expect(yield* emulator.requestCount).toBe(1)
       yield* TestClock.adjust("1 millis")
@@ -114,10 +116,7 @@ describe("service failures are typed", () => {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Status", status: 500 }, { _tag: "Status", status: 500 }] })
       const fiber = yield* Effect.fork(Chat.create(hello))
-      for (let i = 0; i < 2; i++) {
-        yield* awaitSleeper
-        yield* TestClock.adjust("1 minute")
-      }
+      for (let i = 0; i < 2; i++) yield* passBackoff()
       const completion = yield* Fiber.join(fiber)
       expect(completion.choices[0]?.message.content).toBeTruthy()
       expect(yield* emulator.requestCount).toBe(3)
@@ -130,10 +129,7 @@ describe("service failures are typed", () => {
         script: [{ _tag: "Status", status: 500 }, { _tag: "Status", status: 502 }, { _tag: "Status", status: 503 }]
       })
       const fiber = yield* Effect.fork(Effect.flip(Chat.create(hello)))
-      for (let i = 0; i < 2; i++) {
-        yield* awaitSleeper
-        yield* TestClock.adjust("1 minute")
-      }
+      for (let i = 0; i < 2; i++) yield* passBackoff()
       const error = yield* Fiber.join(fiber)
       expect(error).toMatchObject({ _tag: "ServerError", status: 503 })
       expect(yield* emulator.requestCount).toBe(3)
@@ -153,10 +149,7 @@ describe("service failures are typed", () => {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Reset" }, { _tag: "Reset" }, { _tag: "Reset" }] })
       const fiber = yield* Effect.fork(Effect.flip(Models.list))
-      for (let i = 0; i < 2; i++) {
-        yield* awaitSleeper
-        yield* TestClock.adjust("1 minute")
-      }
+      for (let i = 0; i < 2; i++) yield* passBackoff()
       const error = yield* Fiber.join(fiber)
       expect(error).toMatchObject({ _tag: "TransportError", sent: true })
       expect(yield* emulator.requestCount).toBe(3)

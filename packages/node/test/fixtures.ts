@@ -31,8 +31,21 @@ export const emulated = (
 export const waitUntil = <A, R>(effect: Effect.Effect<A, never, R>, done: (a: A) => boolean): Effect.Effect<A, never, R> =>
   Effect.flatMap(effect, (a) => (done(a) ? Effect.succeed(a) : Effect.zipRight(Effect.yieldNow(), waitUntil(effect, done))))
 
-/** Waits until some fiber sleeps on the `TestClock` (e.g. a retry backoff). */
-export const awaitSleeper = waitUntil(TestClock.sleeps(), (sleeps) => sleeps.length > 0)
+/**
+ * Waits until a retry backoff is pending and lets it pass. A backoff is a
+ * sleep due within `horizon`; the per-attempt request timeout (60 s) also
+ * sleeps on the clock while a request is in flight, and must not be fired.
+ * Returns how long the backoff was.
+ */
+export const passBackoff = (horizon: Duration.DurationInput = "30 seconds") =>
+  Effect.gen(function*() {
+    const now = yield* TestClock.currentTimeMillis
+    const limit = now + Duration.toMillis(horizon)
+    const sleeps = yield* waitUntil(TestClock.sleeps(), (s) => Chunk.some(s, (t) => t > now && t <= limit))
+    const due = Math.min(...Chunk.toReadonlyArray(sleeps).filter((t) => t > now && t <= limit))
+    yield* TestClock.adjust(due - now)
+    return due - now
+  })
 
 /** Runs `effect` with a tracer that records every span it starts. */
 export const recordingSpans = <A, E, R>(effect: Effect.Effect<A, E, R>) =>

@@ -1,10 +1,19 @@
 /**
  * Fault injection: a script of faults for the next requests (deterministic,
  * for retry tests), then an optional seeded random share of faulted requests.
+ * Faults that break the wire itself (`ResetAfterHeaders`, `TruncateBody`,
+ * `Delay` with `afterHeaders`) are written here, straight to node's response.
  *
  * @internal
  */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import * as Chunk from "effect/Chunk"
 import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import type * as Http from "node:http"
 import { mulberry32 } from "./hash.js"
 
 /**
@@ -22,8 +31,30 @@ export type Fault =
     /** Milliseconds; sets `retry-after-ms`. */
     readonly retryAfterMs?: number
   }
-  | { readonly _tag: "Delay"; readonly delay: Duration.DurationInput }
+  | {
+    readonly _tag: "Delay"
+    readonly delay: Duration.DurationInput
+    /**
+     * Send the status and headers at once and hold back only the body (the
+     * first byte of a stream); default false: nothing is sent until `delay`.
+     */
+    readonly afterHeaders?: boolean
+  }
   | { readonly _tag: "Reset" }
+  /** The status and headers of the real reply are sent, then the connection is closed: no body. */
+  | { readonly _tag: "ResetAfterHeaders" }
+  | {
+    readonly _tag: "TruncateBody"
+    /** Share of the reply's bytes sent, 0..1; default 0.5. At least one byte is held back. */
+    readonly keep?: number
+    /**
+     * false (default): `Content-Length` is the truncated length, so the
+     * response looks complete and the connection stays usable. true:
+     * `Content-Length` announces the whole body and the connection is closed
+     * mid-body.
+     */
+    readonly closeConnection?: boolean
+  }
   | { readonly _tag: "CutStream"; readonly afterChunks: number }
   | { readonly _tag: "StallStream"; readonly afterChunks: number }
   | { readonly _tag: "ErrorEvent"; readonly afterChunks: number; readonly message: string }
@@ -90,3 +121,120 @@ export const statusType = (status: number): { readonly type: string; readonly co
     : status >= 500
     ? { type: "server_error", code: "server_error" }
     : { type: "invalid_request_error", code: null }
+
+/** Whether `fault` is written by `deliver` rather than by the platform. */
+const isWireFault = (fault: Fault | undefined): boolean =>
+  fault?._tag === "ResetAfterHeaders" || fault?._tag === "TruncateBody" ||
+  (fault?._tag === "Delay" && fault.afterHeaders === true)
+
+const bytesOf = (body: HttpServerResponse.HttpServerResponse["body"]): Effect.Effect<Uint8Array | undefined> => {
+  switch (body._tag) {
+    case "Uint8Array":
+      return Effect.succeed(body.body)
+    case "Stream":
+      return Stream.runCollect(Stream.orDie(body.stream)).pipe(
+        Effect.map((chunks) => {
+          const parts = Chunk.toReadonlyArray(chunks)
+          const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
+          let offset = 0
+          for (const part of parts) {
+            out.set(part, offset)
+            offset += part.length
+          }
+          return out
+        })
+      )
+    case "Raw":
+      return Effect.succeed(typeof body.body === "string" ? new TextEncoder().encode(body.body) : undefined)
+    default:
+      return Effect.succeed(new Uint8Array(0))
+  }
+}
+
+const headersOf = (response: HttpServerResponse.HttpServerResponse, length: number | undefined) => {
+  const contentType = "contentType" in response.body ? response.body.contentType : undefined
+  const headers: Record<string, string> = { ...response.headers }
+  delete headers["content-length"]
+  if (contentType !== undefined && headers["content-type"] === undefined) headers["content-type"] = contentType
+  if (length !== undefined) headers["content-length"] = String(length)
+  return headers
+}
+
+/** Writes `bytes` (or nothing) and resolves once they are handed to the socket. */
+const write = (node: Http.ServerResponse, bytes: Uint8Array) =>
+  Effect.async<void>((resume) => {
+    if (bytes.length === 0) {
+      node.flushHeaders()
+      resume(Effect.void)
+    } else {
+      node.write(bytes, () => resume(Effect.void))
+    }
+  })
+
+/**
+ * Closes the connection once what was written is sent; closing the response
+ * interrupts the handler's fiber, hence `never`.
+ */
+const drop = (node: Http.ServerResponse) =>
+  Effect.zipRight(Effect.sync(() => node.socket?.destroySoon()), Effect.never)
+
+const end = (node: Http.ServerResponse, bytes: Uint8Array) =>
+  Effect.async<void>((resume) => {
+    node.end(bytes, () => resume(Effect.void))
+  })
+
+/**
+ * Sends `response` as `fault` has it: untouched for most faults (the
+ * platform writes it), or written here for the wire faults. A response
+ * written here is ended (or its connection dropped) before this returns, and
+ * the platform leaves an ended response alone.
+ */
+export const deliver = (
+  fault: Fault | undefined,
+  response: HttpServerResponse.HttpServerResponse
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> => {
+  if (fault === undefined || !isWireFault(fault)) return Effect.succeed(response)
+  return Effect.gen(function*() {
+    const node = NodeHttpServerRequest.toServerResponse(yield* HttpServerRequest.HttpServerRequest)
+    const streamed = response.body._tag === "Stream"
+    switch (fault._tag) {
+      case "ResetAfterHeaders": {
+        const bytes = streamed ? undefined : yield* bytesOf(response.body)
+        node.writeHead(response.status, headersOf(response, bytes?.length))
+        yield* write(node, new Uint8Array(0))
+        return yield* drop(node)
+      }
+      case "TruncateBody": {
+        const bytes = (yield* bytesOf(response.body)) ?? new Uint8Array(0)
+        const keep = Math.min(Math.max(fault.keep ?? 0.5, 0), 1)
+        const kept = bytes.subarray(0, Math.max(0, Math.min(Math.floor(bytes.length * keep), bytes.length - 1)))
+        if (fault.closeConnection === true) {
+          node.writeHead(response.status, headersOf(response, streamed ? undefined : bytes.length))
+          yield* write(node, kept)
+          return yield* drop(node)
+        }
+        node.writeHead(response.status, headersOf(response, kept.length))
+        yield* end(node, kept)
+        return response
+      }
+      case "Delay": {
+        if (streamed && response.body._tag === "Stream") {
+          node.writeHead(response.status, headersOf(response, undefined))
+          yield* write(node, new Uint8Array(0))
+          yield* Effect.sleep(fault.delay)
+          yield* Stream.runForEach(Stream.orDie(response.body.stream), (bytes) => write(node, bytes))
+          yield* end(node, new Uint8Array(0))
+          return response
+        }
+        const bytes = (yield* bytesOf(response.body)) ?? new Uint8Array(0)
+        node.writeHead(response.status, headersOf(response, bytes.length))
+        yield* write(node, new Uint8Array(0))
+        yield* Effect.sleep(fault.delay)
+        yield* end(node, bytes)
+        return response
+      }
+      default:
+        return response
+    }
+  })
+}

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Http from "node:http"
 import type { RecordedRequest } from "../Emulator.js"
 import * as Auth from "./auth.js"
+import * as Cors from "./cors.js"
 import * as Errors from "./errors.js"
 import * as Faults from "./faults.js"
 import * as Incoming from "./incoming.js"
@@ -30,6 +31,7 @@ export interface Config {
   readonly faults: Faults.FaultOptions
   readonly chunkSize: number
   readonly interval: Duration.Duration
+  readonly cors: Cors.Config
 }
 
 interface State {
@@ -101,7 +103,8 @@ const withFault = (state: State, received: Received, fault: Faults.Fault | undef
       case "Status":
         return statusFault(fault)
       case "Delay":
-        yield* Effect.sleep(fault.delay)
+        // With `afterHeaders` the wait happens in `Faults.deliver`, after the headers.
+        if (fault.afterHeaders !== true) yield* Effect.sleep(fault.delay)
         return yield* answer(state, received, undefined)
       default:
         return yield* answer(state, received, Faults.isStreamFault(fault) ? fault : undefined)
@@ -115,18 +118,25 @@ const internalError = Errors.toResponse(
 const handle = (state: State) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
+    // A CORS preflight needs no key, is not recorded and uses up no fault.
+    if (request.method === "OPTIONS" && state.config.cors.enabled) return Cors.preflight(state.config.cors, request.headers)
     const seq = ++state.seq
     const path = new URL(request.url, "http://127.0.0.1").pathname
     const body = Incoming.parseBody(yield* Effect.orElseSucceed(request.text, () => ""))
     const authorized = Auth.isAuthorized(request.headers["authorization"], state.config.apiKey)
     const received: Received = { seq, method: request.method, path, body, authorized }
-    state.requests.update((all) => [...all, { method: request.method, path, body: Incoming.recordedBody(body), authorized }])
-    const response = yield* withFault(state, received, state.injector.next(path)).pipe(
+    const fault = state.injector.next(path)
+    state.requests.update((all) => [
+      ...all,
+      { method: request.method, path, body: Incoming.recordedBody(body), authorized, ...(fault === undefined ? {} : { fault }) }
+    ])
+    const response = yield* withFault(state, received, fault).pipe(
       Effect.catchAllDefect((defect) =>
         Effect.as(Effect.logError("emulator handler failed", defect instanceof Error ? defect.message : "defect"), internalError)
       )
     )
-    return HttpServerResponse.setHeader(response, "x-request-id", requestId(seq))
+    const final = Cors.apply(state.config.cors, request.headers["origin"], HttpServerResponse.setHeader(response, "x-request-id", requestId(seq)))
+    return yield* Faults.deliver(fault, final)
   })
 
 const listen = (config: Config) =>
