@@ -238,7 +238,13 @@ export type ApiError =
   | ServerError
   | TimeoutError
 
-const tags: ReadonlySet<string> = new Set([
+/**
+ * The `_tag` of every `SwitchboardError`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const errorTags: ReadonlyArray<SwitchboardError["_tag"]> = [
   "InvalidRequestError",
   "BadRequestError",
   "AuthenticationError",
@@ -255,7 +261,9 @@ const tags: ReadonlySet<string> = new Set([
   "TaskTimeoutError",
   "NoImageInResponseError",
   "JournalError"
-])
+]
+
+const tags: ReadonlySet<string> = new Set(errorTags)
 
 /**
  * @since 0.1.0

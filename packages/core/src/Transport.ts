@@ -20,6 +20,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { errorCode } from "./internal/errorCode.js"
 import * as Protocol from "./Protocol.js"
 import { SwitchboardConfig } from "./SwitchboardConfig.js"
 import * as SwitchboardError from "./SwitchboardError.js"
@@ -110,15 +111,6 @@ const bodyPreviewLength = 200
 export const truncate = (text: string, max = bodyPreviewLength): string =>
   text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`
 
-/** Walks an error's `cause` chain for a Node-style `code`. */
-const errorCode = (error: unknown): string | undefined => {
-  for (let e: unknown = error, depth = 0; e !== null && typeof e === "object" && depth < 5; depth++) {
-    const code = (e as { code?: unknown }).code
-    if (typeof code === "string") return code
-    e = (e as { cause?: unknown }).cause
-  }
-  return undefined
-}
 
 const transportError = (
   error: HttpClientError.HttpClientError,

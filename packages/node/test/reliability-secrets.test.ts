@@ -17,7 +17,7 @@ import {
   Moderations,
   Switchboard,
   SwitchboardConfig,
-  type SwitchboardError,
+  SwitchboardError,
   TaskJournal,
   Videos
 } from "@switchboard/core"
@@ -205,24 +205,7 @@ const journalFailure = Effect.flatMap(Emulator.Emulator, (emulator) =>
     )
   ))
 
-const allTags: ReadonlyArray<SwitchboardError.SwitchboardError["_tag"]> = [
-  "InvalidRequestError",
-  "BadRequestError",
-  "AuthenticationError",
-  "PermissionDeniedError",
-  "NotFoundError",
-  "ConflictError",
-  "RateLimitError",
-  "ServerError",
-  "TransportError",
-  "TimeoutError",
-  "ResponseDecodeError",
-  "StreamError",
-  "TaskFailedError",
-  "TaskTimeoutError",
-  "NoImageInResponseError",
-  "JournalError"
-]
+const allTags = SwitchboardError.errorTags
 
 const expectedErrors: Record<string, SwitchboardError.SwitchboardError["_tag"]> = {
   "invalid request": "InvalidRequestError",

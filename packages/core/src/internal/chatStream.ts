@@ -26,6 +26,7 @@ import {
 } from "../SwitchboardError.js"
 import { truncate } from "../Transport.js"
 import { decoder } from "./validate.js"
+import { errorCode } from "./errorCode.js"
 
 // ---------------------------------------------------------------------------
 // Request
@@ -47,14 +48,6 @@ export interface Opened {
   readonly requestId: string | undefined
 }
 
-const errorCode = (error: unknown): string | undefined => {
-  for (let e: unknown = error, depth = 0; e !== null && typeof e === "object" && depth < 5; depth++) {
-    const code = (e as { code?: unknown }).code
-    if (typeof code === "string") return code
-    e = (e as { cause?: unknown }).cause
-  }
-  return undefined
-}
 
 /** ` (ECONNRESET)`, or nothing when the error has no code. */
 const codeOf = (error: unknown): string => {
