@@ -1,0 +1,235 @@
+/**
+ * Bundle size of a minimal page: one chat call and one streamed chat,
+ * rendered into the document. The same page is written three times
+ * (`packages/bench/bundle/`): with `@switchboard/browser`, with the `openai`
+ * client, and with `ai` + `@ai-sdk/openai-compatible`. Each is bundled with
+ * esbuild (minified, ESM, browser platform) and measured minified and
+ * gzipped (zlib, level 9); for ours, esbuild's metafile says which packages
+ * and modules weigh what.
+ *
+ * Run: `pnpm build && node packages/bench/dist/bundle-size.js` (`--json` for
+ * JSON). The bundler and the comparison clients are devDependencies of
+ * `packages/browser` and are resolved from there.
+ */
+import { createRequire } from "node:module"
+import * as Path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import * as Zlib from "node:zlib"
+
+/** The part of esbuild's API used here (esbuild is not a dependency of this package). */
+interface Metafile {
+  readonly outputs: Record<string, { readonly bytes: number; readonly inputs: Record<string, { readonly bytesInOutput: number }> }>
+}
+interface PluginBuild {
+  readonly onResolve: (
+    options: { readonly filter: RegExp },
+    callback: (args: { readonly path: string }) => { readonly path: string }
+  ) => void
+}
+interface Esbuild {
+  readonly build: (options: Record<string, unknown>) => Promise<{
+    readonly outputFiles: ReadonlyArray<{ readonly contents: Uint8Array }>
+    readonly metafile: Metafile
+  }>
+}
+
+const bench = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
+const root = Path.resolve(bench, "..", "..")
+const browserPackage = Path.resolve(bench, "..", "browser")
+const entries = Path.join(bench, "bundle")
+const fromBrowser = createRequire(Path.join(browserPackage, "package.json"))
+
+/**
+ * @since 0.1.0
+ */
+export interface Entry {
+  readonly name: string
+  readonly file: string
+  readonly description: string
+}
+
+/**
+ * @since 0.1.0
+ */
+export const entryPoints: ReadonlyArray<Entry> = [
+  { name: "switchboard", file: "switchboard.ts", description: "@switchboard/browser (Effect)" },
+  { name: "openai", file: "openai.ts", description: "openai" },
+  { name: "ai-sdk", file: "ai-sdk.ts", description: "ai + @ai-sdk/openai-compatible" },
+  { name: "effect-floor", file: "effect-floor.ts", description: "(floor) effect alone: runtime + Stream + Schema, no request" }
+]
+
+/** The package whose version each entry reports. */
+const versionPackage: Record<string, string> = { openai: "openai", "ai-sdk": "ai", "effect-floor": "effect" }
+
+/**
+ * @since 0.1.0
+ */
+export interface Part {
+  readonly name: string
+  readonly bytes: number
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface Measured {
+  readonly name: string
+  readonly description: string
+  readonly version: string
+  readonly minifiedBytes: number
+  readonly gzipBytes: number
+  readonly brotliBytes: number
+  /** Minified bytes per package, heaviest first. */
+  readonly packages: ReadonlyArray<Part>
+  /** Minified bytes per module, heaviest first (the first 15). */
+  readonly modules: ReadonlyArray<Part>
+}
+
+/** Our target for the switchboard entry. */
+export const targetGzipBytes = 100 * 1024
+
+const loadEsbuild = async (): Promise<Esbuild> => {
+  const module = (await import(pathToFileURL(fromBrowser.resolve("esbuild")).href)) as Esbuild & { default?: Esbuild }
+  return module.default ?? module
+}
+
+const versionOf = (name: string): string => {
+  if (name === "switchboard") return (fromBrowser("./package.json") as { version: string }).version
+  const pkg = versionPackage[name] ?? name
+  let dir = Path.dirname(fromBrowser.resolve(pkg))
+  // Walk up from the resolved entry to the package's own package.json.
+  while (Path.basename(dir) !== pkg && dir !== Path.dirname(dir)) dir = Path.dirname(dir)
+  return (createRequire(Path.join(dir, "package.json"))("./package.json") as { version: string }).version
+}
+
+/**
+ * `node_modules/.pnpm/effect@3.22.4/node_modules/effect/dist/esm/Schema.js` →
+ * `effect`; `packages/core/src/Chat.ts` → `@switchboard/core`; an entry file → `(entry)`.
+ */
+const packageOf = (input: string): string => {
+  const modules = input.lastIndexOf("node_modules/")
+  if (modules >= 0) {
+    const rest = input.slice(modules + "node_modules/".length).split("/")
+    return rest[0]!.startsWith("@") ? `${rest[0]}/${rest[1]}` : rest[0]!
+  }
+  if (input.startsWith("packages/bench/bundle/")) return "(entry)"
+  const workspace = /^packages\/([^/]+)\//.exec(input)
+  return workspace ? `@switchboard/${workspace[1]}` : input
+}
+
+/** `…/node_modules/effect/dist/esm/internal/core.js` → `effect/internal/core.js`; `packages/core/src/Chat.ts` → `@switchboard/core/src/Chat.ts`. */
+const moduleOf = (input: string): string => {
+  const modules = input.lastIndexOf("node_modules/")
+  if (modules >= 0) return input.slice(modules + "node_modules/".length).replace(/\/dist\/(esm\/)?/, "/")
+  return input.replace(/^packages\/([^/]+)\//, "@switchboard/$1/")
+}
+
+const heaviest = (sizes: Map<string, number>, limit = Infinity): ReadonlyArray<Part> =>
+  [...sizes].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes).slice(0, limit)
+
+/** `@switchboard/browser/X` → the package's source: it is not a dependency of this package. */
+const switchboardBrowser = {
+  name: "switchboard-browser",
+  setup: (build: PluginBuild) =>
+    build.onResolve({ filter: /^@switchboard\/browser(\/.*)?$/ }, (args) => ({
+      path: Path.join(browserPackage, "src", `${args.path.slice("@switchboard/browser/".length) || "index"}.ts`)
+    }))
+}
+
+/**
+ * Bundles and measures one entry.
+ *
+ * @since 0.1.0
+ */
+export const measure = async (entry: Entry, esbuild?: Esbuild): Promise<Measured> => {
+  const bundler = esbuild ?? (await loadEsbuild())
+  const result = await bundler.build({
+    entryPoints: [Path.join(entries, entry.file)],
+    bundle: true,
+    minify: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    write: false,
+    metafile: true,
+    outfile: `${entry.name}.js`,
+    // Workspace packages from their sources (no build needed); the comparison clients from packages/browser.
+    // esbuild drops its default `module` condition when given custom ones; keep it.
+    conditions: ["@switchboard/source", "module"],
+    nodePaths: [Path.join(browserPackage, "node_modules")],
+    plugins: [switchboardBrowser],
+    // Metafile paths relative to the repository, whatever the current directory.
+    absWorkingDir: root,
+    logLevel: "silent"
+  })
+  const code = result.outputFiles[0]!.contents
+  const packages = new Map<string, number>()
+  const modules = new Map<string, number>()
+  for (const output of Object.values(result.metafile.outputs)) {
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      packages.set(packageOf(input), (packages.get(packageOf(input)) ?? 0) + bytesInOutput)
+      modules.set(moduleOf(input), (modules.get(moduleOf(input)) ?? 0) + bytesInOutput)
+    }
+  }
+  return {
+    name: entry.name,
+    description: entry.description,
+    version: versionOf(entry.name),
+    minifiedBytes: code.byteLength,
+    gzipBytes: Zlib.gzipSync(code, { level: 9 }).byteLength,
+    brotliBytes: Zlib.brotliCompressSync(code).byteLength,
+    packages: heaviest(packages),
+    modules: heaviest(modules, 15)
+  }
+}
+
+const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`
+
+/**
+ * The report as Markdown tables.
+ *
+ * @since 0.1.0
+ */
+export const format = (all: ReadonlyArray<Measured>): string => {
+  const lines = [
+    "| entry (one chat call + one streamed chat) | version | minified | gzip | brotli |",
+    "|---|---|---:|---:|---:|",
+    ...all.map((m) => `| ${m.description} | ${m.version} | ${kb(m.minifiedBytes)} | ${kb(m.gzipBytes)} | ${kb(m.brotliBytes)} |`)
+  ]
+  const ours = all.find((m) => m.name === "switchboard")
+  if (ours) {
+    lines.push(
+      "",
+      `switchboard: ${kb(ours.gzipBytes)} gzip, target ${kb(targetGzipBytes)}: ${ours.gzipBytes <= targetGzipBytes ? "met" : "NOT met"}`,
+      "",
+      "| package (switchboard entry) | minified bytes in the bundle | share |",
+      "|---|---:|---:|",
+      ...ours.packages.map((p) => `| ${p.name} | ${kb(p.bytes)} | ${((100 * p.bytes) / ours.minifiedBytes).toFixed(0)}% |`),
+      "",
+      "| heaviest modules (switchboard entry) | minified bytes |",
+      "|---|---:|",
+      ...ours.modules.map((p) => `| ${p.name} | ${kb(p.bytes)} |`)
+    )
+  }
+  return lines.join("\n")
+}
+
+/**
+ * Measures every entry and prints the report (JSON with `--json`).
+ *
+ * @since 0.1.0
+ */
+export const main = async (argv: ReadonlyArray<string> = process.argv.slice(2)): Promise<ReadonlyArray<Measured>> => {
+  const esbuild = await loadEsbuild()
+  const all: Array<Measured> = []
+  for (const entry of entryPoints) all.push(await measure(entry, esbuild))
+  console.log(argv.includes("--json") ? JSON.stringify(all, null, 2) : format(all))
+  return all
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(Path.resolve(process.argv[1])).href) {
+  main().catch((error: unknown) => {
+    console.error(error)
+    process.exitCode = 1
+  })
+}

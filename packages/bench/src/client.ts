@@ -1,0 +1,92 @@
+/**
+ * One client run, in its own process: `node dist/client.js '<ClientSpec JSON>'`.
+ * Loads only the client it runs (the raw client's process never loads Effect),
+ * samples its RSS every 10 ms, runs the workload and sends the result to its
+ * parent over IPC.
+ */
+import type { ClientResult, ClientSpec, ClientToParent, Measured } from "./lib/ipc.js"
+
+let sampledPeakRss = process.memoryUsage.rss()
+const sampler = setInterval(() => {
+  const rss = process.memoryUsage.rss()
+  if (rss > sampledPeakRss) sampledPeakRss = rss
+}, 10)
+sampler.unref()
+
+/** Thrown by a workload whose dependency is missing: the figure prints "not measured". */
+class NotMeasured extends Error {}
+
+const run = async (spec: ClientSpec): Promise<Measured> => {
+  switch (spec.workload) {
+    case "chat": {
+      switch (spec.client) {
+        case "undici":
+          return (await import("./clients/undici.js")).chat(spec)
+        case "openai":
+          return (await import("./clients/openai.js")).chat(spec)
+        case "effect-http":
+          return (await import("./clients/effectHttp.js")).chat(spec)
+        case "switchboard":
+        case "switchboard-forEach":
+          return (await import("./clients/switchboard.js")).chat(spec)
+      }
+      break
+    }
+    case "stream": {
+      switch (spec.client) {
+        case "undici-sse":
+          return (await import("./clients/undici.js")).stream(spec)
+        case "openai":
+          return (await import("./clients/openai.js")).stream(spec)
+        case "switchboard":
+        case "switchboard-fold": {
+          const switchboard = await import("./clients/switchboard.js")
+          const stream = switchboard.chatStream()
+          if (stream === undefined) throw new NotMeasured("Chat.stream is not in @switchboard/core yet")
+          return switchboard.stream(spec, stream)
+        }
+      }
+      break
+    }
+    case "embed":
+      return (await import("./clients/switchboard.js")).embed(spec)
+    case "agent": {
+      const agent = await import("./clients/agent.js")
+      const missing = await agent.missing()
+      if (missing !== undefined) throw new NotMeasured(missing)
+      return agent.run(spec)
+    }
+  }
+  throw new Error(`unknown client spec: ${JSON.stringify(spec)}`)
+}
+
+const finish = (result: ClientResult) => {
+  const message: ClientToParent = { type: "result", result }
+  if (process.send) process.send(message, () => process.exit(result.ok ? 0 : 1))
+  else {
+    console.log(JSON.stringify(result))
+    process.exit(result.ok ? 0 : 1)
+  }
+}
+
+const main = async () => {
+  const spec = JSON.parse(process.argv[2] ?? "null") as ClientSpec
+  try {
+    const measured = await run(spec)
+    const rss = process.memoryUsage.rss()
+    finish({
+      ok: true,
+      ...measured,
+      sampledPeakRss: Math.max(sampledPeakRss, rss),
+      maxRss: process.resourceUsage().maxRSS * 1024
+    })
+  } catch (error) {
+    finish({
+      ok: false,
+      error: error instanceof Error ? error.message : String(error),
+      ...(error instanceof NotMeasured ? { notMeasured: true } : {})
+    })
+  }
+}
+
+void main()

@@ -1,0 +1,118 @@
+/**
+ * Switchboard as a user calls it: `NodeSwitchboard.layer` built once into a
+ * `ManagedRuntime`, full response decoding by the SDK.
+ *
+ * - `switchboard`: `runtime.runPromise(Chat.create(…))` per request from 32
+ *   Promise workers, as an application that is not all Effect does.
+ * - `switchboard-forEach`: one Effect program, `Effect.forEach(…, { concurrency: 32 })`.
+ */
+import { Chat, Embeddings, type Protocol, type SwitchboardError } from "@switchboard/core"
+import { NodeSwitchboard } from "@switchboard/node"
+import * as Effect from "effect/Effect"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Stream from "effect/Stream"
+import { apiKey, chatRequest, checkEmbeddingOrder, embeddingInputs, embeddingModel, streamRequest } from "../lib/fixtures.js"
+import type { ClientSpec, Measured } from "../lib/ipc.js"
+import { baseUrl, checkCompletion, checkStream, deadline, measure, pool } from "./common.js"
+
+type Spec<W extends ClientSpec["workload"]> = Extract<ClientSpec, { workload: W }>
+
+export const runtimeFor = (port: number) =>
+  ManagedRuntime.make(NodeSwitchboard.layer({ baseUrl: baseUrl(port), apiKey }))
+
+const limited = <A, E, R>(timeLimitMs: number, effect: Effect.Effect<A, E, R>) =>
+  Effect.timeoutFail(effect, {
+    duration: timeLimitMs,
+    onTimeout: () => new Error(`time limit of ${timeLimitMs} ms reached`)
+  })
+
+const createOnce = Effect.map(Chat.create(chatRequest), checkCompletion)
+
+export const chat = async (spec: Spec<"chat">): Promise<Measured> => {
+  const runtime = runtimeFor(spec.port)
+  try {
+    if (spec.client === "switchboard-forEach") {
+      const run = (count: number) =>
+        runtime.runPromise(
+          limited(spec.timeLimitMs, Effect.forEach(Array.from({ length: count }), () => createOnce, {
+            concurrency: spec.concurrency,
+            discard: true
+          }))
+        )
+      await run(spec.warmup)
+      return await measure(spec.count, () => run(spec.count))
+    }
+    const until = deadline(spec.timeLimitMs)
+    const once = () => runtime.runPromise(createOnce)
+    await pool(spec.warmup, spec.concurrency, until, once)
+    return await measure(spec.count, () => pool(spec.count, spec.concurrency, until, once))
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+/** `Chat.stream`, looked up at run time: the figure reports "not measured" until core has it. */
+type ChatStream = (
+  request: Protocol.ChatRequest
+) => Stream.Stream<Protocol.ChatCompletionChunk, SwitchboardError.SwitchboardError, Chat.Chat>
+
+export const chatStream = (): ChatStream | undefined => {
+  const candidate = (Chat as unknown as { readonly stream?: unknown }).stream
+  return typeof candidate === "function" ? (candidate as ChatStream) : undefined
+}
+
+const isFinished = (chunk: Protocol.ChatCompletionChunk) => typeof chunk.choices[0]?.finish_reason === "string"
+
+/** One stream, consumed as a user would: `Stream.runForEach`, or `Stream.runFold` (`switchboard-fold`). */
+const consume = (stream: ChatStream, chunks: number, fold: boolean) => {
+  const source = stream(streamRequest(chunks))
+  const counted = fold
+    ? Stream.runFold(source, { seen: 0, finished: false }, (acc, chunk) => {
+      acc.seen++
+      acc.finished = isFinished(chunk)
+      return acc
+    })
+    : Effect.suspend(() => {
+      const acc = { seen: 0, finished: false }
+      return Effect.as(
+        Stream.runForEach(source, (chunk) =>
+          Effect.sync(() => {
+            acc.seen++
+            acc.finished = isFinished(chunk)
+          })),
+        acc
+      )
+    })
+  return Effect.map(counted, ({ finished, seen }) => checkStream(seen, chunks, finished))
+}
+
+export const stream = async (spec: Spec<"stream">, stream: ChatStream): Promise<Measured> => {
+  const runtime = runtimeFor(spec.port)
+  const fold = spec.client === "switchboard-fold"
+  try {
+    const run = (streams: number, chunks: number) =>
+      runtime.runPromise(
+        limited(spec.timeLimitMs, Effect.forEach(Array.from({ length: streams }), () => consume(stream, chunks, fold), { discard: true }))
+      )
+    await run(spec.warmupStreams, Math.min(spec.chunks, 2_000))
+    return await measure(spec.streams * spec.chunks, () => run(spec.streams, spec.chunks))
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+export const embed = async (spec: Spec<"embed">): Promise<Measured> => {
+  const runtime = runtimeFor(spec.port)
+  const options = spec.mode === "batched" ? { model: embeddingModel } : { model: embeddingModel, batchSize: 1 }
+  try {
+    const run = async (count: number) => {
+      const inputs = embeddingInputs(count)
+      const vectors = await runtime.runPromise(limited(spec.timeLimitMs, Embeddings.embedMany(inputs, options)))
+      checkEmbeddingOrder(vectors, count)
+    }
+    await run(Math.min(spec.inputs, 512))
+    return await measure(spec.inputs, () => run(spec.inputs))
+  } finally {
+    await runtime.dispose()
+  }
+}

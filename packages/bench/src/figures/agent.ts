@@ -1,0 +1,95 @@
+/**
+ * Agent step overhead: a step with 3 parallel no-op tools against the chat call alone.
+ */
+import { complete, type Context, type Figure, interleave, maxServerCores, notMeasured, type Verdict } from "../lib/figure.js"
+import { mb, micros, num, range, ratio } from "../lib/stats.js"
+
+const id = "agent-step"
+const title = "Agent step overhead"
+const tools = 3
+
+export const figure: Figure = {
+  id,
+  title,
+  run: async (context: Context) => {
+    const { agent, timeLimitMs } = context.settings
+    const method =
+      `One step of \`Agent.run\` (ended after it by \`stopWhen: (steps) => steps.length >= 1\`): the model call, ` +
+      `answered with one call of each of ${tools} no-op tools (\`Effect.succeed\`), and the ${tools} tools run at once ` +
+      "(default concurrency 4), against the chat call alone: the same request (messages and tool definitions) through " +
+      `\`Chat.create\`, answered with the same tool calls. ${num(agent.count)} of each per run at concurrency ` +
+      `${agent.concurrency} (\`runtime.runPromise\` per unit), after ${num(agent.warmup)} warm-up, ${agent.rounds} ` +
+      "interleaved rounds. Cost is client CPU per unit and wall time per unit (1 / throughput)."
+    const { missing } = await import("../clients/agent.js")
+    const why = await missing()
+    if (why !== undefined) return notMeasured(id, title, method, why)
+    const modes = [
+      { label: "chat call alone", mode: "chat" as const },
+      { label: `agent step, ${tools} parallel no-op tools`, mode: "agent-step" as const }
+    ]
+    const stats = await interleave(
+      context,
+      modes.map(({ label, mode }) => ({
+        label,
+        spec: {
+          workload: "agent",
+          mode,
+          port: context.server.port,
+          count: agent.count,
+          concurrency: agent.concurrency,
+          warmup: agent.warmup,
+          tools,
+          timeLimitMs
+        }
+      })),
+      agent.rounds
+    )
+    const chat = stats.get(modes[0]!.label)
+    const step = stats.get(modes[1]!.label)
+    const rows = modes.map(({ label }) => {
+      const s = stats.get(label)!
+      if (!complete(s)) return [label, `failed: ${s.error ?? "no run"}`, "", "", "", "", ""]
+      return [
+        label,
+        num(s.rate.median),
+        range(s.rate),
+        micros(1e6 / s.rate.median),
+        micros(s.cpuPerUnit.median),
+        complete(chat) ? ratio(s.cpuPerUnit.median / chat.cpuPerUnit.median) : "–",
+        mb(s.peakRss.median)
+      ]
+    })
+    const ok = complete(chat) && complete(step)
+    const verdicts: Array<Verdict> = [
+      {
+        target: "agent step: client CPU ≤ 1.2 × the chat call alone",
+        measured: ok
+          ? `${ratio(step.cpuPerUnit.median / chat.cpuPerUnit.median)} (${micros(step.cpuPerUnit.median)} vs ${micros(chat.cpuPerUnit.median)})`
+          : (step?.error ?? chat?.error ?? "a run failed"),
+        pass: ok && step.cpuPerUnit.median <= 1.2 * chat.cpuPerUnit.median
+      },
+      {
+        target: "agent step: wall time per unit ≤ 1.2 × the chat call alone",
+        measured: ok
+          ? `${ratio(chat.rate.median / step.rate.median)} (${micros(1e6 / step.rate.median)} vs ${micros(1e6 / chat.rate.median)})`
+          : (step?.error ?? chat?.error ?? "a run failed"),
+        pass: ok && chat.rate.median <= 1.2 * step.rate.median
+      }
+    ]
+    return {
+      id,
+      title,
+      method,
+      tables: [{
+        table: {
+          header: ["unit", "units/s (median)", "min–max", "time/unit", "CPU/unit", "CPU × chat", "peak RSS"],
+          numeric: [1, 2, 3, 4, 5, 6],
+          rows
+        }
+      }],
+      verdicts,
+      notes: [],
+      serverCores: maxServerCores(stats.values())
+    }
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Non-streaming `Chat.create`: requests/s and client CPU per request at
+ * concurrency 32, against raw undici and the official client.
+ */
+import { type ClientStats, complete, type Context, type Figure, interleave, maxServerCores, type Verdict } from "../lib/figure.js"
+import type { ChatClient } from "../lib/ipc.js"
+import { mb, micros, num, range, ratio } from "../lib/stats.js"
+
+export const id = "non-streaming"
+
+export const clients: ReadonlyArray<{ readonly label: string; readonly client: ChatClient; readonly what: string }> = [
+  { label: "raw undici", client: "undici", what: "`undici.request` + `JSON.parse` (the floor)" },
+  { label: "openai", client: "openai", what: "official client, `maxRetries: 0`" },
+  { label: "@effect/platform (reference)", client: "effect-http", what: "bare `HttpClient` over undici + `response.json`, no schema" },
+  {
+    label: "Switchboard (runPromise)",
+    client: "switchboard",
+    what: "`runtime.runPromise(Chat.create(…))` per request, `ManagedRuntime.make(NodeSwitchboard.layer(…))` once"
+  },
+  {
+    label: "Switchboard (Effect.forEach)",
+    client: "switchboard-forEach",
+    what: "one program: `Effect.forEach(…, () => Chat.create(…), { concurrency: 32 })`"
+  }
+]
+
+export const switchboardLabels = clients.filter((c) => c.client.startsWith("switchboard")).map((c) => c.label)
+
+export const figure: Figure = {
+  id,
+  title: "Non-streaming Chat.create",
+  run: async (context: Context) => {
+    const { chat, timeLimitMs } = context.settings
+    const method =
+      `${num(chat.count)} \`POST /v1/chat/completions\` at concurrency ${chat.concurrency} per run, after ${num(chat.warmup)} ` +
+      `warm-up requests, ${chat.rounds} interleaved rounds, each run in a fresh process. Every client checks ` +
+      `\`choices[0].message.content\`; Switchboard also validates the whole completion against its schema. ` +
+      `CPU is the client process's \`process.cpuUsage()\` over the timed section, divided by the requests.`
+    const stats = await interleave(
+      context,
+      clients.map(({ client, label }) => ({
+        label,
+        spec: {
+          workload: "chat",
+          client,
+          port: context.server.port,
+          count: chat.count,
+          concurrency: chat.concurrency,
+          warmup: chat.warmup,
+          timeLimitMs
+        }
+      })),
+      chat.rounds
+    )
+    const raw = stats.get("raw undici")
+    const openai = stats.get("openai")
+    const rows = clients.map(({ label, what }) => {
+      const s = stats.get(label)!
+      if (!complete(s)) return [label, what, `failed: ${s.error ?? "no run"}`, "", "", "", "", "", ""]
+      return [
+        label,
+        what,
+        num(s.rate.median),
+        range(s.rate),
+        complete(raw) ? ratio(s.rate.median / raw.rate.median) : "–",
+        complete(openai) ? ratio(s.rate.median / openai.rate.median) : "–",
+        micros(s.cpuPerUnit.median),
+        complete(raw) ? ratio(s.cpuPerUnit.median / raw.cpuPerUnit.median) : "–",
+        mb(s.peakRss.median)
+      ]
+    })
+    const verdicts: Array<Verdict> = []
+    for (const label of switchboardLabels) {
+      const s = stats.get(label)
+      const measurable = complete(s)
+      verdicts.push(
+        measurable && complete(openai)
+          ? {
+            target: `${label}: requests/s ≥ 2.5 × openai's`,
+            measured: `${ratio(s.rate.median / openai.rate.median)} (${num(s.rate.median)} vs ${num(openai.rate.median)}/s)`,
+            pass: s.rate.median >= 2.5 * openai.rate.median
+          }
+          : { target: `${label}: requests/s ≥ 2.5 × openai's`, measured: "a run failed", pass: false },
+        measurable && complete(raw)
+          ? {
+            target: `${label}: client CPU per request ≤ 3 × raw undici's`,
+            measured: `${ratio(s.cpuPerUnit.median / raw.cpuPerUnit.median)} (${micros(s.cpuPerUnit.median)} vs ${micros(raw.cpuPerUnit.median)})`,
+            pass: s.cpuPerUnit.median <= 3 * raw.cpuPerUnit.median
+          }
+          : { target: `${label}: client CPU per request ≤ 3 × raw undici's`, measured: "a run failed", pass: false }
+      )
+    }
+    return {
+      id,
+      title: "Non-streaming Chat.create",
+      method,
+      tables: [{
+        table: {
+          header: ["client", "what", "requests/s (median)", "min–max", "× raw", "× openai", "CPU/request", "CPU × raw", "peak RSS"],
+          numeric: [2, 3, 4, 5, 6, 7, 8],
+          rows
+        }
+      }],
+      verdicts,
+      notes: [],
+      serverCores: maxServerCores(stats.values()),
+      stats: stats as ReadonlyMap<string, ClientStats>
+    }
+  }
+}

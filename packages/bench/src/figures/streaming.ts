@@ -1,0 +1,116 @@
+/**
+ * Streaming decode: chunks/s of `Chat.stream` (with chunk validation) against
+ * the official client's stream and a hand-written SSE parser over undici.
+ */
+import { complete, type Context, type Figure, interleave, maxServerCores, notMeasured, type Verdict } from "../lib/figure.js"
+import type { StreamClient } from "../lib/ipc.js"
+import { mb, micros, num, range, ratio } from "../lib/stats.js"
+
+const id = "streaming"
+const title = "Streaming Chat.stream"
+
+const clients: ReadonlyArray<{ readonly label: string; readonly client: StreamClient; readonly what: string }> = [
+  { label: "raw SSE parser", client: "undici-sse", what: "`undici.request`, hand-written `data:` line parser, `JSON.parse`" },
+  { label: "openai", client: "openai", what: "official client, `for await (const chunk of stream)`" },
+  {
+    label: "Switchboard (runForEach)",
+    client: "switchboard",
+    what: "`Chat.stream(…)` + `Stream.runForEach`, every chunk schema-validated"
+  },
+  {
+    label: "Switchboard (runFold)",
+    client: "switchboard-fold",
+    what: "`Chat.stream(…)` + `Stream.runFold`, every chunk schema-validated"
+  }
+]
+
+/** Whether core has `Chat.stream` yet; the reason it is missing otherwise. */
+export const missingChatStream = async (): Promise<string | undefined> => {
+  const { chatStream } = await import("../clients/switchboard.js")
+  return chatStream() === undefined
+    ? "`Chat.stream` is not exported by @switchboard/core (packages/core/src/Chat.ts) yet"
+    : undefined
+}
+
+export const figure: Figure = {
+  id,
+  title,
+  run: async (context: Context) => {
+    const { stream, timeLimitMs } = context.settings
+    const method =
+      `${stream.streams} streams × ${num(stream.chunks)} chunks per run, read one after another, after ` +
+      `${stream.warmupStreams} warm-up streams, ${stream.rounds} interleaved rounds. The server writes ` +
+      "`chat.completion.chunk` events 256 per write, `finish_reason` on the last, then `data: [DONE]`. Every client " +
+      "counts the chunks and checks `finish_reason` on the last; Switchboard decodes each chunk with its schema."
+    const missing = await missingChatStream()
+    if (missing !== undefined) return notMeasured(id, title, method, missing)
+    const stats = await interleave(
+      context,
+      clients.map(({ client, label }) => ({
+        label,
+        spec: {
+          workload: "stream",
+          client,
+          port: context.server.port,
+          streams: stream.streams,
+          chunks: stream.chunks,
+          warmupStreams: stream.warmupStreams,
+          timeLimitMs
+        }
+      })),
+      stream.rounds
+    )
+    const raw = stats.get("raw SSE parser")
+    const openai = stats.get("openai")
+    const rows = clients.map(({ label, what }) => {
+      const s = stats.get(label)!
+      if (!complete(s)) return [label, what, `failed: ${s.error ?? "no run"}`, "", "", "", "", ""]
+      return [
+        label,
+        what,
+        num(s.rate.median),
+        range(s.rate),
+        complete(raw) ? ratio(s.rate.median / raw.rate.median) : "–",
+        complete(openai) ? ratio(s.rate.median / openai.rate.median) : "–",
+        micros(s.cpuPerUnit.median),
+        mb(s.peakRss.median)
+      ]
+    })
+    const verdicts: Array<Verdict> = []
+    for (const label of ["Switchboard (runForEach)", "Switchboard (runFold)"]) {
+      const s = stats.get(label)
+      const ok = complete(s)
+      verdicts.push(
+        ok && complete(openai)
+          ? {
+            target: `${label}: chunks/s ≥ 3 × openai's`,
+            measured: `${ratio(s.rate.median / openai.rate.median)} (${num(s.rate.median)} vs ${num(openai.rate.median)}/s)`,
+            pass: s.rate.median >= 3 * openai.rate.median
+          }
+          : { target: `${label}: chunks/s ≥ 3 × openai's`, measured: s?.error ?? "a run failed", pass: false },
+        ok && complete(raw)
+          ? {
+            target: `${label}: chunks/s ≥ 0.5 × the raw SSE parser's`,
+            measured: `${ratio(s.rate.median / raw.rate.median)} (${num(s.rate.median)} vs ${num(raw.rate.median)}/s)`,
+            pass: s.rate.median >= 0.5 * raw.rate.median
+          }
+          : { target: `${label}: chunks/s ≥ 0.5 × the raw SSE parser's`, measured: s?.error ?? "a run failed", pass: false }
+      )
+    }
+    return {
+      id,
+      title,
+      method,
+      tables: [{
+        table: {
+          header: ["client", "what", "chunks/s (median)", "min–max", "× raw", "× openai", "CPU/chunk", "peak RSS"],
+          numeric: [2, 3, 4, 5, 6, 7],
+          rows
+        }
+      }],
+      verdicts,
+      notes: [],
+      serverCores: maxServerCores(stats.values())
+    }
+  }
+}

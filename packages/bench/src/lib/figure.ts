@@ -1,0 +1,166 @@
+/**
+ * What a figure is, and the interleaved rounds every figure runs its clients in.
+ */
+import type { ClientSpec } from "./ipc.js"
+import type { Server } from "./processes.js"
+import { runClient } from "./processes.js"
+import { type Summary, summarize, type Table } from "./stats.js"
+
+export interface Settings {
+  readonly quick: boolean
+  readonly chat: { readonly count: number; readonly concurrency: number; readonly warmup: number; readonly rounds: number }
+  readonly stream: { readonly streams: number; readonly chunks: number; readonly warmupStreams: number; readonly rounds: number }
+  readonly memory: { readonly small: number; readonly large: number; readonly rounds: number }
+  readonly embed: { readonly inputs: number; readonly rounds: number }
+  readonly agent: { readonly count: number; readonly concurrency: number; readonly warmup: number; readonly rounds: number }
+  readonly profile: { readonly count: number }
+  /** Per client run; a run past it fails rather than loops on. */
+  readonly timeLimitMs: number
+}
+
+export interface Context {
+  readonly server: Server
+  readonly settings: Settings
+  /** Results of the figures run so far, by id. */
+  readonly results: ReadonlyMap<string, FigureResult>
+  readonly log: (line: string) => void
+}
+
+export interface Verdict {
+  readonly target: string
+  readonly measured: string
+  readonly pass: boolean
+}
+
+export interface FigureResult {
+  readonly id: string
+  readonly title: string
+  /** Set when a dependency is missing: the figure was not measured, and why. */
+  readonly notMeasured?: string
+  /** How the figure is measured, one paragraph. */
+  readonly method: string
+  readonly tables: ReadonlyArray<{ readonly caption?: string; readonly table: Table }>
+  readonly verdicts: ReadonlyArray<Verdict>
+  readonly notes: ReadonlyArray<string>
+  /** Highest server CPU over any timed section of the figure, in cores. */
+  readonly serverCores: number | undefined
+  /** The 1-minute load average before and after the figure ran (set by `main.ts`). */
+  readonly load?: readonly [number, number]
+  /** Raw per-client statistics, for figures that build on this one. */
+  readonly stats?: ReadonlyMap<string, ClientStats>
+}
+
+export interface Figure {
+  readonly id: string
+  readonly title: string
+  readonly run: (context: Context) => Promise<FigureResult>
+}
+
+export interface RunSample {
+  /** Units per second over the timed section. */
+  readonly rate: number
+  readonly elapsedMs: number
+  /** Client CPU (user + system) per unit, in microseconds. */
+  readonly cpuPerUnit: number
+  /** Client CPU over the timed section, in cores. */
+  readonly clientCores: number
+  /** The higher of the sampled RSS peak and `maxRSS`, in bytes. */
+  readonly peakRss: number
+  readonly serverCores: number | undefined
+  readonly extra: Readonly<Record<string, number | string>>
+}
+
+export interface ClientStats {
+  readonly label: string
+  readonly samples: ReadonlyArray<RunSample>
+  /** Set when the client could not run: missing dependency or failure. */
+  readonly error?: string
+  readonly notMeasured?: boolean
+  readonly rate: Summary
+  readonly cpuPerUnit: Summary
+  readonly clientCores: Summary
+  readonly peakRss: Summary
+}
+
+/**
+ * Runs `rounds` rounds, each running every client once in order (A B C A B C …),
+ * each run in a fresh process. A client that fails is not run again.
+ */
+export const interleave = async (
+  context: Context,
+  clients: ReadonlyArray<{ readonly label: string; readonly spec: ClientSpec }>,
+  rounds: number
+): Promise<Map<string, ClientStats>> => {
+  const samples = new Map<string, Array<RunSample>>(clients.map((c) => [c.label, []]))
+  const errors = new Map<string, { error: string; notMeasured: boolean }>()
+  for (let round = 1; round <= rounds; round++) {
+    for (const { label, spec } of clients) {
+      if (errors.has(label)) continue
+      const { result, serverCores } = await runClient(spec, context.server)
+      if (!result.ok) {
+        errors.set(label, { error: result.error, notMeasured: result.notMeasured === true })
+        context.log(`  round ${round} ${label}: ${result.notMeasured ? "not measured" : "FAILED"}: ${result.error}`)
+        continue
+      }
+      const seconds = result.elapsedMs / 1000
+      const cpu = result.cpuUserMicros + result.cpuSystemMicros
+      const sample: RunSample = {
+        rate: result.units / seconds,
+        elapsedMs: result.elapsedMs,
+        cpuPerUnit: cpu / result.units,
+        clientCores: cpu / 1e6 / seconds,
+        peakRss: Math.max(result.sampledPeakRss, result.maxRss),
+        serverCores,
+        extra: result.extra ?? {}
+      }
+      samples.get(label)!.push(sample)
+      context.log(
+        `  round ${round} ${label}: ${Math.round(sample.rate).toLocaleString("en-US")}/s, ` +
+          `${sample.cpuPerUnit.toFixed(1)} µs CPU/unit, client ${sample.clientCores.toFixed(2)} cores, ` +
+          `server ${serverCores === undefined ? "?" : serverCores.toFixed(2)} cores, ` +
+          `peak RSS ${(sample.peakRss / 1048576).toFixed(1)} MB`
+      )
+    }
+  }
+  return new Map(
+    clients.map(({ label }) => {
+      const list = samples.get(label)!
+      const error = errors.get(label)
+      return [label, {
+        label,
+        samples: list,
+        ...(error ? { error: error.error, notMeasured: error.notMeasured } : {}),
+        rate: summarize(list.map((s) => s.rate)),
+        cpuPerUnit: summarize(list.map((s) => s.cpuPerUnit)),
+        clientCores: summarize(list.map((s) => s.clientCores)),
+        peakRss: summarize(list.map((s) => s.peakRss))
+      }]
+    })
+  )
+}
+
+/** The highest server load over every run of the given clients. */
+export const maxServerCores = (stats: Iterable<ClientStats>): number | undefined => {
+  let max: number | undefined
+  for (const s of stats) {
+    for (const sample of s.samples) {
+      if (sample.serverCores !== undefined) max = Math.max(max ?? 0, sample.serverCores)
+    }
+  }
+  return max
+}
+
+/** A client's results are usable when every round ran. */
+export const complete = (stats: ClientStats | undefined): stats is ClientStats & { readonly complete: true } =>
+  stats !== undefined && stats.error === undefined && stats.samples.length > 0
+
+export const notMeasured = (id: string, title: string, method: string, why: string): FigureResult => ({
+  id,
+  title,
+  notMeasured: why,
+  method,
+  tables: [],
+  verdicts: [],
+  notes: [],
+  serverCores: undefined
+})

@@ -1,0 +1,75 @@
+/**
+ * Messages between the orchestrator (`main.ts`), the server and the clients,
+ * and the specification of one client run.
+ */
+
+export type ParentToServer = { readonly type: "cpu"; readonly id: number } | { readonly type: "stop" }
+
+export type ServerToParent =
+  | { readonly type: "ready"; readonly port: number }
+  | { readonly type: "cpu"; readonly id: number; readonly usage: NodeJS.CpuUsage }
+
+/** Clients of the non-streaming chat figure. */
+export type ChatClient = "undici" | "openai" | "effect-http" | "switchboard" | "switchboard-forEach"
+/** Clients of the streaming figures. */
+export type StreamClient = "undici-sse" | "openai" | "switchboard" | "switchboard-fold"
+
+interface Common {
+  readonly port: number
+  /** The run fails, rather than loops on, past this many milliseconds. */
+  readonly timeLimitMs: number
+}
+
+export type ClientSpec =
+  | Common & {
+    readonly workload: "chat"
+    readonly client: ChatClient
+    readonly count: number
+    readonly concurrency: number
+    readonly warmup: number
+  }
+  | Common & {
+    readonly workload: "stream"
+    readonly client: StreamClient
+    readonly streams: number
+    readonly chunks: number
+    readonly warmupStreams: number
+  }
+  | Common & {
+    readonly workload: "embed"
+    readonly mode: "batched" | "per-input"
+    readonly inputs: number
+  }
+  | Common & {
+    readonly workload: "agent"
+    readonly mode: "chat" | "agent-step"
+    readonly count: number
+    readonly concurrency: number
+    readonly warmup: number
+    readonly tools: number
+  }
+
+/** What one client run measured, over its timed section only (CPU, time) or its whole life (RSS). */
+export interface Measured {
+  readonly elapsedMs: number
+  /** Units done in the timed section: requests, chunks, inputs or steps. */
+  readonly units: number
+  readonly cpuUserMicros: number
+  readonly cpuSystemMicros: number
+  readonly extra?: Readonly<Record<string, number | string>>
+}
+
+export type ClientResult =
+  | Measured & {
+    readonly ok: true
+    /** Highest `process.memoryUsage.rss()` sampled every 10 ms. */
+    readonly sampledPeakRss: number
+    /** `process.resourceUsage().maxRSS`, in bytes. */
+    readonly maxRss: number
+  }
+  | { readonly ok: false; readonly error: string; readonly notMeasured?: boolean }
+
+export type ClientToParent =
+  | { readonly type: "result"; readonly result: ClientResult }
+  /** Sent as the timed section starts and ends, so the parent can read the server's CPU over it. */
+  | { readonly type: "phase"; readonly phase: "start" | "end" }

@@ -1,0 +1,119 @@
+/**
+ * The orchestrator's side of the processes: the server, and one child per
+ * client run. Every child is tracked and stopped by its own handle (its PID)
+ * on the way out, and killed if it outlives its time limit.
+ */
+import { type ChildProcess, fork } from "node:child_process"
+import { performance } from "node:perf_hooks"
+import { fileURLToPath } from "node:url"
+import type { ClientResult, ClientSpec, ClientToParent, ParentToServer, ServerToParent } from "./ipc.js"
+
+const serverPath = fileURLToPath(new URL("../server.js", import.meta.url))
+const clientPath = fileURLToPath(new URL("../client.js", import.meta.url))
+
+const live = new Set<ChildProcess>()
+
+/** Stops every child still running (by its handle, i.e. its PID). */
+export const stopAll = () => {
+  for (const child of live) {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+  }
+  live.clear()
+}
+process.on("exit", stopAll)
+
+const track = (child: ChildProcess) => {
+  live.add(child)
+  child.on("exit", () => live.delete(child))
+  return child
+}
+
+export interface Server {
+  readonly port: number
+  readonly pid: number
+  /** The server process's `process.cpuUsage()`. */
+  readonly cpu: () => Promise<NodeJS.CpuUsage>
+  readonly stop: () => Promise<void>
+}
+
+export const startServer = (): Promise<Server> =>
+  new Promise((resolve, reject) => {
+    const child = track(fork(serverPath, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] }))
+    let nextId = 0
+    const waiting = new Map<number, (usage: NodeJS.CpuUsage) => void>()
+    const ask = (message: ParentToServer) => child.send(message)
+    child.on("message", (message: ServerToParent) => {
+      if (message.type === "ready") {
+        resolve({
+          port: message.port,
+          pid: child.pid!,
+          cpu: () =>
+            new Promise((done) => {
+              const id = nextId++
+              waiting.set(id, done)
+              ask({ type: "cpu", id })
+            }),
+          stop: () =>
+            new Promise((done) => {
+              if (child.exitCode !== null) return done()
+              const timer = setTimeout(() => child.kill("SIGKILL"), 5_000)
+              child.once("exit", () => {
+                clearTimeout(timer)
+                done()
+              })
+              ask({ type: "stop" })
+            })
+        })
+      } else if (message.type === "cpu") {
+        waiting.get(message.id)?.(message.usage)
+        waiting.delete(message.id)
+      }
+    })
+    child.once("exit", (code) => reject(new Error(`server exited with ${code} before it was ready`)))
+  })
+
+export interface Run {
+  readonly result: ClientResult
+  /** The server's CPU time over the client's timed section, in cores (1 = one core busy). */
+  readonly serverCores: number | undefined
+}
+
+/** Runs one client in a fresh process and waits for its result, killing it past `spec.timeLimitMs` + 60 s. */
+export const runClient = (
+  spec: ClientSpec,
+  server: Server,
+  options: { readonly execArgv?: ReadonlyArray<string> } = {}
+): Promise<Run> =>
+  new Promise((resolve) => {
+    const child = track(
+      fork(clientPath, [JSON.stringify(spec)], {
+        stdio: ["ignore", "inherit", "inherit", "ipc"],
+        execArgv: [...(options.execArgv ?? [])]
+      })
+    )
+    let result: ClientResult | undefined
+    let start: Promise<readonly [number, NodeJS.CpuUsage]> | undefined
+    let serverCores: Promise<number> | undefined
+    const sample = async () => [performance.now(), await server.cpu()] as const
+    const timer = setTimeout(() => {
+      result ??= { ok: false, error: `killed after ${spec.timeLimitMs + 60_000} ms` }
+      child.kill("SIGKILL")
+    }, spec.timeLimitMs + 60_000)
+    child.on("message", (message: ClientToParent) => {
+      if (message.type === "result") result = message.result
+      else if (message.phase === "start") start = sample()
+      else if (start !== undefined) {
+        const from = start
+        serverCores = Promise.all([from, sample()]).then(([[t0, c0], [t1, c1]]) =>
+          (c1.user - c0.user + c1.system - c0.system) / 1000 / Math.max(1e-6, t1 - t0)
+        )
+      }
+    })
+    child.once("exit", async (code, signal) => {
+      clearTimeout(timer)
+      resolve({
+        result: result ?? { ok: false, error: `client exited (${signal ?? code}) without a result` },
+        serverCores: serverCores === undefined ? undefined : await serverCores
+      })
+    })
+  })

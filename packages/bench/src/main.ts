@@ -1,0 +1,145 @@
+/**
+ * `pnpm bench [--quick] [--only id,id] [--no-write]`: starts the loopback
+ * server, runs every figure, prints the tables and regenerates
+ * docs/performance.md.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { performance } from "node:perf_hooks"
+import { analysis } from "./analysis.js"
+import * as Agent from "./figures/agent.js"
+import * as EmbedMany from "./figures/embedMany.js"
+import * as Memory from "./figures/memory.js"
+import * as NonStreaming from "./figures/nonStreaming.js"
+import * as Profile from "./figures/profile.js"
+import * as Rss from "./figures/rss.js"
+import * as Streaming from "./figures/streaming.js"
+import type { Context, Figure, FigureResult, Settings } from "./lib/figure.js"
+import { machine, rootDir } from "./lib/machine.js"
+import { startServer, stopAll } from "./lib/processes.js"
+import { consoleFigure, markdown, summaryTable } from "./lib/report.js"
+import { textTable } from "./lib/stats.js"
+
+const figures: ReadonlyArray<Figure> = [
+  NonStreaming.figure,
+  Rss.figure,
+  EmbedMany.figure,
+  Streaming.figure,
+  Memory.figure,
+  Agent.figure,
+  Profile.figure
+]
+
+const full: Settings = {
+  quick: false,
+  chat: { count: 20_000, concurrency: 32, warmup: 1_000, rounds: 3 },
+  stream: { streams: 20, chunks: 5_000, warmupStreams: 2, rounds: 5 },
+  memory: { small: 10_000, large: 1_000_000, rounds: 2 },
+  embed: { inputs: 20_000, rounds: 3 },
+  agent: { count: 2_000, concurrency: 32, warmup: 300, rounds: 3 },
+  profile: { count: 20_000 },
+  timeLimitMs: 120_000
+}
+
+const quick: Settings = {
+  quick: true,
+  chat: { count: 2_000, concurrency: 32, warmup: 200, rounds: 2 },
+  stream: { streams: 5, chunks: 1_000, warmupStreams: 2, rounds: 2 },
+  memory: { small: 10_000, large: 100_000, rounds: 1 },
+  embed: { inputs: 2_000, rounds: 2 },
+  agent: { count: 300, concurrency: 32, warmup: 100, rounds: 2 },
+  profile: { count: 2_000 },
+  timeLimitMs: 30_000
+}
+
+const usage = "usage: pnpm bench [--quick] [--only <figure id>,…] [--no-write]"
+
+const parse = (args: ReadonlyArray<string>) => {
+  let isQuick = false
+  let write = true
+  let only: ReadonlyArray<string> | undefined
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === "--quick") isQuick = true
+    else if (arg === "--no-write") write = false
+    else if (arg === "--only") only = (args[++i] ?? "").split(",").filter((s) => s !== "")
+    else if (arg.startsWith("--only=")) only = arg.slice("--only=".length).split(",").filter((s) => s !== "")
+    else if (arg === "--help" || arg === "-h") {
+      console.log(`${usage}\nfigures: ${figures.map((f) => f.id).join(", ")}`)
+      process.exit(0)
+    } else if (arg !== "--") {
+      console.error(`unknown argument ${arg}\n${usage}`)
+      process.exit(2)
+    }
+  }
+  const unknown = only?.filter((id) => !figures.some((f) => f.id === id)) ?? []
+  if (unknown.length > 0) {
+    console.error(`unknown figure ${unknown.join(", ")}; figures: ${figures.map((f) => f.id).join(", ")}`)
+    process.exit(2)
+  }
+  return { settings: isQuick ? quick : full, write: write && only === undefined, only }
+}
+
+/** How this run was started, as a user would type it. */
+const commandOf = (args: ReadonlyArray<string>) => {
+  const shown = args.filter((a) => a !== "--").join(" ")
+  return process.env["npm_lifecycle_event"] === "bench"
+    ? `pnpm bench${shown ? ` ${shown}` : ""}`
+    : `node packages/bench/dist/main.js${shown ? ` ${shown}` : ""}`
+}
+
+const main = async () => {
+  const args = process.argv.slice(2)
+  const { only, settings, write } = parse(args)
+  const started = performance.now()
+  const server = await startServer()
+  const serverStart = await server.cpu()
+  console.log(`bench: ${settings.quick ? "quick" : "full"} run, server pid ${server.pid} on 127.0.0.1:${server.port}`)
+  const results: Array<FigureResult> = []
+  const byId = new Map<string, FigureResult>()
+  const context: Context = { server, settings, results: byId, log: (line) => console.log(line) }
+  try {
+    for (const figure of figures) {
+      if (only !== undefined && !only.includes(figure.id)) continue
+      console.log(`\n-- ${figure.title} (${figure.id})`)
+      const loadBefore = os.loadavg()[0]!
+      const result = { ...(await figure.run(context)), load: [loadBefore, os.loadavg()[0]!] as const }
+      results.push(result)
+      byId.set(result.id, result)
+      console.log(consoleFigure(result))
+    }
+  } finally {
+    const serverEnd = await server.cpu()
+    const wallSeconds = (performance.now() - started) / 1000
+    await server.stop()
+    stopAll()
+    const serverTotal = {
+      cpuSeconds: (serverEnd.user - serverStart.user + serverEnd.system - serverStart.system) / 1e6,
+      wallSeconds
+    }
+    console.log(`\n== Summary (${wallSeconds.toFixed(0)} s)\n${textTable(summaryTable(results))}`)
+    if (write && results.length > 0) {
+      const file = path.join(rootDir, "docs", "performance.md")
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(
+        file,
+        markdown({ analysis, command: commandOf(args), machine: machine(), results, serverTotal, settings })
+      )
+      console.log(`\nwrote ${path.relative(rootDir, file)}`)
+    } else if (!write) {
+      console.log("\ndocs/performance.md not written (--no-write or --only)")
+    }
+  }
+}
+
+process.on("SIGINT", () => {
+  stopAll()
+  process.exit(130)
+})
+
+main().catch((error) => {
+  console.error(error)
+  stopAll()
+  process.exit(1)
+})

@@ -1,0 +1,164 @@
+/**
+ * The loopback server of the benchmarks, run in its own process by `main.ts`.
+ *
+ * It must never be the bottleneck, so every answer is prepared once: a fixed
+ * completion, SSE streams written as large batches of events (256 per write,
+ * honouring back-pressure), and embeddings built from a fixed vector tail.
+ * It listens on 127.0.0.1 only, tells its parent the port over IPC, answers
+ * `cpu` queries with `process.cpuUsage()`, and stops on `stop`, when its parent
+ * goes away, or after its lifetime limit, whichever comes first.
+ */
+import * as http from "node:http"
+import {
+  chatCompletion,
+  embeddingDimensions,
+  embeddingModel,
+  firstChunk,
+  lastChunk,
+  middleChunk,
+  toolCallCompletion
+} from "./lib/fixtures.js"
+import type { ParentToServer, ServerToParent } from "./lib/ipc.js"
+
+const lifetimeMs = Number(process.env["BENCH_SERVER_LIFETIME_MS"] ?? 20 * 60_000)
+const eventsPerWrite = 256
+
+const json = (value: unknown) => Buffer.from(JSON.stringify(value))
+const event = (value: unknown) => Buffer.from(`data: ${JSON.stringify(value)}\n\n`)
+
+const completionBody = json(chatCompletion)
+const jsonHeaders = (length: number) => [
+  "content-type",
+  "application/json",
+  "content-length",
+  String(length),
+  "x-request-id",
+  "req_bench"
+]
+const completionHeaders = jsonHeaders(completionBody.length)
+const sseHeaders = ["content-type", "text/event-stream", "cache-control", "no-cache", "x-request-id", "req_bench"]
+
+const firstEvent = event(firstChunk)
+const middleEvent = event(middleChunk)
+const middleBatch = Buffer.concat(Array.from({ length: eventsPerWrite }, () => middleEvent))
+const lastEvents = Buffer.concat([event(lastChunk), Buffer.from("data: [DONE]\n\n")])
+
+const toolCallBodies = new Map<number, Buffer>()
+const toolCallBody = (calls: number) => {
+  let body = toolCallBodies.get(calls)
+  if (body === undefined) toolCallBodies.set(calls, body = json(toolCallCompletion(calls)))
+  return body
+}
+
+const vectorTail = Array.from({ length: embeddingDimensions - 1 }, (_, i) => ((i + 1) / 64).toFixed(6)).join(",")
+
+const send = (res: http.ServerResponse, status: number, body: Buffer) => {
+  res.writeHead(status, status === 200 && body === completionBody ? completionHeaders : jsonHeaders(body.length))
+  res.end(body)
+}
+
+const drained = (res: http.ServerResponse) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      res.off("drain", done)
+      res.off("close", done)
+      resolve()
+    }
+    res.on("drain", done)
+    res.on("close", done)
+  })
+
+/** `chunks` chunk events (first, middles, last with `finish_reason`), then `[DONE]`. */
+const stream = async (res: http.ServerResponse, chunks: number) => {
+  res.writeHead(200, sseHeaders)
+  res.write(firstEvent)
+  let left = Math.max(0, chunks - 2)
+  while (left > 0) {
+    const n = Math.min(left, eventsPerWrite)
+    left -= n
+    const ok = res.write(n === eventsPerWrite ? middleBatch : middleBatch.subarray(0, n * middleEvent.length))
+    if (!ok) await drained(res)
+    if (res.destroyed) return
+  }
+  res.end(lastEvents)
+}
+
+const streamPattern = /"stream"\s*:\s*true/
+const maxTokensPattern = /"max_tokens"\s*:\s*(\d+)/
+const toolNamePattern = /"name"\s*:\s*"noop_\d+"/g
+
+const chat = (res: http.ServerResponse, body: string) => {
+  if (streamPattern.test(body)) {
+    const chunks = Number(maxTokensPattern.exec(body)?.[1] ?? 16)
+    stream(res, chunks).catch(() => res.destroy())
+    return
+  }
+  if (body.includes("\"tools\"")) {
+    // Agent figure: call every `noop_*` tool once, then answer once the tool results are back.
+    if (body.includes("\"role\":\"tool\"")) return send(res, 200, completionBody)
+    const calls = new Set(body.match(toolNamePattern) ?? []).size
+    return send(res, 200, toolCallBody(calls))
+  }
+  send(res, 200, completionBody)
+}
+
+/** Vectors whose first component is the number in `input N`, in reverse order (with their `index`). */
+const embeddings = (res: http.ServerResponse, body: string) => {
+  let inputs: Array<string>
+  try {
+    const input = (JSON.parse(body) as { input: string | Array<string> }).input
+    inputs = typeof input === "string" ? [input] : input
+  } catch {
+    return send(res, 400, json({ error: { message: "bad body", type: "invalid_request_error" } }))
+  }
+  const items = new Array<string>(inputs.length)
+  for (let i = inputs.length - 1, j = 0; i >= 0; i--, j++) {
+    const text = inputs[i]!
+    const n = Number(text.slice(text.lastIndexOf(" ") + 1)) || 0
+    items[j] = `{"object":"embedding","index":${i},"embedding":[${n},${vectorTail}]}`
+  }
+  send(
+    res,
+    200,
+    Buffer.from(
+      `{"object":"list","data":[${items.join(",")}],"model":"${embeddingModel}","usage":{"prompt_tokens":${inputs.length},"total_tokens":${inputs.length}}}`
+    )
+  )
+}
+
+const notFound = json({ error: { message: "not found", type: "invalid_request_error" } })
+
+const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+  let body = ""
+  req.setEncoding("utf8")
+  req.on("data", (part: string) => {
+    body += part
+  })
+  req.on("end", () => {
+    if (req.method !== "POST") return send(res, 404, notFound)
+    if (req.url === "/v1/chat/completions") return chat(res, body)
+    if (req.url === "/v1/embeddings") return embeddings(res, body)
+    send(res, 404, notFound)
+  })
+})
+
+const tell = (message: ServerToParent) => process.send?.(message)
+
+const stop = (code: number) => {
+  server.closeAllConnections()
+  server.close()
+  process.exit(code)
+}
+
+process.on("message", (message: ParentToServer) => {
+  if (message.type === "cpu") tell({ type: "cpu", id: message.id, usage: process.cpuUsage() })
+  else if (message.type === "stop") stop(0)
+})
+process.on("disconnect", () => stop(0))
+setTimeout(() => stop(2), lifetimeMs).unref()
+
+server.listen(0, "127.0.0.1", () => {
+  const address = server.address()
+  if (address === null || typeof address === "string") return stop(1)
+  tell({ type: "ready", port: address.port })
+})
