@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpWire from "@switchboard/core/HttpWire"
 import * as Switchboard from "@switchboard/core/Switchboard"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
 import type { InvalidRequestError, JournalError } from "@switchboard/core/SwitchboardError"
@@ -149,5 +150,6 @@ export const layer = (
   Switchboard.layer.pipe(
     Layer.provideMerge(configLayer(options)),
     Layer.provideMerge(journalLayer(options.journal)),
+    Layer.provide(HttpWire.layerHttpClient),
     Layer.provide(FetchHttpClient.layer)
   )

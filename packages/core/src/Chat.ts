@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as ChatStream from "./internal/chatStream.js"
-import { decoder, encoder } from "./internal/validate.js"
+import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import type { SwitchboardError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
@@ -52,7 +52,7 @@ export interface Service {
 export class Chat extends Context.Tag("@switchboard/core/Chat")<Chat, Service>() {}
 
 const encodeRequest = encoder(Protocol.ChatRequest)
-const decodeCompletion = decoder(Protocol.ChatCompletion)
+const decodeCompletion = plainDecoder(Protocol.ChatCompletion)
 
 /**
  * @since 0.1.0
@@ -73,6 +73,7 @@ export const make = Effect.map(Transport, (transport): Service => ({
     Stream.unwrapScoped(
       Effect.gen(function*() {
         const body = yield* encodeRequest(ChatStream.streamingRequest(request, options?.includeUsage))
+        const idleTimeout = Duration.decode(options?.idleTimeout ?? transport.config.streamIdleTimeout)
         // Retried until the body's first bytes arrive, each attempt within the
         // first-byte timeout; never after (decision 6).
         const opened = yield* transport.openWith({
@@ -81,10 +82,10 @@ export const make = Effect.map(Transport, (transport): Service => ({
           body,
           span: "Switchboard.Chat.stream",
           model: request.model,
-          firstByteTimeout: options?.firstByteTimeout ?? transport.config.streamFirstByteTimeout
-        }, ChatStream.firstBytes)
-        const idle = Duration.decode(options?.idleTimeout ?? transport.config.streamIdleTimeout)
-        return ChatStream.decodeBody(opened, idle)
+          firstByteTimeout: options?.firstByteTimeout ?? transport.config.streamFirstByteTimeout,
+          idleTimeout
+        }, ChatStream.firstBytes(idleTimeout))
+        return ChatStream.decodeBody(opened)
       })
     )
 }))

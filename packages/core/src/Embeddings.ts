@@ -7,7 +7,7 @@ import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { decoder, encoder } from "./internal/validate.js"
+import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import { InvalidRequestError, ResponseDecodeError, type SwitchboardError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
@@ -50,7 +50,7 @@ export interface Service {
 export class Embeddings extends Context.Tag("@switchboard/core/Embeddings")<Embeddings, Service>() {}
 
 const encodeRequest = encoder(Protocol.EmbeddingRequest)
-const decodeResponse = decoder(Protocol.EmbeddingResponse)
+const decodeResponse = plainDecoder(Protocol.EmbeddingResponse)
 
 const positiveInt = (field: string, value: number) =>
   Number.isInteger(value) && value > 0

@@ -6,7 +6,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { decoder, encoder } from "./internal/validate.js"
+import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import { ResponseDecodeError, type SwitchboardError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
@@ -28,7 +28,7 @@ export interface Service {
 export class Moderations extends Context.Tag("@switchboard/core/Moderations")<Moderations, Service>() {}
 
 const encodeRequest = encoder(Protocol.ModerationRequest)
-const decodeResponse = decoder(Protocol.ModerationResponse)
+const decodeResponse = plainDecoder(Protocol.ModerationResponse)
 
 /**
  * @since 0.1.0

@@ -47,7 +47,15 @@ export const ImageAddress = Schema.String.pipe(
   Schema.filter(
     (url) =>
       /^https?:\/\/\S+$/i.test(url) || dataUriPattern.test(url) ||
-      "must be an http(s) URL or a data URI of the form data:<media type>;base64,<data>"
+      "must be an http(s) URL or a data URI of the form data:<media type>;base64,<data>",
+    {
+      // Random strings almost never pass the filter: generate addresses.
+      arbitrary: () => (fc) =>
+        fc.oneof(
+          fc.webUrl({ validSchemes: ["http", "https"] }),
+          fc.base64String({ maxLength: 24 }).map((data) => `data:image/png;base64,${data}`)
+        )
+    }
   )
 )
 

@@ -1,17 +1,17 @@
 /**
- * Every capability in one layer, over a configuration, an `HttpClient` and a
+ * Every capability in one layer, over a configuration, an `HttpWire` and a
  * task journal. Platform packages (`@switchboard/node`,
  * `@switchboard/browser`) provide all three.
  *
  * @since 0.1.0
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Chat from "./Chat.js"
 import * as Embeddings from "./Embeddings.js"
 import * as Images from "./Images.js"
 import * as Models from "./Models.js"
 import * as Moderations from "./Moderations.js"
+import type { HttpWire } from "./HttpWire.js"
 import type { SwitchboardConfig } from "./SwitchboardConfig.js"
 import type { TaskJournal } from "./TaskJournal.js"
 import * as Transport from "./Transport.js"
@@ -36,6 +36,6 @@ export type Services =
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Services, never, SwitchboardConfig | HttpClient.HttpClient | TaskJournal> = Layer
+export const layer: Layer.Layer<Services, never, SwitchboardConfig | HttpWire | TaskJournal> = Layer
   .mergeAll(Images.layer.pipe(Layer.provideMerge(Chat.layer)), Embeddings.layer, Models.layer, Moderations.layer, Videos.layer)
   .pipe(Layer.provideMerge(Transport.layer))

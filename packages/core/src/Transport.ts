@@ -5,21 +5,21 @@
  *
  * @since 0.1.0
  */
-import * as HttpBody from "@effect/platform/HttpBody"
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as HttpWire from "./HttpWire.js"
 import { errorCode } from "./internal/errorCode.js"
 import * as Protocol from "./Protocol.js"
 import { SwitchboardConfig } from "./SwitchboardConfig.js"
@@ -70,6 +70,11 @@ export interface OpenOptions extends Omit<CallOptions<unknown>, "decode"> {
    * transient failure. Default: no limit.
    */
   readonly firstByteTimeout?: Duration.DurationInput | undefined
+  /**
+   * The longest silence between two reads of the body after the first; the
+   * body then fails with a `WireError` of reason `timeout`. Default: no limit.
+   */
+  readonly idleTimeout?: Duration.DurationInput | undefined
 }
 
 /**
@@ -81,20 +86,22 @@ export interface Service {
   readonly call: <A>(options: CallOptions<A>) => Effect.Effect<A, SwitchboardError.SwitchboardError>
   /**
    * Sends a request and yields the response once its status is a success, with
-   * the same retries as `call`. The body is left unread, for streaming.
+   * the same retries as `call`. The body is left unread, for streaming; the
+   * exchange lasts as long as the scope.
    */
   readonly open: (
     options: OpenOptions
-  ) => Effect.Effect<HttpClientResponse.HttpClientResponse, SwitchboardError.SwitchboardError>
+  ) => Effect.Effect<HttpWire.OpenResponse, SwitchboardError.SwitchboardError, Scope.Scope>
   /**
    * Like `open`, but an attempt lasts until `commit` succeeds on the response
    * (e.g. the first bytes of a stream arrived): a failure before then retries
-   * the request, nothing after it does.
+   * the request, nothing after it does. A failed attempt's exchange is
+   * aborted at once.
    */
   readonly openWith: <A, R>(
     options: OpenOptions,
-    commit: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, SwitchboardError.SwitchboardError, R>
-  ) => Effect.Effect<A, SwitchboardError.SwitchboardError, R>
+    commit: (response: HttpWire.OpenResponse) => Effect.Effect<A, SwitchboardError.SwitchboardError, R>
+  ) => Effect.Effect<A, SwitchboardError.SwitchboardError, R | Scope.Scope>
   /** The resolved configuration, for capabilities that need its settings. */
   readonly config: SwitchboardConfig["Type"]
 }
@@ -111,17 +118,6 @@ const bodyPreviewLength = 200
 export const truncate = (text: string, max = bodyPreviewLength): string =>
   text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`
 
-
-const transportError = (
-  error: HttpClientError.HttpClientError,
-  where: string
-): SwitchboardError.TransportError => {
-  const code = errorCode(error.cause)
-  return new SwitchboardError.TransportError({
-    message: `connection failed on ${where}${code ? ` (${code})` : ""}`,
-    sent: code !== "ECONNREFUSED" && code !== "ENOTFOUND" && code !== "EAI_AGAIN"
-  })
-}
 
 /** `retry-after-ms`, then `Retry-After` in seconds or as an HTTP date. */
 const retryAfterMillis = (headers: Readonly<Record<string, string>>, now: number): number | undefined => {
@@ -141,25 +137,22 @@ const stringOf = (value: string | number | null | undefined) =>
   value === null || value === undefined ? undefined : String(value)
 
 /** A status ≥ 400 → its typed error with the service's message (decision 2). */
-const failure = (response: HttpClientResponse.HttpClientResponse) =>
-  Effect.flatMap(
-    Effect.orElseSucceed(response.text, () => ""),
-    (text) =>
-      Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) => {
-        const body = Option.getOrUndefined(decodeErrorBody(text))?.error
-        return Effect.fail(
-          SwitchboardError.fromStatus({
-            status: response.status,
-            message: body?.message ?? (truncate(text.trim()) || `HTTP ${response.status}`),
-            requestId: response.headers["x-request-id"],
-            type: stringOf(body?.type),
-            code: stringOf(body?.code),
-            param: stringOf(body?.param),
-            retryAfterMillis: retryAfterMillis(response.headers, now)
-          })
-        )
-      })
-  )
+const failure = (head: HttpWire.Head, body: Effect.Effect<string>) =>
+  Effect.flatMap(body, (text) =>
+    Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) => {
+      const error = Option.getOrUndefined(decodeErrorBody(text))?.error
+      return Effect.fail(
+        SwitchboardError.fromStatus({
+          status: head.status,
+          message: error?.message ?? (truncate(text.trim()) || `HTTP ${head.status}`),
+          requestId: head.headers["x-request-id"],
+          type: stringOf(error?.type),
+          code: stringOf(error?.code),
+          param: stringOf(error?.param),
+          retryAfterMillis: retryAfterMillis(head.headers, now)
+        })
+      )
+    }))
 
 const shouldRetry = (policy: RetryPolicy) => (error: SwitchboardError.SwitchboardError): boolean =>
   policy === "transient"
@@ -188,75 +181,122 @@ export const retrySchedule = (config: SwitchboardConfig["Type"], policy: RetryPo
     })
   )
 
+/** The clock of the default runtime: under it, a time limit can be a plain timer. */
+const defaultClock = Effect.runSync(Effect.clock)
+
 /**
- * Builds the transport from the configuration and the platform's `HttpClient`.
+ * `Effect.retry(attempt, schedule)`, with the schedule's driver made only
+ * once an attempt has failed: most calls succeed at once, and making the
+ * driver is most of what `Effect.retry` costs them.
+ */
+const retrying = <A, R>(
+  attempt: Effect.Effect<A, SwitchboardError.SwitchboardError, R>,
+  schedule: Schedule.Schedule<unknown, SwitchboardError.SwitchboardError>
+): Effect.Effect<A, SwitchboardError.SwitchboardError, R> =>
+  Effect.catchAll(attempt, (first) =>
+    Effect.flatMap(Schedule.driver(schedule), (driver) => {
+      const next = (error: SwitchboardError.SwitchboardError): Effect.Effect<A, SwitchboardError.SwitchboardError, R> =>
+        Effect.matchEffect(driver.next(error), {
+          onFailure: () => Effect.fail(error),
+          onSuccess: () => Effect.catchAll(attempt, next)
+        })
+      return next(first)
+    }))
+
+/** A wire failure before or while reading a response → its typed error. */
+const wireFailure = (error: HttpWire.WireError, where: string, timeoutMillis: number): SwitchboardError.SwitchboardError => {
+  if (error.reason === "timeout") {
+    return new SwitchboardError.TimeoutError({ message: `${where} took longer than ${timeoutMillis} ms`, phase: "request" })
+  }
+  if (error.reason === "response") {
+    return new SwitchboardError.TransportError({ message: `connection lost while reading ${where}`, sent: true })
+  }
+  const code = errorCode(error.cause)
+  return new SwitchboardError.TransportError({
+    message: `connection failed on ${where}${code ? ` (${code})` : ""}`,
+    sent: code !== "ECONNREFUSED" && code !== "ENOTFOUND" && code !== "EAI_AGAIN"
+  })
+}
+
+/**
+ * Builds the transport from the configuration and an `HttpWire`.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = Effect.gen(function*() {
   const config = yield* SwitchboardConfig
-  // Our own span below carries method, path, model and status; the platform's
-  // span would repeat it per attempt.
-  const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
+  const wire = yield* HttpWire.HttpWire
   const headers: Record<string, string> = { accept: "application/json", ...config.headers }
   if (Option.isSome(config.apiKey)) headers["authorization"] = `Bearer ${Redacted.value(config.apiKey.value)}`
+  const jsonHeaders: Record<string, string> = { ...headers, "content-type": "application/json" }
   const timeoutMillis = Duration.toMillis(config.timeout)
+  const liveLimits: HttpWire.Limits = { timeoutMillis }
+  const schedules = { transient: retrySchedule(config, "transient"), unsent: retrySchedule(config, "unsent") }
 
-  const request = (options: Omit<CallOptions<unknown>, "decode">) =>
-    HttpClientRequest.make(options.method)(config.apiUrl + options.path, {
-      headers,
-      ...(options.body === undefined ? {} : { body: HttpBody.text(JSON.stringify(options.body), "application/json") })
-    })
-
-  const send = (options: Omit<CallOptions<unknown>, "decode">) => {
-    const where = `${options.method} /v1${options.path}`
-    const req = request(options)
-    return Effect.flatMap(
-      Effect.mapError(client.execute(req), (e) => transportError(e, where)),
-      (response) =>
-        Effect.zipRight(
-          Effect.annotateCurrentSpan("http.response.status_code", response.status),
-          response.status >= 400 ? failure(response) : Effect.succeed(response)
-        )
-    )
-  }
+  const request = (options: Omit<CallOptions<unknown>, "decode">): HttpWire.Request =>
+    options.body === undefined ?
+      { method: options.method, url: config.apiUrl + options.path, headers } :
+      { method: options.method, url: config.apiUrl + options.path, headers: jsonHeaders, body: JSON.stringify(options.body) }
 
   const withPolicy = <A, R>(
     options: Omit<CallOptions<unknown>, "decode">,
     attempt: Effect.Effect<A, SwitchboardError.SwitchboardError, R>
   ) =>
-    attempt.pipe(
-      Effect.retry(retrySchedule(config, options.retry ?? "transient")),
-      Effect.withSpan(options.span, {
-        kind: "client",
-        attributes: {
-          "http.request.method": options.method,
-          "url.path": `/v1${options.path}`,
-          ...(options.model ? { "gen_ai.request.model": options.model } : {})
-        }
-      })
-    )
+    Effect.withSpan(retrying(attempt, schedules[options.retry ?? "transient"]), options.span, {
+      kind: "client",
+      // A stack trace per call costs more than the rest of the span.
+      captureStackTrace: false,
+      attributes: {
+        "http.request.method": options.method,
+        "url.path": `/v1${options.path}`,
+        ...(options.model ? { "gen_ai.request.model": options.model } : {})
+      }
+    })
 
-  const timeout = (phase: "request", where: string) => () =>
-    new SwitchboardError.TimeoutError({ message: `${where} took longer than ${timeoutMillis} ms`, phase })
+  /** The status on the span; a status ≥ 400 → its typed error. */
+  const checkStatus = <H extends HttpWire.Head>(head: H, body: Effect.Effect<string>) =>
+    Effect.zipRight(
+      Effect.annotateCurrentSpan("http.response.status_code", head.status),
+      head.status >= 400 ? failure(head, body) : Effect.succeed(head)
+    )
 
   const call = <A>(options: CallOptions<A>): Effect.Effect<A, SwitchboardError.SwitchboardError> => {
     const where = `${options.method} /v1${options.path}`
-    const attempt = Effect.flatMap(send(options), (response) => readJson(response, options.decode, where)).pipe(
-      Effect.timeoutFail({ duration: config.timeout, onTimeout: timeout("request", where) })
+    const req = request(options)
+    const exchange = Effect.clockWith((clock) =>
+      clock === defaultClock ? wire.text(req, liveLimits) : Effect.timeoutFail(wire.text(req), {
+        duration: config.timeout,
+        onTimeout: () => new HttpWire.WireError({ reason: "timeout" })
+      })
+    )
+    const attempt = Effect.flatMap(
+      Effect.mapError(exchange, (error) => wireFailure(error, where, timeoutMillis)),
+      (response) =>
+        Effect.flatMap(checkStatus(response, Effect.succeed(response.text)), () => readJson(response, options.decode, where))
     )
     return withPolicy(options, attempt)
   }
 
   const openWith = <A, R>(
     options: OpenOptions,
-    commit: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, SwitchboardError.SwitchboardError, R>
-  ): Effect.Effect<A, SwitchboardError.SwitchboardError, R> => {
-    const attempt = Effect.flatMap(send(options), commit)
+    commit: (response: HttpWire.OpenResponse) => Effect.Effect<A, SwitchboardError.SwitchboardError, R>
+  ): Effect.Effect<A, SwitchboardError.SwitchboardError, R | Scope.Scope> => {
+    const where = `${options.method} /v1${options.path}`
+    const req = request(options)
+    const idleMillis = options.idleTimeout === undefined ? undefined : Duration.toMillis(options.idleTimeout)
+    const opened = Effect.clockWith((clock) =>
+      clock === defaultClock || idleMillis === undefined ? wire.open(req, { idleMillis }) : Effect.map(
+        wire.open(req),
+        (response): HttpWire.OpenResponse => ({ ...response, body: HttpWire.timeoutBetweenReads(response.body, idleMillis) })
+      )
+    )
+    const attempt = inOwnScope(Effect.flatMap(
+      Effect.mapError(opened, (error) => wireFailure(error, where, timeoutMillis)),
+      (response) => Effect.flatMap(checkStatus(response, bodyText(response)), () => commit(response))
+    ))
     if (options.firstByteTimeout === undefined) return withPolicy(options, attempt)
     const limit = Duration.decode(options.firstByteTimeout)
-    const where = `${options.method} /v1${options.path}`
     return withPolicy(
       options,
       Effect.timeoutFail(attempt, {
@@ -275,43 +315,56 @@ export const make = Effect.gen(function*() {
   return Transport.of({ call, open, openWith, config })
 })
 
+/**
+ * Runs an attempt in a scope of its own, closed (aborting its exchange) when
+ * the attempt fails; a successful one lives as long as the enclosing scope.
+ */
+const inOwnScope = <A, E, R>(attempt: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Scope.Scope> | Scope.Scope> =>
+  Effect.flatMap(Scope.Scope, (parent) =>
+    Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (scope) =>
+      Effect.onExit(
+        Scope.extend(attempt, scope),
+        (exit) => Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void
+      )))
+
+/** The whole body of an opened response, or what arrived of it. */
+const bodyText = (response: HttpWire.OpenResponse): Effect.Effect<string> =>
+  Effect.orElseSucceed(Stream.mkString(Stream.decodeText(response.body)), () => "")
+
 const readJson = <A>(
-  response: HttpClientResponse.HttpClientResponse,
+  response: HttpWire.TextResponse,
   decode: (u: unknown) => Either.Either<A, ParseResult.ParseError>,
   where: string
-): Effect.Effect<A, SwitchboardError.SwitchboardError> =>
-  Effect.flatMap(
-    Effect.mapError(
-      response.text,
-      () => new SwitchboardError.TransportError({ message: `connection lost while reading ${where}`, sent: true })
-    ),
-    (text) => {
-      const requestId = response.headers["x-request-id"]
-      const decodeError = (message: string) =>
-        new SwitchboardError.ResponseDecodeError({
-          message: `${where}: ${message}`,
-          body: truncate(text),
-          status: response.status,
-          ...(requestId === undefined ? {} : { requestId })
-        })
-      let json: unknown
-      try {
-        json = JSON.parse(text)
-      } catch {
-        return Effect.fail(decodeError(`response is not JSON: ${truncate(text, 80)}`))
-      }
-      const decoded = decode(json)
-      return Either.isRight(decoded)
-        ? Effect.succeed(decoded.right)
-        : Effect.fail(decodeError(`unexpected response shape: ${truncate(ParseResult.TreeFormatter.formatErrorSync(decoded.left), 300)}`))
-    }
-  )
+): Effect.Effect<A, SwitchboardError.SwitchboardError> => {
+  const text = response.text
+  const decodeError = (message: string) => {
+    const requestId = response.headers["x-request-id"]
+    return new SwitchboardError.ResponseDecodeError({
+      message: `${where}: ${message}`,
+      body: truncate(text),
+      status: response.status,
+      ...(requestId === undefined ? {} : { requestId })
+    })
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return Effect.fail(decodeError(`response is not JSON: ${truncate(text, 80)}`))
+  }
+  const decoded = decode(json)
+  return Either.isRight(decoded)
+    ? Effect.succeed(decoded.right)
+    : Effect.fail(
+      decodeError(`unexpected response shape: ${truncate(ParseResult.TreeFormatter.formatErrorSync(decoded.left), 300)}`)
+    )
+}
 
 /**
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Transport, never, SwitchboardConfig | HttpClient.HttpClient> = Layer.effect(
+export const layer: Layer.Layer<Transport, never, SwitchboardConfig | HttpWire.HttpWire> = Layer.effect(
   Transport,
   make
 )

@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { decoder, encoder } from "./internal/validate.js"
+import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import {
   isTransient,
@@ -102,8 +102,8 @@ export class Videos extends Context.Tag("@switchboard/core/Videos")<Videos, Serv
 
 const validateSubmit = encoder(SubmitRequest)
 const encodeChat = encoder(Protocol.ChatRequest)
-const decodeCompletion = decoder(Protocol.ChatCompletion)
-const decodeStatus = decoder(Protocol.TaskStatusResponse)
+const decodeCompletion = plainDecoder(Protocol.ChatCompletion)
+const decodeStatus = plainDecoder(Protocol.TaskStatusResponse)
 
 const chatRequestOf = (request: SubmitRequest): Protocol.ChatRequest => ({
   model: request.model,

@@ -4,6 +4,7 @@
 export * as Attachment from "./Attachment.js"
 export * as Chat from "./Chat.js"
 export * as Embeddings from "./Embeddings.js"
+export * as HttpWire from "./HttpWire.js"
 export * as Images from "./Images.js"
 export * as Models from "./Models.js"
 export * as Moderations from "./Moderations.js"

@@ -452,6 +452,8 @@ describe("valid requests are sent, and what is sent decodes back to them", () =>
     const { exit, sent } = attempt(call(request))
     expect(typedFailure(exit)).toBe(unsent)
     expect(sent).toHaveLength(1)
+    // Encoding a valid request is the identity (internal/validate.ts relies on it).
+    expect(Schema.encodeSync(schema)(request)).toStrictEqual(request)
     expect(Schema.decodeUnknownSync(schema)(wire(sent[0]))).toEqual(request)
   }
 

@@ -1,15 +1,16 @@
 /**
- * Every Switchboard capability over Node's undici HTTP client (keep-alive).
+ * Every Switchboard capability over Node's undici HTTP client (keep-alive),
+ * through `NodeHttpWire`.
  *
  * @since 0.1.0
  */
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Switchboard from "@switchboard/core/Switchboard"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
 import type { InvalidRequestError, JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
+import * as NodeHttpWire from "./NodeHttpWire.js"
 import * as NodeTaskJournal from "./NodeTaskJournal.js"
 
 /**
@@ -38,7 +39,7 @@ const overUndici = <E>(config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, 
   Switchboard.layer.pipe(
     Layer.provideMerge(config),
     Layer.provideMerge(journalDirectory === undefined ? TaskJournal.layerMemory : NodeTaskJournal.layer(journalDirectory)),
-    Layer.provide(NodeHttpClient.layerUndici)
+    Layer.provide(NodeHttpWire.layer)
   )
 
 /**

@@ -1,4 +1,5 @@
 export * as NodeAttachment from "./NodeAttachment.js"
+export * as NodeHttpWire from "./NodeHttpWire.js"
 export * as NodeSwitchboard from "./NodeSwitchboard.js"
 export * as NodeTaskJournal from "./NodeTaskJournal.js"
 export * as NodeMedia from "./NodeMedia.js"

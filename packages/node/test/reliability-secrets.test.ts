@@ -23,7 +23,6 @@ import {
 } from "@switchboard/core"
 import { JournalError } from "@switchboard/core/SwitchboardError"
 import { Emulator } from "@switchboard/emulator"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -38,6 +37,7 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Tracer from "effect/Tracer"
+import * as NodeHttpWire from "../src/NodeHttpWire.js"
 import { emulated, waitUntil } from "./fixtures.js"
 
 const secret = "sk-reliability-5ecret-7f3a9c1e2b4d6f80"
@@ -194,7 +194,7 @@ const journalFailure = Effect.flatMap(Emulator.Emulator, (emulator) =>
     Effect.provide(
       Switchboard.layer.pipe(
         Layer.provideMerge(SwitchboardConfig.layer({ baseUrl: emulator.url, apiKey: secret })),
-        Layer.provide(NodeHttpClient.layerUndici),
+        Layer.provide(NodeHttpWire.layer),
         Layer.provide(Layer.succeed(TaskJournal.TaskJournal, {
           record: () => Effect.fail(new JournalError({ message: "the journal's disk is full" })),
           remove: () => Effect.void,

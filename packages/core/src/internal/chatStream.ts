@@ -2,18 +2,16 @@
  * Streamed chat completions (decision 1): waiting for the first bytes of the
  * body, server-sent events → chunks, and chunks → one completion.
  */
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type * as HttpWire from "../HttpWire.js"
 import type * as Protocol from "../Protocol.js"
 import { ChatCompletionChunk } from "../Protocol.js"
 import * as Sse from "../Sse.js"
@@ -44,7 +42,7 @@ export const streamingRequest = (request: Protocol.ChatRequest, includeUsage: bo
 
 /** A response whose body has started: its first bytes and the rest. */
 export interface Opened {
-  readonly bytes: Stream.Stream<Uint8Array, StreamError>
+  readonly bytes: Stream.Stream<Uint8Array, StreamError | TimeoutError>
   readonly requestId: string | undefined
 }
 
@@ -58,35 +56,27 @@ const codeOf = (error: unknown): string => {
 /**
  * Reads the body until its first bytes arrive: the `commit` of
  * `Transport.openWith`, so that anything failing before then is retried.
- * Each attempt reads in a scope of its own, closed (aborting the request)
- * when the attempt fails or times out; a successful one lives as long as the
- * enclosing scope, i.e. the stream.
+ * The rest of the body fails with a `StreamError` when the connection is
+ * lost, a `TimeoutError` (`idle`) when the wire's idle limit runs out.
  */
-export const firstBytes = (
-  response: HttpClientResponse.HttpClientResponse
+export const firstBytes = (idleTimeout: Duration.Duration) =>
+(
+  response: HttpWire.OpenResponse
 ): Effect.Effect<Opened, SwitchboardError, Scope.Scope> =>
-  Effect.flatMap(Scope.Scope, (parent) =>
-    Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (scope) =>
-      Effect.onExit(
-        Scope.extend(awaitFirstBytes(response), scope),
-        (exit) => Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void
-      )))
-
-const awaitFirstBytes = (response: HttpClientResponse.HttpClientResponse) =>
-  Effect.flatMap(Stream.toPull(response.stream), (pull) => {
+  Effect.flatMap(Stream.toPull(response.body), (pull) => {
     const requestId = response.headers["x-request-id"]
-    const lost = (error: unknown) =>
-      new StreamError({
-        message: `the connection was lost mid-stream${codeOf(error)}`,
-        ...(requestId === undefined ? {} : { requestId })
-      })
+    const withId = requestId === undefined ? {} : { requestId }
+    const afterFirst = (error: HttpWire.WireError): StreamError | TimeoutError =>
+      error.reason === "timeout" ?
+        new TimeoutError({ message: `the stream sent no data for ${Duration.toMillis(idleTimeout)} ms`, phase: "idle", ...withId }) :
+        new StreamError({ message: `the connection was lost mid-stream${codeOf(error.cause)}`, ...withId })
     const first: Effect.Effect<Chunk.Chunk<Uint8Array>, TransportError> = Effect.matchEffect(pull, {
       onFailure: Option.match({
         onNone: () => Effect.succeed(Chunk.empty()),
         onSome: (error) =>
           Effect.fail(
             new TransportError({
-              message: `connection lost before the first byte of the stream${codeOf(error)}`,
+              message: `connection lost before the first byte of the stream${codeOf(error.cause)}`,
               sent: true
             })
           )
@@ -96,7 +86,7 @@ const awaitFirstBytes = (response: HttpClientResponse.HttpClientResponse) =>
     return Effect.map(first, (chunk): Opened => ({
       bytes: Chunk.isEmpty(chunk) ? Stream.empty : Stream.concat(
         Stream.fromChunk(chunk),
-        Stream.repeatEffectChunkOption(Effect.mapError(pull, Option.map(lost)))
+        Stream.repeatEffectChunkOption(Effect.mapError(pull, Option.map(afterFirst)))
       ),
       requestId
     }))
@@ -254,24 +244,9 @@ export const chunks = <E>(
     return loop
   })
 
-/** An opened body → chunks, failing when no event comes for `idleTimeout`. */
-export const decodeBody = (
-  opened: Opened,
-  idleTimeout: Duration.Duration
-): Stream.Stream<ChatCompletionChunk, SwitchboardError> =>
-  opened.bytes.pipe(
-    Sse.decode(),
-    Stream.timeoutFail(
-      () =>
-        new TimeoutError({
-          message: `the stream sent no event for ${Duration.toMillis(idleTimeout)} ms`,
-          phase: "idle",
-          ...(opened.requestId === undefined ? {} : { requestId: opened.requestId })
-        }),
-      idleTimeout
-    ),
-    Stream.pipeThroughChannel(chunks(opened.requestId))
-  )
+/** An opened body → chunks. */
+export const decodeBody = (opened: Opened): Stream.Stream<ChatCompletionChunk, SwitchboardError> =>
+  opened.bytes.pipe(Sse.decode(), Stream.pipeThroughChannel(chunks(opened.requestId)))
 
 // ---------------------------------------------------------------------------
 // Chunks → completion

@@ -1,0 +1,196 @@
+/**
+ * What `Transport` stands on: one HTTP exchange, bytes in and bytes out, with
+ * no policy. Retries, status errors, decoding and spans stay in `Transport`;
+ * a wire only sends, reads and reports how it failed.
+ *
+ * Two wires exist: `layerHttpClient`, over any `@effect/platform` `HttpClient`
+ * (the browser's fetch, a test's scripted client), and `NodeHttpWire` in
+ * `@switchboard/node`, straight over undici, which keeps a call's overhead
+ * near the floor (`docs/performance.md`).
+ *
+ * @since 0.1.0
+ */
+import * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Request {
+  readonly method: "GET" | "POST"
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  /** JSON text; sent with `content-type: application/json`. */
+  readonly body?: string | undefined
+}
+
+/**
+ * Status and headers (names in lower case, repeated values joined by `, `).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Head {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/**
+ * A whole response, its body read as UTF-8 text.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TextResponse extends Head {
+  readonly text: string
+}
+
+/**
+ * A response whose body is still arriving.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OpenResponse extends Head {
+  readonly body: Stream.Stream<Uint8Array, WireError>
+}
+
+/**
+ * How an exchange failed:
+ * - `request`: before any response arrived (the cause tells whether the
+ *   request left, e.g. `ECONNREFUSED`);
+ * - `response`: the connection was lost while the body was read;
+ * - `timeout`: the time limit the caller gave ran out.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class WireError extends Data.TaggedError("WireError")<{
+  readonly reason: "request" | "response" | "timeout"
+  readonly cause?: unknown
+}> {}
+
+/**
+ * Time limits measured on the wall clock. `Transport` hands them to the wire
+ * only under the default clock (a plain timer is far cheaper than racing a
+ * fiber); under a `TestClock` it applies them itself with `Effect.timeout`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Limits {
+  /** `text`: the whole exchange, from sending to the last byte. */
+  readonly timeoutMillis?: number | undefined
+  /** `open`: the longest silence between two reads of the body, after the first (`timeoutBetweenReads`). */
+  readonly idleMillis?: number | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** Sends the request and reads the whole body. */
+  readonly text: (request: Request, limits?: Limits) => Effect.Effect<TextResponse, WireError>
+  /**
+   * Sends the request and succeeds once the status and headers arrive. The
+   * body is read as it comes; closing the scope aborts the exchange.
+   */
+  readonly open: (request: Request, limits?: Limits) => Effect.Effect<OpenResponse, WireError, Scope.Scope>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class HttpWire extends Context.Tag("@switchboard/core/HttpWire")<HttpWire, Service>() {}
+
+/**
+ * Fails `body` with a `timeout` `WireError` when a read after the first takes
+ * longer than `millis`: the first read is the caller's to time (a stream's
+ * first-byte limit), the silences after it are this one's.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const timeoutBetweenReads = <A>(
+  body: Stream.Stream<A, WireError>,
+  millis: number
+): Stream.Stream<A, WireError> =>
+  Stream.unwrapScoped(Effect.map(Stream.toPull(body), (pull) => {
+    let started = false
+    const timed = Effect.timeoutFail(pull, {
+      duration: millis,
+      onTimeout: () => Option.some(new WireError({ reason: "timeout" }))
+    })
+    return Stream.repeatEffectChunkOption(Effect.suspend(() => {
+      if (started) return timed
+      started = true
+      return pull
+    }))
+  }))
+
+/**
+ * A wire over the platform's `HttpClient`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromHttpClient = (httpClient: HttpClient.HttpClient): Service => {
+  // `Transport`'s span carries method, path, model and status; the client's
+  // own span would repeat it per attempt.
+  const client = HttpClient.withTracerDisabledWhen(httpClient, () => true)
+  const execute = (request: Request) =>
+    Effect.mapError(
+      client.execute(
+        HttpClientRequest.make(request.method)(request.url, {
+          headers: request.headers,
+          ...(request.body === undefined ? {} : { body: HttpBody.text(request.body, "application/json") })
+        })
+      ),
+      (cause: HttpClientError.HttpClientError) => new WireError({ reason: "request", cause: cause.cause ?? cause })
+    )
+  const lost = (cause: HttpClientError.HttpClientError) => new WireError({ reason: "response", cause: cause.cause ?? cause })
+  return {
+    text: (request, limits) => {
+      const exchange = Effect.flatMap(execute(request), (response) =>
+        Effect.map(
+          Effect.mapError(response.text, lost),
+          (text): TextResponse => ({ status: response.status, headers: response.headers, text })
+        ))
+      return limits?.timeoutMillis === undefined ? exchange : Effect.timeoutFail(exchange, {
+        duration: limits.timeoutMillis,
+        onTimeout: () => new WireError({ reason: "timeout" })
+      })
+    },
+    open: (request, limits) =>
+      Effect.map(execute(request), (response): OpenResponse => ({
+        status: response.status,
+        headers: response.headers,
+        body: limits?.idleMillis === undefined ?
+          Stream.mapError(response.stream, lost) :
+          timeoutBetweenReads(Stream.mapError(response.stream, lost), limits.idleMillis)
+      }))
+  }
+}
+
+/**
+ * The wire over whatever `HttpClient` is provided.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerHttpClient: Layer.Layer<HttpWire, never, HttpClient.HttpClient> = Layer.effect(
+  HttpWire,
+  Effect.map(HttpClient.HttpClient, fromHttpClient)
+)

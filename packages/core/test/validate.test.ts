@@ -1,0 +1,73 @@
+/**
+ * `encoder` and `plainDecoder` (`internal/validate.ts`) pass a value the
+ * schema's type accepts on as it is. That holds only for schemas whose
+ * encoding and decoding of such a value is the value itself: each schema
+ * compiled there is held to it here, on values generated from the schema
+ * (ChatRequest, whose cross-field rules random values seldom meet, in
+ * property-requests.test.ts).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Arbitrary from "effect/Arbitrary"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
+import * as Schema from "effect/Schema"
+import * as Images from "../src/Images.js"
+import { decoder, encoder, plainDecoder } from "../src/internal/validate.js"
+import * as Protocol from "../src/Protocol.js"
+import * as Videos from "../src/Videos.js"
+
+const schemas: ReadonlyArray<readonly [string, AnySchema]> = [
+  ["ChatCompletion", Protocol.ChatCompletion],
+  ["EmbeddingRequest", Protocol.EmbeddingRequest],
+  ["EmbeddingResponse", Protocol.EmbeddingResponse],
+  ["ModerationRequest", Protocol.ModerationRequest],
+  ["ModerationResponse", Protocol.ModerationResponse],
+  ["TaskStatusResponse", Protocol.TaskStatusResponse],
+  ["Videos.SubmitRequest", Videos.SubmitRequest],
+  ["Images.GenerateRequest", Images.GenerateRequest],
+  ["Images.TransformRequest", Images.TransformRequest]
+]
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of unrelated schemas
+type AnySchema = Schema.Schema<any, any>
+
+describe("a value the type accepts is its own encoding and decoding", () => {
+  for (const [name, schema] of schemas) {
+    it(name, () => {
+      const decode = Schema.decodeUnknownEither(schema, { onExcessProperty: "preserve" })
+      const encode = Schema.encodeUnknownEither(schema, { onExcessProperty: "preserve" })
+      const is = Schema.is(schema)
+      let accepted = 0
+      FastCheck.assert(
+        FastCheck.property(Arbitrary.make(schema), (value) => {
+          if (!is(value)) return
+          accepted++
+          expect(decode(value)).toStrictEqual(Either.right(value))
+          expect(encode(value)).toStrictEqual(Either.right(value))
+        }),
+        { numRuns: 300, seed: 7 }
+      )
+      expect(accepted).toBeGreaterThan(0)
+    })
+  }
+
+  it("and what the type rejects still goes through the schema", () => {
+    // A tool call without `type` decodes to one with the default…
+    const completion = {
+      id: "c",
+      choices: [{
+        index: 0,
+        finish_reason: "tool_calls",
+        message: { role: "assistant", content: null, tool_calls: [{ id: "t", function: { name: "f", arguments: "{}" } }] }
+      }]
+    }
+    const decoded = Either.getOrThrow(plainDecoder(Protocol.ChatCompletion)(completion))
+    expect(decoded.choices[0]?.message.tool_calls?.[0]?.type).toBe("function")
+    // …ModelList, whose transformation breaks the rule, keeps the full decoder…
+    expect(decoder(Protocol.ModelList)([{ id: "m" }])).toStrictEqual(Either.right({ data: [{ id: "m" }] }))
+    expect(Either.isLeft(decoder(Protocol.ModelList)({ object: null, data: [] }))).toBe(true)
+    // …and a bad request still names its field.
+    const rejected = encoder(Protocol.ChatRequest)({ model: "m", messages: [{ role: "user" }] })
+    expect(Either.isLeft(rejected) && rejected.left.field).toBe("messages[0].content")
+  })
+})

@@ -1,0 +1,277 @@
+/**
+ * The `HttpWire` over undici's `Dispatcher.dispatch`, with no stream or
+ * promise in between: a JSON call is one dispatch whose handler gathers the
+ * body and resumes the fiber once. Interruption aborts the exchange through
+ * the dispatch controller, so no `AbortSignal` is made per call; time limits
+ * are plain timers. Measured in `docs/performance.md`.
+ *
+ * @since 0.1.0
+ */
+import * as HttpWire from "@switchboard/core/HttpWire"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { Agent, type Dispatcher } from "undici"
+
+type Controller = Dispatcher.DispatchController
+type RawHeaders = Record<string, string | Array<string> | undefined>
+
+/** Repeated headers joined, as `Headers` does; most responses have none. */
+const flatHeaders = (raw: RawHeaders): Record<string, string> => {
+  let flat: Record<string, string> | undefined
+  for (const name in raw) {
+    const value = raw[name]
+    if (typeof value !== "string") {
+      flat ??= { ...raw } as Record<string, string>
+      if (value === undefined) delete flat[name]
+      else flat[name] = value.join(", ")
+    }
+  }
+  return flat ?? (raw as Record<string, string>)
+}
+
+const dispatchOptions = (request: HttpWire.Request): Dispatcher.DispatchOptions => {
+  const url = new URL(request.url)
+  return {
+    origin: url.origin,
+    path: url.pathname + url.search,
+    method: request.method,
+    headers: request.headers,
+    body: request.body ?? null
+  }
+}
+
+const interrupted = () => new Error("the request was interrupted")
+
+/**
+ * What every exchange's handler shares: the controller, which may come after
+ * an abort was asked for (the request was still queued).
+ */
+abstract class Exchange implements Dispatcher.DispatchHandler {
+  controller: Controller | undefined
+  status = 0
+  headers: Record<string, string> = {}
+  settled = false
+
+  onRequestStart(controller: Controller) {
+    this.controller = controller
+    if (this.settled) controller.abort(interrupted())
+  }
+
+  onResponseStart(_controller: Controller, status: number, headers: RawHeaders) {
+    this.status = status
+    this.headers = flatHeaders(headers)
+    this.started()
+  }
+
+  /** Ends the exchange from our side: interruption, a timeout, a closed scope. */
+  abort() {
+    if (this.settled) return
+    this.settled = true
+    this.controller?.abort(interrupted())
+  }
+
+  abstract started(): void
+  abstract onResponseData(controller: Controller, chunk: Buffer): void
+  abstract onResponseEnd(): void
+  abstract onResponseError(controller: Controller, error: Error): void
+}
+
+/** Gathers a whole body, then resumes the waiting fiber once. */
+class TextExchange extends Exchange {
+  private readonly chunks: Array<Buffer> = []
+  private timer: ReturnType<typeof setTimeout> | undefined
+  /** Resumes the waiting fiber; set before the dispatch. */
+  resume: (effect: Effect.Effect<HttpWire.TextResponse, HttpWire.WireError>) => void = () => {}
+
+  constructor(timeoutMillis: number | undefined) {
+    super()
+    if (timeoutMillis !== undefined) {
+      this.timer = setTimeout(() => {
+        this.finish(Effect.fail(new HttpWire.WireError({ reason: "timeout" })))
+        this.controller?.abort(new Error("timed out"))
+      }, timeoutMillis)
+    }
+  }
+
+  started() {}
+
+  onResponseData(_controller: Controller, chunk: Buffer) {
+    this.chunks.push(chunk)
+  }
+
+  onResponseEnd() {
+    const text = this.chunks.length === 1 ? this.chunks[0]!.toString() : Buffer.concat(this.chunks).toString()
+    this.finish(Effect.succeed({ status: this.status, headers: this.headers, text }))
+  }
+
+  onResponseError(_controller: Controller, cause: Error) {
+    this.finish(Effect.fail(new HttpWire.WireError({ reason: this.status === 0 ? "request" : "response", cause })))
+  }
+
+  private finish(effect: Effect.Effect<HttpWire.TextResponse, HttpWire.WireError>) {
+    if (this.settled) return
+    this.settled = true
+    clearTimeout(this.timer)
+    this.resume(effect)
+  }
+}
+
+/** Most bytes held for a slow reader before the socket is paused. */
+const highWaterMark = 256 * 1024
+
+/**
+ * Resumes the opening fiber at the headers, then queues the body for its
+ * stream: bounded (the socket pauses above `highWaterMark`), read one batch
+ * per pull, and timed between reads after the first when `idleMillis` is set.
+ */
+class StreamExchange extends Exchange {
+  private chunks: Array<Buffer> = []
+  private buffered = 0
+  private ended = false
+  private failure: HttpWire.WireError | undefined
+  private reads = 0
+  private waiting: ((effect: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>>) => void) | undefined
+  private idleTimer: ReturnType<typeof setTimeout> | undefined
+
+  /** Resumes the opening fiber; set before the dispatch. */
+  opened: (effect: Effect.Effect<HttpWire.OpenResponse, HttpWire.WireError>) => void = () => {}
+
+  constructor(private readonly idleMillis: number | undefined) {
+    super()
+  }
+
+  readonly pull: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>> = Effect.suspend(() => {
+    const next = this.next()
+    if (next !== undefined) return next
+    return Effect.async((resume) => {
+      this.waiting = resume
+      if (this.reads > 0 && this.idleMillis !== undefined) {
+        this.idleTimer = setTimeout(() => this.fail(new HttpWire.WireError({ reason: "timeout" })), this.idleMillis)
+      }
+      return Effect.sync(() => {
+        this.waiting = undefined
+        clearTimeout(this.idleTimer)
+      })
+    })
+  })
+
+  /** What a pull gets without waiting, if anything. */
+  private next(): Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>> | undefined {
+    if (this.chunks.length > 0) {
+      const batch = Chunk.unsafeFromArray<Uint8Array>(this.chunks)
+      this.chunks = []
+      this.buffered = 0
+      this.reads++
+      if (this.controller?.paused) this.controller.resume()
+      return Effect.succeed(batch)
+    }
+    if (this.failure !== undefined) return Effect.fail(Option.some(this.failure))
+    if (this.ended) return Effect.fail(Option.none())
+    return undefined
+  }
+
+  private wake() {
+    const resume = this.waiting
+    if (resume === undefined) return
+    const next = this.next()
+    if (next === undefined) return
+    this.waiting = undefined
+    clearTimeout(this.idleTimer)
+    resume(next)
+  }
+
+  started() {
+    this.opened(Effect.succeed({
+      status: this.status,
+      headers: this.headers,
+      body: Stream.repeatEffectChunkOption(this.pull)
+    }))
+  }
+
+  onResponseData(controller: Controller, chunk: Buffer) {
+    this.chunks.push(chunk)
+    this.buffered += chunk.length
+    if (this.waiting !== undefined) this.wake()
+    else if (this.buffered > highWaterMark) controller.pause()
+  }
+
+  onResponseEnd() {
+    this.ended = true
+    this.settled = true
+    this.wake()
+  }
+
+  onResponseError(_controller: Controller, cause: Error) {
+    if (this.settled) return
+    this.settled = true
+    if (this.status === 0) this.opened(Effect.fail(new HttpWire.WireError({ reason: "request", cause })))
+    else this.fail(new HttpWire.WireError({ reason: "response", cause }))
+  }
+
+  /** Fails the body (aborting the exchange if it is still on). */
+  private fail(error: HttpWire.WireError) {
+    if (this.failure !== undefined || this.ended) return
+    this.failure = error
+    this.abort()
+    this.wake()
+  }
+}
+
+/**
+ * A wire over `dispatcher`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
+  // `onInterrupt` around a canceler-less `Effect.async`, not a canceler
+  // returned from it: measured, the latter costs a call about 40 MB more
+  // peak RSS under load (docs/performance.md).
+  text: (request, limits) =>
+    Effect.suspend(() => {
+      const exchange = new TextExchange(limits?.timeoutMillis)
+      return Effect.onInterrupt(
+        Effect.async<HttpWire.TextResponse, HttpWire.WireError>((resume) => {
+          exchange.resume = resume
+          dispatcher.dispatch(dispatchOptions(request), exchange)
+        }),
+        () => Effect.sync(() => exchange.abort())
+      )
+    }),
+  // The abort is in the scope before the request leaves: whatever ends the
+  // scope (interruption while waiting for headers included) ends the exchange.
+  open: (request, limits) =>
+    Effect.suspend(() => {
+      const exchange = new StreamExchange(limits?.idleMillis)
+      return Effect.zipRight(
+        Effect.addFinalizer(() => Effect.sync(() => exchange.abort())),
+        Effect.async<HttpWire.OpenResponse, HttpWire.WireError>((resume) => {
+          exchange.opened = resume
+          dispatcher.dispatch(dispatchOptions(request), exchange)
+          return Effect.sync(() => exchange.abort())
+        })
+      )
+    })
+})
+
+/**
+ * The wire over an undici `Agent` of its own (keep-alive), destroyed with the
+ * layer. undici's own header and body timeouts are off: `Transport`'s time
+ * limits (request, first byte, idle) are the ones that apply.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<HttpWire.HttpWire> = Layer.scoped(
+  HttpWire.HttpWire,
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => new Agent({ headersTimeout: 0, bodyTimeout: 0 })),
+      (agent) => Effect.promise(() => agent.destroy())
+    ),
+    make
+  )
+)

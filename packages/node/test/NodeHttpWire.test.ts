@@ -1,0 +1,97 @@
+/**
+ * `NodeHttpWire`'s own time limits. Under the default clock `Transport` hands
+ * the request and idle limits to the wire, which keeps them with plain timers
+ * (under `TestClock`, as in every other test, `Transport` applies them itself).
+ * So these tests run on the live clock, with limits of a few hundred
+ * milliseconds against an emulator that holds its reply back for an hour.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Http from "node:http"
+import type * as Net from "node:net"
+import { Chat, HttpWire, type Protocol } from "@switchboard/core"
+import { Emulator } from "@switchboard/emulator"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { NodeHttpWire } from "../src/index.js"
+import { emulated, waitUntil } from "./fixtures.js"
+
+const hello = {
+  model: Emulator.chatModel,
+  messages: [{ role: "user", content: "Tell me about wires" }]
+} satisfies Protocol.ChatRequest
+
+describe("NodeHttpWire on the live clock", () => {
+  it.live("a reply slower than the request timeout fails with a request TimeoutError and closes the connection", () =>
+    Effect.gen(function*() {
+      const emulator = yield* Emulator.Emulator
+      yield* emulator.setFaults({ script: [{ _tag: "Delay", delay: "1 hour" }] })
+      const error = yield* Effect.flip(Chat.create(hello))
+      expect(error).toMatchObject({ _tag: "TimeoutError", phase: "request" })
+      expect(error.message).toBe("POST /v1/chat/completions took longer than 300 ms")
+      expect(yield* emulator.requestCount).toBe(1)
+      expect(yield* waitUntil(emulator.openConnections, (n) => n === 0)).toBe(0)
+    }).pipe(Effect.provide(emulated({ timeout: "300 millis", maxRetries: 0 }))))
+
+  it.live("a stream that stalls mid-way fails with an idle TimeoutError after what arrived", () =>
+    Effect.gen(function*() {
+      const emulator = yield* Emulator.Emulator
+      yield* emulator.setFaults({ script: [{ _tag: "StallStream", afterChunks: 2 }] })
+      const seen: Array<Protocol.ChatCompletionChunk> = []
+      const error = yield* Effect.flip(Stream.runForEach(Chat.stream(hello), (chunk) => Effect.sync(() => seen.push(chunk))))
+      expect(error).toMatchObject({ _tag: "TimeoutError", phase: "idle" })
+      expect(seen).toHaveLength(2)
+      expect(yield* waitUntil(emulator.openConnections, (n) => n === 0)).toBe(0)
+    }).pipe(Effect.provide(emulated({ streamIdleTimeout: "300 millis", maxRetries: 0 }))))
+
+  it.live("a reader that stops holds the socket paused, then gets the whole body in order", () =>
+    Effect.gen(function*() {
+      const wire = yield* HttpWire.HttpWire
+      const server = yield* bigBodyServer
+      const response = yield* wire.open({ method: "GET", url: server.url, headers: {} })
+      const pull = yield* Stream.toPull(response.body)
+      const first = yield* pull
+      // The reader stops: what the server managed to write meanwhile is bounded
+      // by the wire's high-water mark and the socket buffers, far below the body.
+      yield* Effect.sleep("300 millis")
+      expect(server.written()).toBeLessThan(bodySize / 2)
+      const rest = yield* Stream.runCollect(Stream.repeatEffectChunkOption(pull))
+      const text = new TextDecoder().decode(Buffer.concat([...first, ...rest]))
+      expect(text.length).toBe(bodySize)
+      expect(text === expectedBody).toBe(true)
+    }).pipe(Effect.scoped, Effect.provide(NodeHttpWire.layer)))
+})
+
+/** 48 MiB of numbered lines: far more than the wire buffers and a socket holds. */
+const bodySize = 48 * 1024 * 1024
+const lines = bodySize / 16
+const line = (i: number) => `${String(i).padStart(15, "0")}\n`
+const expectedBody = Array.from({ length: lines }, (_, i) => line(i)).join("")
+
+/** A loopback server writing `expectedBody` as fast as the socket takes it. */
+const bigBodyServer = Effect.acquireRelease(
+  Effect.async<{ readonly url: string; readonly written: () => number; readonly server: Http.Server }>((resume) => {
+    let written = 0
+    const server = Http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain" })
+      let i = 0
+      const write = () => {
+        while (i < lines) {
+          const batch = expectedBody.slice(i * 16, Math.min(lines, i + 4096) * 16)
+          i = Math.min(lines, i + 4096)
+          written += batch.length
+          if (!res.write(batch)) return res.once("drain", write)
+        }
+        res.end()
+      }
+      write()
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as Net.AddressInfo
+      resume(Effect.succeed({ url: `http://127.0.0.1:${port}/big`, written: () => written, server }))
+    })
+  }),
+  ({ server }) => Effect.async<void>((resume) => {
+    server.closeAllConnections()
+    server.close(() => resume(Effect.void))
+  })
+)
