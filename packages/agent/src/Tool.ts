@@ -199,6 +199,9 @@ export const make = <
   }
 }
 
+/** Made once per name: a tag captures a stack trace when made, and calls look one up each time. */
+const handlerTags = new Map<string, Context.Tag<Handler<string>, HandlerService>>()
+
 /**
  * Where `Toolkit.toLayer` puts the handler of the tool `name` (tags of one
  * name are equal), e.g. to provide a single handler in a test.
@@ -206,5 +209,11 @@ export const make = <
  * @since 0.1.0
  * @category tags
  */
-export const handlerTag = <Name extends string>(name: Name): Context.Tag<Handler<Name>, HandlerService> =>
-  Context.GenericTag<Handler<Name>, HandlerService>(`@switchboard/agent/Tool/${name}`)
+export const handlerTag = <Name extends string>(name: Name): Context.Tag<Handler<Name>, HandlerService> => {
+  let tag = handlerTags.get(name)
+  if (tag === undefined) {
+    tag = Context.GenericTag<Handler<string>, HandlerService>(`@switchboard/agent/Tool/${name}`)
+    handlerTags.set(name, tag)
+  }
+  return tag as unknown as Context.Tag<Handler<Name>, HandlerService>
+}

@@ -104,9 +104,10 @@ const request = (settings: Settings, state: State): Protocol.ChatRequest => {
 }
 
 /** Token and duration limits, checked before every model call. */
-const checkBudget = (settings: Settings, state: State) =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    const { duration, totalTokens } = settings.budget
+const checkBudget = (settings: Settings, state: State) => {
+  const { duration, totalTokens } = settings.budget
+  if (duration === undefined && totalTokens === undefined) return Effect.void
+  return Effect.flatMap(Clock.currentTimeMillis, (now) => {
     const transcript = state.transcript
     const tokens = totalUsage(state.steps).total_tokens
     if (totalTokens !== undefined && tokens >= totalTokens) {
@@ -118,21 +119,26 @@ const checkBudget = (settings: Settings, state: State) =>
     }
     return Effect.void
   })
+}
 
 /** The same call text made `loopLimit` times since the last user message. */
 const detectLoop = (settings: Settings, transcript: Transcript.Transcript, calls: ReadonlyArray<Protocol.ToolCall>) => {
-  const start = transcript.reduce((last, message, i) => (message.role === "user" ? i : last), -1)
+  const keys = calls.map(callKey)
   const counts = new Map<string, number>()
-  for (const message of transcript.slice(start + 1)) {
-    if (message.role !== "assistant") continue
-    for (const call of message.tool_calls ?? []) counts.set(callKey(call), (counts.get(callKey(call)) ?? 0) + 1)
+  for (let i = transcript.length - 1; i >= 0 && transcript[i]!.role !== "user"; i--) {
+    const message = transcript[i]!
+    if (message.role !== "assistant" || !message.tool_calls) continue
+    // The step's own message is the last one: its keys are made once.
+    for (const key of message.tool_calls === calls ? keys : message.tool_calls.map(callKey)) {
+      counts.set(key, (counts.get(key) ?? 0) + 1)
+    }
   }
-  const looping = calls.find((call) => (counts.get(callKey(call)) ?? 0) >= settings.loopLimit)
-  return looping === undefined ? Effect.void : Effect.fail(
+  const looping = keys.findIndex((key) => (counts.get(key) ?? 0) >= settings.loopLimit)
+  return looping === -1 ? Effect.void : Effect.fail(
     new LoopDetected({
-      tool: looping.function.name,
-      arguments: looping.function.arguments,
-      count: counts.get(callKey(looping))!,
+      tool: calls[looping]!.function.name,
+      arguments: calls[looping]!.function.arguments,
+      count: counts.get(keys[looping]!)!,
       transcript
     })
   )
@@ -231,7 +237,7 @@ const step = (settings: Settings, state: State): Effect.Effect<Next, Failure, Re
     }
     yield* detectLoop(settings, transcript, calls)
     return yield* runCalls(settings, next, base, calls)
-  }).pipe(Effect.withSpan("Agent.step", { attributes: { "agent.step": state.steps.length } }))
+  }).pipe(Effect.withSpan("Agent.step", { attributes: { "agent.step": state.steps.length }, captureStackTrace: false }))
 
 const loop = (settings: Settings, state: State): Effect.Effect<AgentResult, Failure, Requirements> =>
   Effect.flatMap(step(settings, state), (next) =>
@@ -248,7 +254,8 @@ export const run = (settings: Settings, transcript: Transcript.Transcript): Effe
     if (open === undefined) return yield* loop(settings, state)
     const base = { index: 0, requestMessages: transcript.indexOf(open.message), message: open.message, usage: undefined }
     const next = yield* runCalls(settings, state, base, open.calls).pipe(
-      Effect.withSpan("Agent.step", { attributes: { "agent.step": 0, "agent.resumed": true } })
+      Effect.withSpan("Agent.step", { attributes: { "agent.step": 0, "agent.resumed": true }, captureStackTrace: false })
     )
     return next._tag === "Done" ? next.result : yield* loop(settings, next.state)
-  }).pipe(Effect.withSpan("Agent.run", { attributes: { "gen_ai.request.model": settings.model } }))
+  // No stack trace per span: making one costs more than a no-op tool's whole run.
+  }).pipe(Effect.withSpan("Agent.run", { attributes: { "gen_ai.request.model": settings.model }, captureStackTrace: false }))

@@ -131,6 +131,7 @@ export const answer = (
     ),
     Effect.withSpan("Agent.tool", {
       kind: "internal",
+      captureStackTrace: false,
       attributes: { "gen_ai.tool.name": call.function.name, "gen_ai.tool.call.id": call.id }
     })
   )
