@@ -455,6 +455,26 @@ export const EmbeddingRequest = Schema.Struct({
  */
 export type EmbeddingRequest = typeof EmbeddingRequest.Type
 
+const isVector = (u: unknown): u is ReadonlyArray<number> => {
+  if (!Array.isArray(u)) return false
+  for (let i = 0; i < u.length; i++) if (typeof u[i] !== "number") return false
+  return true
+}
+
+/**
+ * An embedding: an array of numbers. Checked by one loop rather than as
+ * `Schema.Array(Schema.Number)`, whose per-element parse costs about 0.2 µs a
+ * number: 300 µs for one 1,536-dimension vector, many times its `JSON.parse`.
+ *
+ * @since 0.1.0
+ * @category embeddings
+ */
+export const Vector: Schema.Schema<ReadonlyArray<number>> = Schema.declare(isVector, {
+  identifier: "Vector",
+  description: "an array of numbers",
+  arbitrary: () => (fc) => fc.array(fc.double({ noNaN: true }))
+})
+
 /**
  * @since 0.1.0
  * @category embeddings
@@ -466,7 +486,7 @@ export const EmbeddingResponse = Schema.Struct({
     Schema.Struct({
       object: optional(Schema.String),
       index: Schema.Number,
-      embedding: Schema.Array(Schema.Number)
+      embedding: Vector
     })
   ),
   usage: optional(Schema.Struct({ prompt_tokens: Schema.Number, total_tokens: Schema.Number }))

@@ -66,6 +66,9 @@ describe("a value the type accepts is its own encoding and decoding", () => {
     // …ModelList, whose transformation breaks the rule, keeps the full decoder…
     expect(decoder(Protocol.ModelList)([{ id: "m" }])).toStrictEqual(Either.right({ data: [{ id: "m" }] }))
     expect(Either.isLeft(decoder(Protocol.ModelList)({ object: null, data: [] }))).toBe(true)
+    // …a vector with anything but numbers is refused…
+    const vector = plainDecoder(Protocol.EmbeddingResponse)({ data: [{ index: 0, embedding: [0.5, "0.25"] }] })
+    expect(Either.isLeft(vector) && vector.left.message).toContain("Vector")
     // …and a bad request still names its field.
     const rejected = encoder(Protocol.ChatRequest)({ model: "m", messages: [{ role: "user" }] })
     expect(Either.isLeft(rejected) && rejected.left.field).toBe("messages[0].content")
