@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
-import { analysis } from "./analysis.js"
+import { analysis, design } from "./analysis.js"
 import * as Agent from "./figures/agent.js"
 import * as EmbedMany from "./figures/embedMany.js"
 import * as Memory from "./figures/memory.js"
@@ -124,7 +124,7 @@ const main = async () => {
       fs.mkdirSync(path.dirname(file), { recursive: true })
       fs.writeFileSync(
         file,
-        markdown({ analysis, command: commandOf(args), machine: machine(), results, serverTotal, settings })
+        markdown({ analysis, design, command: commandOf(args), machine: machine(), results, serverTotal, settings })
       )
       console.log(`\nwrote ${path.relative(rootDir, file)}`)
     } else if (!write) {

@@ -16,7 +16,7 @@ export const figure: Figure = {
     const method =
       `\`Embeddings.embedMany\` of ${num(embed.inputs)} short inputs (\`input 0\` … \`input ${embed.inputs - 1}\`), ` +
       `batched (default \`batchSize\` 128) against one request per input (\`batchSize: 1\`), both at the default ` +
-      `concurrency 4, ${embed.rounds} interleaved rounds. The server returns each batch's vectors in reverse order ` +
+      `concurrency 4, ${embed.rounds} interleaved rounds, each process warmed up by one whole run first. The server returns each batch's vectors in reverse order ` +
       "(with their `index`) and puts the input's number in each vector's first component; every run checks that " +
       "vector i belongs to input i."
     const modes = [

@@ -65,9 +65,11 @@ export interface ReportInput {
   readonly serverTotal: { readonly cpuSeconds: number; readonly wallSeconds: number }
   /** Analysis of missed targets, by figure id. */
   readonly analysis: Readonly<Record<string, string>>
+  /** What keeps the hot paths lean, printed before the figures. */
+  readonly design: string
 }
 
-export const markdown = ({ analysis, command, machine, results, serverTotal, settings }: ReportInput): string => {
+export const markdown = ({ analysis, command, design, machine, results, serverTotal, settings }: ReportInput): string => {
   const out: Array<string> = []
   const push = (...lines: Array<string>) => out.push(...lines)
   push(
@@ -110,6 +112,10 @@ export const markdown = ({ analysis, command, machine, results, serverTotal, set
       "of `process.memoryUsage.rss()` sampled every 10 ms and `process.resourceUsage().maxRSS`, over the process's life.",
     "- Every load loop is bounded by its count and by a time limit; a run past its limit fails instead of looping.",
     `- Server CPU over the whole bench: ${num(serverTotal.cpuSeconds)} s of CPU in ${num(serverTotal.wallSeconds)} s.`,
+    "",
+    "## What keeps it lean",
+    "",
+    design.trim(),
     ""
   )
   for (const result of results) {
