@@ -255,10 +255,10 @@ export const make = Effect.gen(function*() {
     })
 
   /** The status on the span; a status ≥ 400 → its typed error. */
-  const checkStatus = <H extends HttpWire.Head>(head: H, body: Effect.Effect<string>) =>
+  const checkStatus = (head: HttpWire.Head, body: Effect.Effect<string>) =>
     Effect.zipRight(
       Effect.annotateCurrentSpan("http.response.status_code", head.status),
-      head.status >= 400 ? failure(head, body) : Effect.succeed(head)
+      head.status >= 400 ? failure(head, body) : Effect.void
     )
 
   const call = <A>(options: CallOptions<A>): Effect.Effect<A, SwitchboardError.SwitchboardError> => {

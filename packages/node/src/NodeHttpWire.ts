@@ -55,7 +55,7 @@ const interrupted = () => new Error("the request was interrupted")
 abstract class Exchange implements Dispatcher.DispatchHandler {
   controller: Controller | undefined
   status = 0
-  headers: Record<string, string> = {}
+  headers: Record<string, string> = noHeaders
   settled = false
 
   onRequestStart(controller: Controller) {
@@ -66,7 +66,6 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
   onResponseStart(_controller: Controller, status: number, headers: RawHeaders) {
     this.status = status
     this.headers = flatHeaders(headers)
-    this.started()
   }
 
   /** Ends the exchange from our side: interruption, a timeout, a closed scope. */
@@ -87,7 +86,6 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
     this.headers = noHeaders
   }
 
-  abstract started(): void
   abstract onResponseData(controller: Controller, chunk: Buffer): void
   abstract onResponseEnd(): void
   abstract onResponseError(controller: Controller, error: Error): void
@@ -110,8 +108,6 @@ class TextExchange extends Exchange {
       }, timeoutMillis)
     }
   }
-
-  started() {}
 
   onResponseData(_controller: Controller, chunk: Buffer) {
     this.chunks.push(chunk)
@@ -202,7 +198,8 @@ class StreamExchange extends Exchange {
     resume(next)
   }
 
-  started() {
+  override onResponseStart(controller: Controller, status: number, headers: RawHeaders) {
+    super.onResponseStart(controller, status, headers)
     this.opened(Effect.succeed({
       status: this.status,
       headers: this.headers,
