@@ -13,9 +13,6 @@ const sampler = setInterval(() => {
 }, 10)
 sampler.unref()
 
-/** Thrown by a workload whose dependency is missing: the figure prints "not measured". */
-class NotMeasured extends Error {}
-
 const run = async (spec: ClientSpec): Promise<Measured> => {
   switch (spec.workload) {
     case "chat": {
@@ -39,23 +36,15 @@ const run = async (spec: ClientSpec): Promise<Measured> => {
         case "openai":
           return (await import("./clients/openai.js")).stream(spec)
         case "switchboard":
-        case "switchboard-fold": {
-          const switchboard = await import("./clients/switchboard.js")
-          const stream = switchboard.chatStream()
-          if (stream === undefined) throw new NotMeasured("Chat.stream is not in @switchboard/core yet")
-          return switchboard.stream(spec, stream)
-        }
+        case "switchboard-fold":
+          return (await import("./clients/switchboard.js")).stream(spec)
       }
       break
     }
     case "embed":
       return (await import("./clients/switchboard.js")).embed(spec)
-    case "agent": {
-      const agent = await import("./clients/agent.js")
-      const missing = await agent.missing()
-      if (missing !== undefined) throw new NotMeasured(missing)
-      return agent.run(spec)
-    }
+    case "agent":
+      return (await import("./clients/agent.js")).run(spec)
   }
   throw new Error(`unknown client spec: ${JSON.stringify(spec)}`)
 }
@@ -83,8 +72,7 @@ const main = async () => {
   } catch (error) {
     finish({
       ok: false,
-      error: error instanceof Error ? error.message : String(error),
-      ...(error instanceof NotMeasured ? { notMeasured: true } : {})
+      error: error instanceof Error ? error.message : String(error)
     })
   }
 }

@@ -5,7 +5,7 @@
  * call alone: the same request (messages and tool definitions) through
  * `Chat.create`, answered with the same tool calls.
  */
-import type * as AgentModule from "@switchboard/agent"
+import { Agent, Tool, Toolkit } from "@switchboard/agent"
 import { Chat } from "@switchboard/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -18,27 +18,9 @@ import { baseUrl, deadline, measure, pool } from "./common.js"
 
 type Spec<W extends ClientSpec["workload"]> = Extract<ClientSpec, { workload: W }>
 
-const load = async (): Promise<typeof AgentModule | string> => {
-  try {
-    const module = await import("@switchboard/agent")
-    return typeof module.Agent?.run === "function" && typeof module.Tool?.make === "function" &&
-        typeof module.Toolkit?.make === "function"
-      ? module
-      : "@switchboard/agent does not export Agent.run, Tool.make and Toolkit.make"
-  } catch (error) {
-    return `@switchboard/agent could not be loaded (${error instanceof Error ? error.message : String(error)})`
-  }
-}
-
-/** Why the figure cannot run, or `undefined`. */
-export const missing = async (): Promise<string | undefined> => {
-  const module = await load()
-  return typeof module === "string" ? module : undefined
-}
-
 const messages = [{ role: "user" as const, content: "Call every no-op tool once." }]
 
-const setup = ({ Tool, Toolkit }: typeof AgentModule) => {
+const setup = () => {
   const noop = <const Name extends string>(name: Name) =>
     Tool.make(name, {
       description: "Does nothing, at once.",
@@ -51,9 +33,7 @@ const setup = ({ Tool, Toolkit }: typeof AgentModule) => {
 }
 
 export const run = async (spec: Spec<"agent">): Promise<Measured> => {
-  const module = await load()
-  if (typeof module === "string") throw new Error(module)
-  const { toolkit, handlers } = setup(module)
+  const { toolkit, handlers } = setup()
   const runtime = ManagedRuntime.make(
     Layer.merge(NodeSwitchboard.layer({ baseUrl: baseUrl(spec.port), apiKey }), handlers)
   )
@@ -64,7 +44,7 @@ export const run = async (spec: Spec<"agent">): Promise<Measured> => {
     }
   )
   const agentStep = Effect.map(
-    module.Agent.run({ model: chatModel, messages, toolkit, stopWhen: (steps) => steps.length >= 1 }),
+    Agent.run({ model: chatModel, messages, toolkit, stopWhen: (steps) => steps.length >= 1 }),
     (result) => {
       const results = result.steps[0]?.toolResults ?? []
       if (results.length !== spec.tools || results.some((r) => r.outcome !== "success")) {

@@ -6,7 +6,7 @@
  *   Promise workers, as an application that is not all Effect does.
  * - `switchboard-forEach`: one Effect program, `Effect.forEach(…, { concurrency: 32 })`.
  */
-import { Chat, Embeddings, type Protocol, type SwitchboardError } from "@switchboard/core"
+import { Chat, Embeddings, type Protocol } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -51,21 +51,11 @@ export const chat = async (spec: Spec<"chat">): Promise<Measured> => {
   }
 }
 
-/** `Chat.stream`, looked up at run time: the figure reports "not measured" until core has it. */
-type ChatStream = (
-  request: Protocol.ChatRequest
-) => Stream.Stream<Protocol.ChatCompletionChunk, SwitchboardError.SwitchboardError, Chat.Chat>
-
-export const chatStream = (): ChatStream | undefined => {
-  const candidate = (Chat as unknown as { readonly stream?: unknown }).stream
-  return typeof candidate === "function" ? (candidate as ChatStream) : undefined
-}
-
 const isFinished = (chunk: Protocol.ChatCompletionChunk) => typeof chunk.choices[0]?.finish_reason === "string"
 
 /** One stream, consumed as a user would: `Stream.runForEach`, or `Stream.runFold` (`switchboard-fold`). */
-const consume = (stream: ChatStream, chunks: number, fold: boolean) => {
-  const source = stream(streamRequest(chunks))
+const consume = (chunks: number, fold: boolean) => {
+  const source = Chat.stream(streamRequest(chunks))
   const counted = fold
     ? Stream.runFold(source, { seen: 0, finished: false }, (acc, chunk) => {
       acc.seen++
@@ -86,13 +76,13 @@ const consume = (stream: ChatStream, chunks: number, fold: boolean) => {
   return Effect.map(counted, ({ finished, seen }) => checkStream(seen, chunks, finished))
 }
 
-export const stream = async (spec: Spec<"stream">, stream: ChatStream): Promise<Measured> => {
+export const stream = async (spec: Spec<"stream">): Promise<Measured> => {
   const runtime = runtimeFor(spec.port)
   const fold = spec.client === "switchboard-fold"
   try {
     const run = (streams: number, chunks: number) =>
       runtime.runPromise(
-        limited(spec.timeLimitMs, Effect.forEach(Array.from({ length: streams }), () => consume(stream, chunks, fold), { discard: true }))
+        limited(spec.timeLimitMs, Effect.forEach(Array.from({ length: streams }), () => consume(chunks, fold), { discard: true }))
       )
     await run(spec.warmupStreams, Math.min(spec.chunks, 2_000))
     return await measure(spec.streams * spec.chunks, () => run(spec.streams, spec.chunks))

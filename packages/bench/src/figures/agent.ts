@@ -1,7 +1,7 @@
 /**
  * Agent step overhead: a step with 3 parallel no-op tools against the chat call alone.
  */
-import { complete, type Context, type Figure, interleave, maxServerCores, notMeasured, type Verdict } from "../lib/figure.js"
+import { complete, type Context, type Figure, interleave, maxServerCores, type Verdict } from "../lib/figure.js"
 import { mb, micros, num, range, ratio } from "../lib/stats.js"
 
 const id = "agent-step"
@@ -20,9 +20,6 @@ export const figure: Figure = {
       `\`Chat.create\`, answered with the same tool calls. ${num(agent.count)} of each per run at concurrency ` +
       `${agent.concurrency} (\`runtime.runPromise\` per unit), after ${num(agent.warmup)} warm-up, ${agent.rounds} ` +
       "interleaved rounds. Cost is client CPU per unit and wall time per unit (1 / throughput)."
-    const { missing } = await import("../clients/agent.js")
-    const why = await missing()
-    if (why !== undefined) return notMeasured(id, title, method, why)
     const modes = [
       { label: "chat call alone", mode: "chat" as const },
       { label: `agent step, ${tools} parallel no-op tools`, mode: "agent-step" as const }

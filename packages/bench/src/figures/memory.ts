@@ -2,10 +2,9 @@
  * Memory of a long stream: peak RSS of one stream of a million chunks against
  * one of ten thousand, through `Chat.stream`.
  */
-import { complete, type Context, type Figure, interleave, maxServerCores, notMeasured } from "../lib/figure.js"
+import { complete, type Context, type Figure, interleave, maxServerCores } from "../lib/figure.js"
 import type { StreamClient } from "../lib/ipc.js"
 import { mb, num, range } from "../lib/stats.js"
-import { missingChatStream } from "./streaming.js"
 
 const id = "stream-memory"
 const title = "Memory of a long stream"
@@ -20,8 +19,6 @@ export const figure: Figure = {
       `One stream of ${num(memory.large)} chunks against one of ${num(memory.small)}, each in a fresh process ` +
       `(no warm-up), ${memory.rounds} interleaved round(s); peak RSS as in the RSS figure. Switchboard consumes the ` +
       "stream with `Stream.runForEach`; the raw SSE parser is shown for reference."
-    const missing = await missingChatStream()
-    if (missing !== undefined) return notMeasured(id, title, method, missing)
     const runs: ReadonlyArray<{ label: string; client: StreamClient; chunks: number }> = [
       { label: `Switchboard, ${num(memory.small)} chunks`, client: "switchboard", chunks: memory.small },
       { label: `Switchboard, ${num(memory.large)} chunks`, client: "switchboard", chunks: memory.large },

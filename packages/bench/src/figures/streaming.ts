@@ -2,7 +2,7 @@
  * Streaming decode: chunks/s of `Chat.stream` (with chunk validation) against
  * the official client's stream and a hand-written SSE parser over undici.
  */
-import { complete, type Context, type Figure, interleave, maxServerCores, notMeasured, type Verdict } from "../lib/figure.js"
+import { complete, type Context, type Figure, interleave, maxServerCores, type Verdict } from "../lib/figure.js"
 import type { StreamClient } from "../lib/ipc.js"
 import { mb, micros, num, range, ratio } from "../lib/stats.js"
 
@@ -24,14 +24,6 @@ const clients: ReadonlyArray<{ readonly label: string; readonly client: StreamCl
   }
 ]
 
-/** Whether core has `Chat.stream` yet; the reason it is missing otherwise. */
-export const missingChatStream = async (): Promise<string | undefined> => {
-  const { chatStream } = await import("../clients/switchboard.js")
-  return chatStream() === undefined
-    ? "`Chat.stream` is not exported by @switchboard/core (packages/core/src/Chat.ts) yet"
-    : undefined
-}
-
 export const figure: Figure = {
   id,
   title,
@@ -42,8 +34,6 @@ export const figure: Figure = {
       `${stream.warmupStreams} warm-up streams, ${stream.rounds} interleaved rounds. The server writes ` +
       "`chat.completion.chunk` events 256 per write, `finish_reason` on the last, then `data: [DONE]`. Every client " +
       "counts the chunks and checks `finish_reason` on the last; Switchboard decodes each chunk with its schema."
-    const missing = await missingChatStream()
-    if (missing !== undefined) return notMeasured(id, title, method, missing)
     const stats = await interleave(
       context,
       clients.map(({ client, label }) => ({

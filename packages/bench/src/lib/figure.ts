@@ -73,9 +73,8 @@ export interface RunSample {
 export interface ClientStats {
   readonly label: string
   readonly samples: ReadonlyArray<RunSample>
-  /** Set when the client could not run: missing dependency or failure. */
+  /** Set when the client failed. */
   readonly error?: string
-  readonly notMeasured?: boolean
   readonly rate: Summary
   readonly cpuPerUnit: Summary
   readonly clientCores: Summary
@@ -92,14 +91,14 @@ export const interleave = async (
   rounds: number
 ): Promise<Map<string, ClientStats>> => {
   const samples = new Map<string, Array<RunSample>>(clients.map((c) => [c.label, []]))
-  const errors = new Map<string, { error: string; notMeasured: boolean }>()
+  const errors = new Map<string, string>()
   for (let round = 1; round <= rounds; round++) {
     for (const { label, spec } of clients) {
       if (errors.has(label)) continue
       const { result, serverCores } = await runClient(spec, context.server)
       if (!result.ok) {
-        errors.set(label, { error: result.error, notMeasured: result.notMeasured === true })
-        context.log(`  round ${round} ${label}: ${result.notMeasured ? "not measured" : "FAILED"}: ${result.error}`)
+        errors.set(label, result.error)
+        context.log(`  round ${round} ${label}: FAILED: ${result.error}`)
         continue
       }
       const seconds = result.elapsedMs / 1000
@@ -129,7 +128,7 @@ export const interleave = async (
       return [label, {
         label,
         samples: list,
-        ...(error ? { error: error.error, notMeasured: error.notMeasured } : {}),
+        ...(error === undefined ? {} : { error }),
         rate: summarize(list.map((s) => s.rate)),
         cpuPerUnit: summarize(list.map((s) => s.cpuPerUnit)),
         clientCores: summarize(list.map((s) => s.clientCores)),

@@ -67,7 +67,7 @@ export type ClientResult =
     /** `process.resourceUsage().maxRSS`, in bytes. */
     readonly maxRss: number
   }
-  | { readonly ok: false; readonly error: string; readonly notMeasured?: boolean }
+  | { readonly ok: false; readonly error: string }
 
 export type ClientToParent =
   | { readonly type: "result"; readonly result: ClientResult }
