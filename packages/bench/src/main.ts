@@ -9,6 +9,8 @@ import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { analysis, design } from "./analysis.js"
 import * as Agent from "./figures/agent.js"
+import * as CliStart from "./figures/cliStart.js"
+import * as ColdStart from "./figures/coldStart.js"
 import * as EmbedMany from "./figures/embedMany.js"
 import * as Memory from "./figures/memory.js"
 import * as NonStreaming from "./figures/nonStreaming.js"
@@ -22,6 +24,8 @@ import { consoleFigure, markdown, summaryTable } from "./lib/report.js"
 import { textTable } from "./lib/stats.js"
 
 const figures: ReadonlyArray<Figure> = [
+  ColdStart.figure,
+  CliStart.figure,
   NonStreaming.figure,
   Rss.figure,
   EmbedMany.figure,
@@ -39,6 +43,7 @@ const full: Settings = {
   embed: { inputs: 20_000, rounds: 3 },
   agent: { count: 2_000, concurrency: 32, warmup: 300, rounds: 3 },
   profile: { count: 20_000 },
+  cold: { rounds: 9 },
   timeLimitMs: 120_000
 }
 
@@ -50,6 +55,7 @@ const quick: Settings = {
   embed: { inputs: 2_000, rounds: 2 },
   agent: { count: 300, concurrency: 32, warmup: 100, rounds: 2 },
   profile: { count: 2_000 },
+  cold: { rounds: 3 },
   timeLimitMs: 30_000
 }
 

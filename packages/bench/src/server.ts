@@ -11,6 +11,7 @@
 import * as http from "node:http"
 import {
   chatCompletion,
+  chatModel,
   embeddingDimensions,
   embeddingModel,
   firstChunk,
@@ -127,6 +128,10 @@ const embeddings = (res: http.ServerResponse, body: string) => {
 }
 
 const notFound = json({ error: { message: "not found", type: "invalid_request_error" } })
+const modelList = json({
+  object: "list",
+  data: [chatModel, embeddingModel].map((id) => ({ id, object: "model", created: 1_735_689_600, owned_by: "bench" }))
+})
 
 const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
   let body = ""
@@ -135,6 +140,7 @@ const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     body += part
   })
   req.on("end", () => {
+    if (req.method === "GET" && req.url === "/v1/models") return send(res, 200, modelList)
     if (req.method !== "POST") return send(res, 404, notFound)
     if (req.url === "/v1/chat/completions") return chat(res, body)
     if (req.url === "/v1/embeddings") return embeddings(res, body)

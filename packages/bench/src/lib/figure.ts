@@ -14,6 +14,8 @@ export interface Settings {
   readonly embed: { readonly inputs: number; readonly rounds: number }
   readonly agent: { readonly count: number; readonly concurrency: number; readonly warmup: number; readonly rounds: number }
   readonly profile: { readonly count: number }
+  /** Rounds of the whole-process figures (cold start, the CLI's start). */
+  readonly cold: { readonly rounds: number }
   /** Per client run; a run past it fails rather than loops on. */
   readonly timeLimitMs: number
 }
