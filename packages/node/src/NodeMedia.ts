@@ -7,10 +7,11 @@
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as Path from "@effect/platform/Path"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import type { GeneratedImage } from "@switchboard/core/Images"
 import * as Protocol from "@switchboard/core/Protocol"
 import * as SwitchboardError from "@switchboard/core/SwitchboardError"
@@ -111,11 +112,15 @@ export const saveImages = (images: ReadonlyArray<GeneratedImage>, directory: str
 
 /**
  * What saving needs on Node: a plain HTTP client and the file system.
+ * Downloads go through Node's own `fetch`: `NodeHttpClient.layerUndici`
+ * would load all of undici at start, for every program that imports
+ * `@switchboard/node`, saving media or not (docs/performance.md, cold start).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<HttpClient.HttpClient | FileSystem.FileSystem | Path.Path> = Layer.merge(
-  NodeHttpClient.layerUndici,
-  NodeContext.layer
+export const layer: Layer.Layer<HttpClient.HttpClient | FileSystem.FileSystem | Path.Path> = Layer.mergeAll(
+  FetchHttpClient.layer,
+  NodeFileSystem.layer,
+  NodePath.layer
 )

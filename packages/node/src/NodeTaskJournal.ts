@@ -8,7 +8,8 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as KeyValueStore from "@effect/platform/KeyValueStore"
 import * as Path from "@effect/platform/Path"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Effect from "effect/Effect"
@@ -65,5 +66,7 @@ export const layer = (directory: string): Layer.Layer<TaskJournal.TaskJournal, J
         )
       )
     ),
-    Layer.provide(NodeContext.layer)
+    // The file system and paths alone: `NodeContext` would also load the
+    // command executor, terminal and workers at start.
+    Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
   )
