@@ -16,7 +16,7 @@ The first version of this page (commit 3264d3b) measured Switchboard at 547 µs 
   \`Transport\` now keeps the policy (retries, status errors, time limits, decoding, the span) and talks to
   a small \`HttpWire\` service; \`NodeHttpWire\` calls undici's \`Dispatcher.dispatch\` with one handler
   object per call that gathers the body and resumes the fiber once (no \`Readable\`, no promise). The
-  browser keeps \`HttpClient\` through \`HttpWire.layerHttpClient\`.
+  browser keeps \`HttpClient\` through \`HttpClientWire.layer\`.
 - **No \`AbortSignal\` per call.** \`Effect.async\` with a signal makes an \`AbortController\`, and undici
   listens on it: about 20–40 µs per call. Interruption aborts through the dispatch controller instead.
 - **Time limits as timers.** \`Effect.timeoutFail\` forks a sleeping fiber and races it: about 35 µs per

@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpWire from "@switchboard/core/HttpWire"
+import * as HttpClientWire from "@switchboard/core/HttpClientWire"
 import * as Switchboard from "@switchboard/core/Switchboard"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
 import type { InvalidRequestError, JournalError } from "@switchboard/core/SwitchboardError"
@@ -150,6 +150,6 @@ export const layer = (
   Switchboard.layer.pipe(
     Layer.provideMerge(configLayer(options)),
     Layer.provideMerge(journalLayer(options.journal)),
-    Layer.provide(HttpWire.layerHttpClient),
+    Layer.provide(HttpClientWire.layer),
     Layer.provide(FetchHttpClient.layer)
   )
