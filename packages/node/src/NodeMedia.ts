@@ -7,8 +7,6 @@
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as Path from "@effect/platform/Path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
@@ -60,25 +58,33 @@ const writeAtomically = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E,
     return path
   })
 
-const download = (url: string) =>
+/**
+ * Downloads with Node's own `fetch`, loaded only when a download happens:
+ * an `@effect/platform` `HttpClient` would load at start for every program
+ * that imports `@switchboard/node` (docs/performance.md, cold start).
+ * Interruption aborts the request, or cancels the body being read.
+ */
+const download = (url: string): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError> =>
   Stream.unwrap(
     Effect.gen(function*() {
-      const client = yield* HttpClient.HttpClient
-      const response = yield* Effect.mapError(
-        client.get(url),
-        () => new SwitchboardError.TransportError({ message: `download of ${url} failed`, sent: true })
-      )
+      const response = yield* Effect.tryPromise({
+        try: (signal) => fetch(url, { signal }),
+        catch: () => new SwitchboardError.TransportError({ message: `download of ${url} failed`, sent: true })
+      })
       if (response.status >= 400) {
+        yield* Effect.promise(() => response.body?.cancel() ?? Promise.resolve())
         return yield* SwitchboardError.fromStatus({ status: response.status, message: `download of ${url} answered HTTP ${response.status}` })
       }
-      return Stream.mapError(
-        response.stream,
-        () => new SwitchboardError.TransportError({ message: `download of ${url} was cut off`, sent: true })
-      )
+      const body = response.body
+      if (body === null) return Stream.empty
+      return Stream.fromReadableStream({
+        evaluate: () => body,
+        onError: () => new SwitchboardError.TransportError({ message: `download of ${url} was cut off`, sent: true })
+      })
     })
   )
 
-const bytesOf = (url: string): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError, HttpClient.HttpClient> => {
+const bytesOf = (url: string): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError> => {
   const data = Protocol.parseDataUri(url)
   if (data === undefined) return download(url)
   const decoded = Encoding.decodeBase64(data.base64.replace(/\s+/g, ""))
@@ -111,16 +117,10 @@ export const saveImages = (images: ReadonlyArray<GeneratedImage>, directory: str
     }))
 
 /**
- * What saving needs on Node: a plain HTTP client and the file system.
- * Downloads go through Node's own `fetch`: `NodeHttpClient.layerUndici`
- * would load all of undici at start, for every program that imports
- * `@switchboard/node`, saving media or not (docs/performance.md, cold start).
+ * What saving needs on Node: the file system and paths (downloads use
+ * Node's `fetch`).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<HttpClient.HttpClient | FileSystem.FileSystem | Path.Path> = Layer.mergeAll(
-  FetchHttpClient.layer,
-  NodeFileSystem.layer,
-  NodePath.layer
-)
+export const layer: Layer.Layer<FileSystem.FileSystem | Path.Path> = Layer.merge(NodeFileSystem.layer, NodePath.layer)
