@@ -25,6 +25,7 @@ import {
 import { truncate } from "../Transport.js"
 import { decoder } from "./validate.js"
 import { errorCode } from "./errorCode.js"
+import { isNullableString, isObject, isOptional } from "./plain.js"
 
 // ---------------------------------------------------------------------------
 // Request
@@ -104,10 +105,6 @@ export const firstBytes = (idleTimeout: Duration.Duration) =>
 // goes through the decoder compiled once here, which has the last word.
 const decodeChunk = decoder(ChatCompletionChunk)
 
-type Loose = { readonly [key: string]: unknown }
-const isObject = (u: unknown): u is Loose => typeof u === "object" && u !== null && !Array.isArray(u)
-const isOptional = (u: unknown, type: "string" | "number") => u === undefined || typeof u === type
-const isNullableString = (u: unknown) => u === undefined || u === null || typeof u === "string"
 
 const isToolCallDelta = (u: unknown): boolean =>
   isObject(u) && isOptional(u.index, "number") && isOptional(u.id, "string") && isOptional(u.type, "string") &&
