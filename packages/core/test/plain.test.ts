@@ -10,19 +10,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as Schema from "effect/Schema"
 import { isNonEmptyStrings, isPlainEmbeddingResponse } from "../src/internal/plain.js"
 import * as Protocol from "../src/Protocol.js"
-
-const viaJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value))
-
-/** `value` with the part at `path` (indexes into its entries, level by level) replaced. */
-const mutate = (value: unknown, path: ReadonlyArray<number>, replacement: unknown): unknown => {
-  if (path.length === 0 || typeof value !== "object" || value === null) return replacement
-  const entries = Object.entries(value)
-  if (entries.length === 0) return replacement
-  const [key, inner] = entries[path[0]! % entries.length]!
-  const copy: Record<string, unknown> = Array.isArray(value) ? [...value] as never : { ...value }
-  copy[key] = mutate(inner, path.slice(1), replacement)
-  return copy
-}
+import { mutate, viaJson } from "./jsonMutation.js"
 
 const json = FastCheck.jsonValue({ maxDepth: 2 })
 const path = FastCheck.array(FastCheck.nat(), { maxLength: 5 })
