@@ -5,7 +5,8 @@
  */
 import { fileURLToPath } from "node:url"
 import type { Context, Figure, Verdict } from "../lib/figure.js"
-import { mb, num, range, ratio } from "../lib/stats.js"
+import { runScript } from "../lib/processes.js"
+import { mb, median, num, range, ratio, type Table } from "../lib/stats.js"
 import { completeRuns, interleaveScripts } from "../lib/wholeProcess.js"
 
 const id = "cold-start"
@@ -30,6 +31,47 @@ const scripts: ReadonlyArray<{ readonly label: string; readonly name: string; re
   }
 ]
 
+/** The steps of the breakdown: each imported after the ones before it, then the layer and one call. */
+const steps = [
+  { step: "effect/Effect", what: "the runtime" },
+  { step: "effect/FastCheck", what: "`fast-check`, which `effect/Schema` imports statically (for `Arbitrary`)" },
+  { step: "effect/Schema", what: "the rest of `Schema`" },
+  { step: "effect/Stream", what: "streams and channels" },
+  { step: "@switchboard/core", what: "every capability, schemas compiled" },
+  { step: "@switchboard/node/NodeSwitchboard", what: "the Node layer: undici's `Agent`, the file journal" },
+  { step: "@switchboard/node", what: "the rest of the index: attachments, media" },
+  { step: "@call", what: "`NodeSwitchboard.layer` built, one `Chat.create`" }
+]
+
+interface StepRun {
+  readonly step: string
+  readonly wallMs: number
+  readonly cpuMs: number
+  readonly rss: number
+}
+
+/** `cold/imports.js` run `rounds` times: the median cost of each step. */
+const breakdown = async (context: Context, rounds: number): Promise<Table | string> => {
+  const args = [script("imports"), ...steps.flatMap(({ step }) => (step === "@call" ? ["@call", String(context.server.port)] : [step]))]
+  const runs: Array<ReadonlyArray<StepRun>> = []
+  for (let i = 0; i < rounds; i++) {
+    const run = await runScript(args, { timeLimitMs: 30_000 })
+    if (run.exitCode !== 0) return `the breakdown failed: ${run.stderr.trim().split("\n").slice(-2).join(" ")}`
+    runs.push((JSON.parse(run.stdout.trim().split("\n").pop()!) as { steps: ReadonlyArray<StepRun> }).steps)
+  }
+  return {
+    header: ["step", "what it adds", "CPU (median)", "wall (median)", "RSS after"],
+    numeric: [2, 3, 4],
+    rows: steps.map(({ step, what }, i) => [
+      step === "@call" ? "layer + one call" : `\`${step}\``,
+      what,
+      `${num(median(runs.map((r) => r[i]!.cpuMs)))} ms`,
+      `${num(median(runs.map((r) => r[i]!.wallMs)))} ms`,
+      mb(median(runs.map((r) => r[i]!.rss)))
+    ])
+  }
+}
+
 const wallTarget = 1.5
 const rssTarget = 1.3
 
@@ -50,6 +92,7 @@ export const figure: Figure = {
       rounds,
       { timeLimitMs: 30_000, log: context.log }
     )
+    const parts = await breakdown(context, rounds)
     const openai = stats.get("openai")
     const rows = scripts.map(({ label, what }) => {
       const s = stats.get(label)!
@@ -92,15 +135,22 @@ export const figure: Figure = {
       id,
       title,
       method,
-      tables: [{
-        table: {
-          header: ["process", "what", "wall (median)", "min–max", "× openai", "imports", "CPU", "CPU × openai", "peak RSS", "RSS × openai"],
-          numeric: [2, 3, 4, 5, 6, 7, 8, 9],
-          rows
-        }
-      }],
+      tables: [
+        {
+          table: {
+            header: ["process", "what", "wall (median)", "min–max", "× openai", "imports", "CPU", "CPU × openai", "peak RSS", "RSS × openai"],
+            numeric: [2, 3, 4, 5, 6, 7, 8, 9],
+            rows
+          }
+        },
+        ...(typeof parts === "string" ? [] : [{
+          caption: "Where a Switchboard cold start goes: one process imports each step after the ones before it " +
+            `(\`cold/imports.js\`, ${rounds} runs, medians; each row is what that step added):`,
+          table: parts
+        }])
+      ],
       verdicts,
-      notes: [],
+      notes: typeof parts === "string" ? [parts] : [],
       serverCores: undefined
     }
   }
