@@ -36,7 +36,7 @@ export const figure: Figure = {
           }
         },
         ...(ours === undefined ? [] : [{
-          caption: "What the Switchboard entry is made of (minified bytes in the bundle):",
+          caption: "What the Switchboard entry is made of (minified bytes in the bundle)",
           table: {
             header: ["package", "minified", "share"],
             numeric: [1, 2],

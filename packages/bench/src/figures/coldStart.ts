@@ -145,7 +145,7 @@ export const figure: Figure = {
         },
         ...(typeof parts === "string" ? [] : [{
           caption: "Where a Switchboard cold start goes: one process imports each step after the ones before it " +
-            `(\`cold/imports.js\`, ${rounds} runs, medians; each row is what that step added):`,
+            `(\`cold/imports.js\`, ${rounds} runs, medians; each row is what that step added)`,
           table: parts
         }])
       ],
