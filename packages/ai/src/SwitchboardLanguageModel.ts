@@ -106,19 +106,21 @@ const toolChoice = (choice: LanguageModel.ProviderOptions["toolChoice"]): Protoc
   return choice.mode === "required" ? "required" : "auto"
 }
 
-const toolDefinition = (site: Site, tool: Tool.Any): Effect.Effect<Protocol.Tool, AiError.AiError> =>
-  Tool.isProviderDefined(tool)
-    ? Effect.fail(toAiError(site)(
-      new InvalidRequestError({ field: "tools", message: `tools: the provider-defined tool ${tool.name} is not supported` })
-    ))
-    : Effect.succeed({
-      type: "function",
-      function: {
-        name: tool.name,
-        ...(Tool.getDescription(tool as never) === undefined ? {} : { description: Tool.getDescription(tool as never)! }),
-        parameters: Tool.getJsonSchema(tool as never) as unknown as Record<string, unknown>
-      }
-    })
+const toolDefinition = (site: Site, tool: Tool.Any): Effect.Effect<Protocol.Tool, AiError.AiError> => {
+  if (!Tool.isUserDefined(tool)) {
+    const message = `tools: the provider-defined tool ${tool.name} is not supported`
+    return Effect.fail(toAiError(site)(new InvalidRequestError({ field: "tools", message })))
+  }
+  const description = Tool.getDescription(tool)
+  return Effect.succeed({
+    type: "function",
+    function: {
+      name: tool.name,
+      ...(description === undefined ? {} : { description }),
+      parameters: Tool.getJsonSchema(tool) as unknown as Record<string, unknown>
+    }
+  })
+}
 
 interface Built {
   readonly request: Protocol.ChatRequest
@@ -142,9 +144,11 @@ const build = (site: Site, options: Options, provider: LanguageModel.ProviderOpt
     }
     const config = { ...options.config, ...override }
     if (provider.responseFormat.type === "text") return { request: base, config, reading: {} }
+    const mode = structuredOutput ?? "tool"
     const plan = StructuredOutput.plan(provider.responseFormat.schema as Schema.Schema<unknown>, {
-      mode: structuredOutput ?? "tool",
-      name: provider.responseFormat.objectName
+      mode,
+      // The forced tool is always `respond`; the JSON schema carries the object's name.
+      name: mode === "tool" ? undefined : provider.responseFormat.objectName
     })
     const request = yield* Effect.mapError(StructuredOutput.applyTo(plan, base), toAiError(site))
     return {
