@@ -111,13 +111,15 @@ const toolDefinition = (site: Site, tool: Tool.Any): Effect.Effect<Protocol.Tool
     const message = `tools: the provider-defined tool ${tool.name} is not supported`
     return Effect.fail(toAiError(site)(new InvalidRequestError({ field: "tools", message })))
   }
-  const description = Tool.getDescription(tool)
+  // The tool's requirements do not matter for reading its schema.
+  const userTool = tool as Parameters<typeof Tool.getJsonSchema>[0]
+  const description = Tool.getDescription(userTool)
   return Effect.succeed({
     type: "function",
     function: {
       name: tool.name,
       ...(description === undefined ? {} : { description }),
-      parameters: Tool.getJsonSchema(tool) as unknown as Record<string, unknown>
+      parameters: Tool.getJsonSchema(userTool) as unknown as Record<string, unknown>
     }
   })
 }
