@@ -77,4 +77,18 @@ describe("forced tool with nested parameters", () => {
       expect(call!.function.name).toBe("respond")
       expect(decodeOrder(call!.function.arguments).tags).toEqual(["sample tags"])
     }).pipe(run))
+
+  it.scoped("is made even after other tools ran in this turn (structured output at the end of a run)", () =>
+    Effect.gen(function*() {
+      const weather = { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }
+      const respond = { type: "function", function: { name: "respond", parameters: jsonSchema } }
+      const messages = [
+        { role: "user", content: "Use get_weather" },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "c1", content: "sunny" },
+        { role: "assistant", content: "It is sunny." }
+      ]
+      const reply = yield* chat({ messages, tools: [weather, respond], tool_choice: { type: "function", function: { name: "respond" } } })
+      expect(message(reply).tool_calls?.map((c) => c.function.name)).toEqual(["respond"])
+    }).pipe(run))
 })
