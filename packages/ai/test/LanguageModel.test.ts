@@ -44,6 +44,23 @@ describe("LanguageModel.generateText over the emulator", () => {
       expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "tool", "tool"])
     }).pipe(provide))
 
+  it.effect("sends tool results in the call order of the assistant message before them", () =>
+    Effect.gen(function*() {
+      const call = (id: string, name: string, params: object) => ({ type: "tool-call" as const, id, name, params, providerExecuted: false })
+      const result = (id: string, name: string, value: object) =>
+        ({ type: "tool-result" as const, id, name, result: value, isFailure: false, providerExecuted: false })
+      const prompt = Prompt.make([
+        { role: "user", content: "Use get_weather and get_time" },
+        { role: "assistant", content: [call("a", "get_weather", { city: "Paris" }), call("b", "get_time", { zone: "UTC" })] },
+        { role: "tool", content: [result("b", "get_time", { zone: "UTC", time: "12:00" }), result("a", "get_weather", { city: "Paris", celsius: 21 })] }
+      ])
+      const response = yield* LanguageModel.generateText({ prompt })
+      const [body] = yield* sentChatBodies
+      const messages = body!["messages"] as ReadonlyArray<{ readonly role: string; readonly tool_call_id?: string }>
+      expect(messages.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : []))).toEqual(["a", "b"])
+      expect(response.text).toContain(`get_weather → {"city":"Paris","celsius":21}; get_time →`)
+    }).pipe(provide))
+
   it.effect("maps every tool choice form", () =>
     Effect.gen(function*() {
       const prompt = "Say hi"
