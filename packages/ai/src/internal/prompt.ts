@@ -21,10 +21,11 @@ const imagePart = (site: Site, part: Prompt.FilePart): Effect.Effect<Protocol.Co
     return Effect.fail(malformed(site, `file parts must be images (got ${part.mediaType})`))
   }
   const { data } = part
+  // A `URL` is told apart without the global (the build has no DOM or Node types).
   const attachment = data instanceof Uint8Array
     ? Attachment.fromBytes(data, { mediaType: part.mediaType })
-    : data instanceof URL
-    ? Attachment.fromUrl(data.href)
+    : typeof data !== "string"
+    ? Attachment.fromUrl(String(data))
     : /^(https?:|data:)/i.test(data)
     ? Attachment.fromUrl(data)
     : Attachment.fromUrl(`data:${part.mediaType};base64,${data}`)
