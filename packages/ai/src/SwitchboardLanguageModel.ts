@@ -46,9 +46,10 @@ export type RequestFields = Partial<
  */
 export interface ConfigService extends RequestFields {
   /**
-   * How `generateObject` asks for the value: `tool` (default; a forced call
-   * of a `respond` tool, which the service contract supports) or
-   * `json_schema` (`response_format`, for a service known to accept it).
+   * How `generateObject` asks for the value: `tool` (a forced call of a
+   * `respond` tool, which the service contract supports) or `json_schema`
+   * (`response_format`, for a service known to accept it). Default: core's
+   * `StructuredOutput.DefaultMode`, which is `tool`.
    */
   readonly structuredOutput?: StructuredOutput.Mode | undefined
   /** `streamText`: overrides core's first-byte time limit. */
@@ -133,8 +134,8 @@ interface Built {
 /** The chat request of a call: the prompt, tools and tool choice, the config, and structured output. */
 const build = (site: Site, options: Options, provider: LanguageModel.ProviderOptions): Effect.Effect<Built, AiError.AiError> =>
   Effect.gen(function*() {
-    const override = Option.getOrUndefined(yield* Effect.serviceOption(Config))
-    const { firstByteTimeout: _f, idleTimeout: _i, structuredOutput, ...fields } = { ...options.config, ...override }
+    const config: ConfigService = { ...options.config, ...Option.getOrUndefined(yield* Effect.serviceOption(Config)) }
+    const { firstByteTimeout: _f, idleTimeout: _i, structuredOutput, ...fields } = config
     const messages = yield* toMessages(site, provider.prompt)
     const tools = yield* Effect.forEach(provider.tools, (tool) => toolDefinition(site, tool))
     const base: Protocol.ChatRequest = {
@@ -144,9 +145,8 @@ const build = (site: Site, options: Options, provider: LanguageModel.ProviderOpt
       // Without tools, `@effect/ai` says `none`: core rejects a forced choice without tools.
       ...(tools.length > 0 ? { tools, tool_choice: toolChoice(provider.toolChoice) } : {})
     }
-    const config = { ...options.config, ...override }
     if (provider.responseFormat.type === "text") return { request: base, config, reading: {} }
-    const mode = structuredOutput ?? "tool"
+    const mode = structuredOutput ?? (yield* StructuredOutput.DefaultMode)
     const plan = StructuredOutput.plan(provider.responseFormat.schema as Schema.Schema<unknown>, {
       mode,
       // The forced tool is always `respond`; the JSON schema carries the object's name.
