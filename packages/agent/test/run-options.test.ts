@@ -1,10 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as Protocol from "@switchboard/core/Protocol"
 import { Emulator } from "@switchboard/emulator"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { Agent, type Transcript } from "../src/index.js"
 import { emulated, withModel } from "./fixtures.js"
 import { handlers, model, toolkit } from "./tools.js"
@@ -39,6 +41,16 @@ describe("output: a schema for the run's answer", () => {
       const last = (yield* sent).at(-1)!
       expect(last.tool_choice).toEqual({ type: "function", function: { name: "respond" } })
       expect(last.tools?.map((t) => t.function.name)).toEqual([...toolkit.definitions.map((t) => t.function.name), "respond"])
+    }).pipe(setup))
+
+  it.effect("Agent.stream ends with the same output in its Finished event", () =>
+    Effect.gen(function*() {
+      const options = { model, toolkit, output: Report, messages: [user("Use get_weather for Paris")] }
+      const ran = yield* Agent.run(options)
+      const events = yield* Stream.runCollect(Agent.stream(options))
+      const last = Chunk.last(events)
+      expect(last._tag === "Some" && last.value._tag === "Finished" && last.value.result.output).toEqual(ran.output)
+      expect(Chunk.filter(events, (e) => e._tag === "StepFinished").length).toBe(3)
     }).pipe(setup))
 
   it.effect("a value that does not decode fails with StructuredOutputError", () =>
