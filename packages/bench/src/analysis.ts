@@ -55,6 +55,20 @@ processes, interleaved, medians; CPU time, as the machine was busy):
 `
 
 export const analysis: Readonly<Record<string, string>> = {
+  "browser-bundle": `
+**What the page is made of.** \`effect\` itself (runtime, \`Stream\`, \`Schema\`) is the floor row: about 72 KB of the 85.
+Issue 20 took the entry from 95.8 KB to 84.7 KB: \`BrowserHttpWire\` over \`fetch\` instead of the platform's
+\`HttpClient\` (about 4.5 KB) and \`BrowserSwitchboard.layerChat\` for a page that only chats (about 6 KB). What the SDK
+adds above the floor is then about 13 KB: more of \`Schema\` than the floor page uses (tagged errors, transforms,
+filters: about 10 KB minified), \`Protocol\` (5 KB minified: every capability's schemas, since \`Schema.Struct(…)\`
+calls at module level cannot be dropped by a bundler), \`Transport\`, the stream decoder, the errors, and
+\`eventsource-parser\` (3.4 KB minified). Any schema the protocol gains lands in every page.
+
+**Levers measured and not taken.** \`/* @__PURE__ */\` on \`Protocol\`'s top-level schemas saves 15 bytes of gzip (their
+arguments are calls too); a hand-written SSE parser in place of \`eventsource-parser\` would save about 0.9 KB but
+reverses a recorded decision (docs/decisions.md: a maintained parser); splitting \`Protocol\` by capability would let a
+chat page drop the others' schemas (about 0.5 KB).
+`,
   "cold-start": `
 **The floor is \`effect\` itself.** The breakdown above shows it: \`effect/Effect\` and \`effect/Schema\` cost about as
 much CPU as openai's whole cold start, and "effect alone" (its index, one \`Effect.runPromise\`) is already above
