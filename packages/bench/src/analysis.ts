@@ -65,9 +65,10 @@ calls at module level cannot be dropped by a bundler), \`Transport\`, the stream
 \`eventsource-parser\` (3.4 KB minified). Any schema the protocol gains lands in every page.
 
 **Levers measured and not taken.** \`/* @__PURE__ */\` on \`Protocol\`'s top-level schemas saves 15 bytes of gzip (their
-arguments are calls too); a hand-written SSE parser in place of \`eventsource-parser\` would save about 0.9 KB but
-reverses a recorded decision (docs/decisions.md: a maintained parser); splitting \`Protocol\` by capability would let a
-chat page drop the others' schemas (about 0.5 KB).
+arguments are calls too); \`eventsource-parser\` weighs 1.15 KB of the gzip (measured by bundling without it); a hand-written
+parser in its place would keep part of that and reverse a recorded decision (docs/decisions.md: a maintained parser).
+Splitting \`Protocol\` by capability would let a chat page drop the other capabilities' schemas (model list, tasks,
+embeddings, moderation: all in the bundle today).
 `,
   "cold-start": `
 **The floor is \`effect\` itself.** The breakdown above shows it: \`effect/Effect\` and \`effect/Schema\` cost about as
