@@ -15,7 +15,13 @@ import * as Effect from "effect/Effect"
  */
 export type Target = NodeJS.WriteStream
 
-const colours = (target: Target): boolean =>
+/**
+ * Whether `target` takes ANSI styles: a terminal, without `NO_COLOR`, not `TERM=dumb`.
+ *
+ * @since 0.1.0
+ * @category style
+ */
+export const colours = (target: Target): boolean =>
   target.isTTY === true && process.env["NO_COLOR"] === undefined && process.env["TERM"] !== "dumb"
 
 const sgr = (open: number, close: number) => (text: string, target: Target = process.stdout) =>
