@@ -415,14 +415,17 @@ describe("switchboard demo", { timeout: 90_000 }, () => {
     expect(result.stderr).toBe("")
     expect(result.code).toBe(0)
     const headers = [
-      "[1/8] Models",
-      "[2/8] Chat, streamed",
-      "[3/8] Agent with two tools",
-      "[4/8] Image",
-      "[5/8] Image to image",
-      "[6/8] Video",
-      "[7/8] Embeddings",
-      "[8/8] Moderation"
+      "[1/11] Models",
+      "[2/11] Chat",
+      "[3/11] Chat, streamed",
+      "[4/11] Agent with two tools",
+      "[5/11] Image",
+      "[6/11] Chat with an image",
+      "[7/11] Image to image",
+      "[8/11] Video",
+      "[9/11] Embeddings",
+      "[10/11] Moderation",
+      "[11/11] Typed errors"
     ]
     let at = 0
     for (const header of headers) {
@@ -431,9 +434,14 @@ describe("switchboard demo", { timeout: 90_000 }, () => {
       at = found
     }
     expect(result.stdout).toContain("the embedded emulator at http://127.0.0.1:")
+    // Token usage, of a plain and of a streamed completion.
+    expect(result.stdout).toMatch(/\[2\/11\] Chat [^]*\n {2}stop; \d+ prompt \+ \d+ completion = \d+ tokens\n/)
+    expect(result.stdout).toMatch(/\[3\/11\] Chat, streamed[^]*\n {2}stop; \d+ prompt \+ \d+ completion = \d+ tokens\n/)
+    expect(result.stdout).toMatch(/Received 1 image: image\/png \d+ bytes \(data URI\)/)
     expect(result.stdout).toMatch(/→ get_weather\(.*\n.*→ get_local_time\(/)
     expect(result.stdout).toMatch(/2 calls ran side by side/)
-    expect(lines(result.stdout).at(-1)).toMatch(new RegExp(`^✔ Demo finished: 8 steps in .* against the embedded emulator; files in ${out}$`))
+    expect(result.stdout).toContain("InvalidRequestError (field n, nothing sent): n must be a positive integer")
+    expect(lines(result.stdout).at(-1)).toMatch(new RegExp(`^✔ Demo finished: 11 steps in .* against the embedded emulator; files in ${out}$`))
     expect(pngSize(Path.join(out, "fox-1.png"))).toEqual([1024, 1024])
     expect(pngSize(Path.join(out, "fox-sketch-1.png"))).toEqual([1792, 1024])
     expect(Fs.readdirSync(out).some((name) => /^task_\w+\.mp4$/.test(name))).toBe(true)
@@ -447,6 +455,15 @@ describe("switchboard demo", { timeout: 90_000 }, () => {
     expect(result.code).toBe(1)
     expect(result.stdout).toContain(`Service: ${emulator.url}`)
     expectOneLine(result.stderr)
-    expect(result.stderr.trim()).toMatch(/^✖ Demo stopped at \[1\/8\] Models: Authentication failed \(HTTP 401\)/)
+    expect(result.stderr.trim()).toMatch(/^✖ Demo stopped at \[1\/11\] Models: Authentication failed \(HTTP 401\)/)
+  })
+
+  it("with only SWITCHBOARD_BASE_URL set, says the key is missing and that it uses the emulator", async () => {
+    const result = await run(["demo", "--out", tempDir("demo-half")], { env: { SWITCHBOARD_BASE_URL: "http://127.0.0.1:9" } })
+    expect(result.code).toBe(0)
+    expect(lines(result.stdout)[1]).toBe(
+      "No SWITCHBOARD_API_KEY (or --api-key) is set, so the service http://127.0.0.1:9 is not used: the demo runs against the embedded emulator."
+    )
+    expect(result.stdout).toContain("Service: the embedded emulator at http://127.0.0.1:")
   })
 })
