@@ -3,6 +3,11 @@
  * never with `NO_COLOR`), raw writes for streamed text, tables, sizes, file
  * name slugs, cosine similarity.
  *
+ * The inline styles are plain SGR codes, each closing only itself: they go
+ * into streamed text, progress lines and table cells. @effect/printer-ansi
+ * has no dim style and its rendering resets every attribute; it lays out
+ * the help (`Help.ts`) instead.
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
