@@ -15,12 +15,14 @@
  *
  * `pnpm typecheck` compiles the files; this test checks that the markdown
  * shows each file as it is, and runs it against the emulator (through
- * `SWITCHBOARD_BASE_URL` / `SWITCHBOARD_API_KEY`) to compare what it prints
- * with what the markdown says it prints.
+ * `SWITCHBOARD_BASE_URL` / `SWITCHBOARD_API_KEY`), in an empty directory
+ * but for a `photo.png`, to compare what it prints with what the markdown
+ * says it prints.
  */
 import { Emulator } from "@switchboard/emulator"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Fs from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { format } from "node:util"
@@ -61,8 +63,21 @@ afterAll(async () => {
   await runtime.dispose()
 })
 
-/** Runs a module (its top-level await is the program) and returns what it printed, in order. */
+/** A 1×1 PNG: the `photo.png` the examples find in their directory. */
+const photo = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+  "base64"
+)
+
+/**
+ * Runs a module (its top-level await is the program) in a new directory
+ * holding `photo.png`, and returns what it printed, in order.
+ */
 const printed = async (file: string): Promise<string> => {
+  const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-example-"))
+  Fs.writeFileSync(Path.join(directory, "photo.png"), photo)
+  const cwd = process.cwd()
+  process.chdir(directory)
   let out = ""
   const log = vi.spyOn(console, "log").mockImplementation((...args: Array<unknown>) => {
     out += `${format(...args)}\n`
@@ -76,6 +91,8 @@ const printed = async (file: string): Promise<string> => {
   } finally {
     log.mockRestore()
     write.mockRestore()
+    process.chdir(cwd)
+    Fs.rmSync(directory, { recursive: true, force: true })
   }
   return out
 }
