@@ -54,16 +54,21 @@ export class Chat extends Context.Tag("@switchboard/core/Chat")<Chat, Service>()
 const encodeRequest = encoder(Protocol.ChatRequest)
 const decodeCompletion = plainDecoder(Protocol.ChatCompletion)
 
-/** `create` answers with one JSON body: a streamed reply would fail to decode after being paid for. */
+/**
+ * The request, validated, for `create`, which reads one JSON body: a
+ * streamed reply would fail to decode after being paid for.
+ */
 const notStreamed = (request: Protocol.ChatRequest) =>
-  request.stream === true ?
-    Effect.fail(
-      new InvalidRequestError({
-        field: "stream",
-        message: "stream: true is for Chat.stream (or Chat.streamText, Chat.streamWithCompletion); Chat.create returns the whole completion"
-      })
-    ) :
-    encodeRequest(request)
+  Effect.flatMap(encodeRequest(request), (body) =>
+    request.stream === true ?
+      Effect.fail(
+        new InvalidRequestError({
+          field: "stream",
+          message:
+            "stream: true is for Chat.stream (or Chat.streamText, Chat.streamWithCompletion); Chat.create returns the whole completion"
+        })
+      ) :
+      Effect.succeed(body))
 
 /**
  * @since 0.1.0
