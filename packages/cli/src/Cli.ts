@@ -87,7 +87,8 @@ const withoutParserErrors = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
  */
 export const run = (argv: ReadonlyArray<string>) => {
   const args = Inputs.normalizeArgs(argv)
-  const program = Help.requested(args.slice(2))
+  // No command at all is a request for help too (@effect/cli would print its own).
+  const program = Help.requested(args.slice(2)) || args.length <= 2
     ? Help.print(
       { name: "switchboard", version, descriptor: command.descriptor },
       subcommands.map((c) => c.descriptor),

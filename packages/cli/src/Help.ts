@@ -145,10 +145,8 @@ export interface Screen extends Parts {
   readonly version?: string | undefined
 }
 
-const usageWord = (e: Entry): string => {
-  const word = e.repeated ? (e.optional ? `[${e.term}]...` : `${e.term}...`) : e.optional ? `[${e.term}]` : e.term
-  return word
-}
+const usageWord = (e: Entry): string =>
+  e.repeated ? (e.optional ? `[${e.term}]...` : `${e.term}...`) : e.optional ? `[${e.term}]` : e.term
 
 const helpFlag: Entry = { term: "-h, --help", description: "Show this help", optional: true, repeated: false }
 const versionFlag: Entry = { term: "--version", description: "Show the version", optional: true, repeated: false }

@@ -220,8 +220,9 @@ describe.concurrent("--help", { timeout: 90_000 }, () => {
     expect(result.stdout).not.toContain("A user-defined piece of text")
   })
 
-  it("lists the commands, one line each at 80 columns", async () => {
-    const result = await run(["--help"])
+  it("lists the commands, one line each at 80 columns, also when no command is given", async () => {
+    const result = await run([])
+    expect(result.stdout).toBe((await run(["--help"])).stdout)
     expect(result.code).toBe(0)
     const commands = result.stdout.slice(result.stdout.indexOf("COMMANDS"), result.stdout.indexOf("OPTIONS"))
     for (const name of ["models", "chat", "image", "video", "embed", "moderate", "emulator", "demo"]) {
