@@ -55,69 +55,6 @@ const LF = 10
 const CR = 13
 
 /**
- * A push parser: text in (any split), events out, in constant memory.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Parser {
-  /** The events `text` completed. */
-  readonly feed: (text: string) => Array<Event>
-  /** Set once an event grew past `maxEventSize`: the stream must fail (after the events fed so far). */
-  readonly failure: () => StreamError | undefined
-  /** The events the end of the text completes (a last event without its blank line). */
-  readonly end: () => Array<Event>
-}
-
-/**
- * A parser for one stream: what `channel` and the chat stream's decoder
- * (which reads bytes and events in one stage) share.
- *
- * @since 0.1.0
- * @category decoding
- */
-export const makeParser = (options?: DecodeOptions): Parser => {
-  const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
-  let events: Array<Event> = []
-  let tooLarge = false
-  // Whether the text so far ends at a line end: decides what happens at the end.
-  let atLineEnd = true
-  const parser = createParser({
-    onEvent: (event) => {
-      events.push(event)
-    },
-    onError: (error) => {
-      // Unknown fields and bad `retry` values are ignored, as the spec says.
-      if (error.type === "max-buffer-size-exceeded") tooLarge = true
-    },
-    maxBufferSize: maxEventSize
-  })
-  const take = () => {
-    const out = events
-    events = []
-    return out
-  }
-  return {
-    feed: (text) => {
-      if (text.length === 0 || tooLarge) return []
-      parser.feed(text)
-      const last = text.charCodeAt(text.length - 1)
-      atLineEnd = last === LF || last === CR
-      return take()
-    },
-    failure: () =>
-      tooLarge ? new StreamError({ message: `a server-sent event exceeded ${maxEventSize} characters` }) : undefined,
-    end: () => {
-      // A last event whose lines are complete but that lacks the blank line
-      // is dispatched; an unterminated last line may be a cut and is dropped
-      // (the spec drops both).
-      if (atLineEnd) parser.feed("\n\n")
-      return take()
-    }
-  }
-}
-
-/**
  * A channel from text (any split: a line or an event may span many reads,
  * one read may hold many events) to events, emitted as one `Chunk` per read
  * that completed at least one event.
@@ -129,24 +66,52 @@ export const channel = <E>(
   options?: DecodeOptions
 ): Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<string>, E | StreamError, E, void, unknown> =>
   Channel.suspend(() => {
-    const parser = makeParser(options)
+    const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
+    let events: Array<Event> = []
+    let tooLarge = false
+    // Whether the text so far ends at a line end: decides what happens at the end.
+    let atLineEnd = true
+    const parser = createParser({
+      onEvent: (event) => {
+        events.push(event)
+      },
+      onError: (error) => {
+        // Unknown fields and bad `retry` values are ignored, as the spec says.
+        if (error.type === "max-buffer-size-exceeded") tooLarge = true
+      },
+      maxBufferSize: maxEventSize
+    })
+
     type Out<OE, OD> = Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<string>, OE, E, OD, unknown>
     // Events parsed from a read go out as one chunk before whatever comes next.
-    const emit = <OE, OD>(events: Array<Event>, next: Out<OE, OD>): Out<OE, OD> =>
-      events.length === 0 ? next : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), next)
+    const emit = <OE, OD>(next: Out<OE, OD>): Out<OE, OD> => {
+      if (events.length === 0) return next
+      const out = Chunk.unsafeFromArray(events)
+      events = []
+      return Channel.zipRight(Channel.write(out), next)
+    }
 
     const loop: Out<E | StreamError, void> = Channel.readWithCause({
       onInput: (texts: Chunk.Chunk<string>) => {
-        const out: Array<Event> = []
         for (const text of texts) {
-          for (const event of parser.feed(text)) out.push(event)
-          const failure = parser.failure()
-          if (failure !== undefined) return emit(out, Channel.fail(failure))
+          if (text.length === 0) continue
+          parser.feed(text)
+          if (tooLarge) {
+            return emit(Channel.fail(new StreamError({ message: `a server-sent event exceeded ${maxEventSize} characters` })))
+          }
+          const last = text.charCodeAt(text.length - 1)
+          atLineEnd = last === LF || last === CR
         }
-        return emit(out, loop)
+        return emit(loop)
       },
-      onFailure: (cause) => Channel.failCause(cause),
-      onDone: () => emit(parser.end(), Channel.void)
+      onFailure: (cause) => emit(Channel.failCause(cause)),
+      onDone: () => {
+        // A last event whose lines are complete but that lacks the blank line
+        // is dispatched; an unterminated last line may be a cut and is dropped
+        // (the spec drops both).
+        if (atLineEnd) parser.feed("\n\n")
+        return emit(Channel.void)
+      }
     })
     return loop
   })

@@ -33,7 +33,7 @@ const decodeEvents = (reads: ReadonlyArray<Uint8Array>, options?: Sse.DecodeOpti
 const decodeChunks = (reads: ReadonlyArray<Uint8Array>) =>
   Effect.runSync(
     Effect.either(
-      readsOf(reads).pipe(Stream.pipeThroughChannel(ChatStream.chunks(undefined)), Stream.runCollect)
+      readsOf(reads).pipe(Sse.decode(), Stream.pipeThroughChannel(ChatStream.chunks(undefined)), Stream.runCollect)
     )
   ).pipe(Either.map(Chunk.toArray))
 

@@ -185,14 +185,8 @@ const hasFinishReason = (chunk: ChatCompletionChunk): boolean => {
   return false
 }
 
-/** The platform's `TextDecoder` (browsers and Node have one; core is built without their types). */
-declare const TextDecoder: new() => { decode(input?: Uint8Array, options?: { readonly stream?: boolean }): string }
-
 /**
- * Body bytes → chunks in one stage, one output `Chunk` per read: UTF-8
- * decoding, server-sent events and chunk decoding in one loop, rather than
- * three channels with a `Chunk` between each (measured: fewer allocations per
- * read, which many open streams feel most; docs/performance.md). Only default
+ * Events → chunks, one output `Chunk` per input `Chunk`. Only default
  * (`message`) events carry chunks; `error` events fail; other types (pings)
  * are skipped. `[DONE]` ends the stream; so does the end of the body, but
  * only after a `finish_reason` (decision 1).
@@ -201,19 +195,17 @@ export const chunks = <E>(
   requestId: string | undefined
 ): Channel.Channel<
   Chunk.Chunk<ChatCompletionChunk>,
-  Chunk.Chunk<Uint8Array>,
+  Chunk.Chunk<Sse.Event>,
   E | StreamError | ResponseDecodeError,
   E,
   void,
   unknown
 > =>
   Channel.suspend(() => {
-    const text = new TextDecoder()
-    const parser = Sse.makeParser()
     let finished = false
     type Out = Channel.Channel<
       Chunk.Chunk<ChatCompletionChunk>,
-      Chunk.Chunk<Uint8Array>,
+      Chunk.Chunk<Sse.Event>,
       E | StreamError | ResponseDecodeError,
       E,
       void,
@@ -222,48 +214,36 @@ export const chunks = <E>(
     const emit = (out: Array<ChatCompletionChunk>, next: Out): Out =>
       out.length === 0 ? next : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(out)), next)
 
-    /** Adds the events' chunks to `out`; what ends the stream, if one did. */
-    const take = (events: ReadonlyArray<Sse.Event>, out: Array<ChatCompletionChunk>): Out | undefined => {
-      for (const event of events) {
-        if (event.event !== undefined && event.event !== "message" && event.event !== "error") continue
-        if (event.data === "[DONE]") return emit(out, Channel.void)
-        const chunk = toChunk(event, requestId)
-        if (chunk instanceof StreamError || chunk instanceof ResponseDecodeError) return emit(out, Channel.fail(chunk))
-        if (!finished && hasFinishReason(chunk)) finished = true
-        out.push(chunk)
-      }
-      return undefined
-    }
-
-    const unfinished = () =>
-      new StreamError({
-        message: "the stream ended before the completion did (no finish_reason, no [DONE])",
-        ...(requestId === undefined ? {} : { requestId })
-      })
-
     const loop: Out = Channel.readWithCause({
-      onInput: (reads: Chunk.Chunk<Uint8Array>) => {
+      onInput: (events: Chunk.Chunk<Sse.Event>) => {
         const out: Array<ChatCompletionChunk> = []
-        for (const bytes of reads) {
-          const ended = take(parser.feed(text.decode(bytes, { stream: true })), out)
-          if (ended !== undefined) return ended
-          const failure = parser.failure()
-          if (failure !== undefined) return emit(out, Channel.fail(failure))
+        for (const event of events) {
+          if (event.event !== undefined && event.event !== "message" && event.event !== "error") continue
+          if (event.data === "[DONE]") return emit(out, Channel.void)
+          const chunk = toChunk(event, requestId)
+          if (chunk instanceof StreamError || chunk instanceof ResponseDecodeError) {
+            return emit(out, Channel.fail(chunk))
+          }
+          if (!finished && hasFinishReason(chunk)) finished = true
+          out.push(chunk)
         }
         return emit(out, loop)
       },
       onFailure: Channel.failCause,
-      onDone: () => {
-        const out: Array<ChatCompletionChunk> = []
-        return take(parser.end(), out) ?? emit(out, finished ? Channel.void : Channel.fail(unfinished()))
-      }
+      onDone: () =>
+        finished ? Channel.void : Channel.fail(
+          new StreamError({
+            message: "the stream ended before the completion did (no finish_reason, no [DONE])",
+            ...(requestId === undefined ? {} : { requestId })
+          })
+        )
     })
     return loop
   })
 
 /** An opened body → chunks. */
 export const decodeBody = (opened: Opened): Stream.Stream<ChatCompletionChunk, SwitchboardError> =>
-  Stream.pipeThroughChannel(opened.bytes, chunks(opened.requestId))
+  opened.bytes.pipe(Sse.decode(), Stream.pipeThroughChannel(chunks(opened.requestId)))
 
 // ---------------------------------------------------------------------------
 // Chunks → completion
