@@ -1,0 +1,4 @@
+/**
+ * @since 0.1.0
+ */
+export * as VideoWorkflow from "./VideoWorkflow.js"
