@@ -2,3 +2,4 @@
  * @since 0.1.0
  */
 export * as VideoWorkflow from "./VideoWorkflow.js"
+export * as Cluster from "./Cluster.js"
