@@ -121,10 +121,15 @@ const body = (options: TaskPoller.PollOptions<SwitchboardError>) => {
         name: "submit",
         success: Submitted,
         error: Schemas.SwitchboardError,
-        execute: Effect.zipWith(videos.submit(payload.request), Clock.currentTimeMillis, (taskId, submittedAt) => ({
-          taskId,
-          submittedAt
-        }))
+        // Not interruptible: a runner handing its shards over (or shutting down)
+        // waits for a submission that may have reached the service, and stores
+        // its task id, rather than letting the next runner submit again.
+        execute: Effect.uninterruptible(
+          Effect.zipWith(videos.submit(payload.request), Clock.currentTimeMillis, (taskId, submittedAt) => ({
+            taskId,
+            submittedAt
+          }))
+        )
       })
       const status = Effect.retry(videos.status(taskId), { schedule: statusRetry, while: isRetryable })
 

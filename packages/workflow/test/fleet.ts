@@ -25,20 +25,30 @@ export const awaitRequests = async <R>(
 const pollIndex = (event: LogEvent): number => Number(event.activity?.replace(/^status-/, ""))
 
 /**
- * Checks, task by task, that the runner started after `killed` ran no status
- * activity that `killed` had finished before starting a later one: only the
- * one in flight at the kill may run again. Returns how many ran again.
+ * Checks, task by task, the status calls in time order: they come from one
+ * runner at a time (no A, B, A), and the workflow's poll index never goes
+ * back, so no poll runs again once a later one started; only the poll in
+ * flight when its runner died may run again on the next. Returns how many did.
  */
-export const checkNoRerun = (events: ReadonlyArray<LogEvent>, killed: number, survivor: number): number => {
+export const checkPolls = (events: ReadonlyArray<LogEvent>): { readonly repeated: number; readonly handovers: number } => {
   const polls = events.filter((e) => e.ev === "status")
   for (const event of polls) expect(event.activity).toMatch(/^status-\d+$/)
   let repeated = 0
+  let handovers = 0
   for (const taskId of new Set(polls.map((e) => e.taskId))) {
-    const before = polls.filter((e) => e.taskId === taskId && e.pid === killed).map(pollIndex)
-    const after = polls.filter((e) => e.taskId === taskId && e.pid === survivor).map(pollIndex)
-    const last = before.length === 0 ? -1 : Math.max(...before)
-    for (const index of after) expect(index).toBeGreaterThanOrEqual(last)
-    repeated += after.filter((index) => index === last).length
+    const sequence = polls.filter((e) => e.taskId === taskId).sort((a, b) => a.at - b.at)
+    const runners: Array<number> = []
+    const ranBy = new Map<number, Set<number>>()
+    sequence.forEach((event, i) => {
+      if (i > 0) expect(pollIndex(event)).toBeGreaterThanOrEqual(pollIndex(sequence[i - 1]!))
+      if (runners.at(-1) !== event.pid) {
+        expect(runners).not.toContain(event.pid)
+        runners.push(event.pid)
+      }
+      ranBy.set(pollIndex(event), (ranBy.get(pollIndex(event)) ?? new Set()).add(event.pid))
+    })
+    handovers += runners.length - 1
+    repeated += [...ranBy.values()].filter((pids) => pids.size > 1).length
   }
-  return repeated
+  return { repeated, handovers }
 }

@@ -9,7 +9,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { awaitRequests, checkNoRerun } from "./fleet.js"
+import { awaitRequests, checkPolls } from "./fleet.js"
 import { build, readLog, startRunner, stopAll } from "./processes.js"
 
 const runtime = ManagedRuntime.make(Emulator.layer())
@@ -32,6 +32,7 @@ describe("a single runner on sqlite", () => {
       LOG: log,
       COUNT: "50",
       PREFIX: "clip",
+      SLOW: "1",
       POLL_MS: "100"
     }
     try {
@@ -53,7 +54,7 @@ describe("a single runner on sqlite", () => {
       expect(requests.filter((r) => r.path.endsWith("/chat/completions"))).toHaveLength(50)
       const events = readLog(log)
       expect(events.filter((e) => e.ev === "submit" && e.pid === second.pid)).toHaveLength(0)
-      const repeated = checkNoRerun(events, first.pid, second.pid)
+      const { repeated } = checkPolls(events)
       console.log(`sqlite runner: 50/50 ended, 50 submissions, ${repeated} status polls repeated after the kill`)
     } finally {
       Fs.rmSync(dir, { recursive: true, force: true })
