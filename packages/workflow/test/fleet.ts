@@ -7,8 +7,8 @@ import { expect } from "vitest"
 import type { LogEvent } from "./processes.js"
 
 /** Waits, request by request (no clock), until `done(submissions, status calls)` holds. */
-export const awaitRequests = async <R>(
-  runtime: ManagedRuntime.ManagedRuntime<R, never>,
+export const awaitRequests = async <R, ER>(
+  runtime: ManagedRuntime.ManagedRuntime<R, ER>,
   emulator: Emulator.Emulator["Type"],
   done: (submissions: number, polls: number) => boolean
 ): Promise<void> => {

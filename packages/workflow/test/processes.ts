@@ -98,8 +98,9 @@ export const startRunner = (env: Readonly<Record<string, string>>): Runner => {
 export interface LogEvent {
   readonly pid: number
   readonly at: number
-  readonly ev: "submit" | "status" | "status-end"
+  readonly ev: "submit" | "status" | "status-end" | "approval" | "tool"
   readonly taskId: string
+  readonly pending?: ReadonlyArray<string>
   readonly activity?: string
   readonly tag?: string
 }

@@ -14,7 +14,17 @@ import { ResponseDecodeError, type SwitchboardError } from "@switchboard/core/Sw
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type { AgentEvent, AgentResult, Budget, Decision, PendingApproval, Step, StopCondition, ToolResult } from "../Agent.js"
+import type {
+  AgentEvent,
+  AgentResult,
+  Budget,
+  Decision,
+  Interceptor,
+  PendingApproval,
+  Step,
+  StopCondition,
+  ToolResult
+} from "../Agent.js"
 import { type AgentError, BudgetExceeded, LoopDetected, MaxStepsExceeded } from "../AgentError.js"
 import type * as Tool from "../Tool.js"
 import type * as Toolkit from "../Toolkit.js"
@@ -32,6 +42,7 @@ export interface Settings {
   readonly stopWhen: ReadonlyArray<StopCondition>
   readonly loopLimit: number
   readonly decisions: Readonly<Record<string, Decision>>
+  readonly intercept: Interceptor
   /** One model call: `Chat.create`, or `Chat.stream` folded into a completion. */
   readonly complete: (request: Protocol.ChatRequest, step: number) => Effect.Effect<Protocol.ChatCompletion, SwitchboardError, Chat>
   readonly emit: (event: AgentEvent) => Effect.Effect<void>
@@ -51,6 +62,9 @@ type Next =
 
 type Requirements = Chat | Tool.Handler<string>
 type Failure = AgentError | SwitchboardError
+
+/** Runs every call as it is. */
+export const noIntercept: Interceptor = { model: (_, call) => call, tool: (_, __, call) => call }
 
 const zeroUsage: Protocol.Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
 
@@ -208,7 +222,7 @@ const runCalls = (
 const runOne = (settings: Settings, step: number, prepared: Prepared, transcript: Transcript.Transcript) => {
   const call = prepared.call
   return settings.emit({ _tag: "ToolCallStarted", step, callId: call.id, name: call.function.name, arguments: call.function.arguments }).pipe(
-    Effect.zipRight(answer(prepared, settings.decisions[call.id], transcript)),
+    Effect.zipRight(settings.intercept.tool(step, call.id, answer(prepared, settings.decisions[call.id], transcript))),
     Effect.tap((result: ToolResult) => settings.emit({ _tag: "ToolResult", step, result }))
   )
 }
@@ -221,7 +235,7 @@ const step = (settings: Settings, state: State): Effect.Effect<Next, Failure, Re
       return yield* new MaxStepsExceeded({ maxSteps: settings.maxSteps, transcript: state.transcript })
     }
     const index = state.steps.length
-    const completion = yield* settings.complete(request(settings, state), index)
+    const completion = yield* settings.intercept.model(index, settings.complete(request(settings, state), index))
     const message = completion.choices[0]?.message
     if (message === undefined) {
       return yield* new ResponseDecodeError({ message: "the completion has no choices", body: "" })
