@@ -16,6 +16,7 @@ import * as Image from "./commands/image.js"
 import * as Models from "./commands/models.js"
 import * as Moderate from "./commands/moderate.js"
 import * as Video from "./commands/video.js"
+import * as Worker from "./commands/worker.js"
 import * as Errors from "./Errors.js"
 import * as Inputs from "./Inputs.js"
 
@@ -33,7 +34,8 @@ export const command = Command.make("switchboard").pipe(
     Embed.command,
     Moderate.command,
     Emulator.command,
-    Demo.command
+    Demo.command,
+    Worker.command
   ])
 )
 

@@ -13,10 +13,16 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 
-const bin = process.env.POSTGRES_BIN ?? "/usr/lib/postgresql/15/bin"
+/** Debian's newest installed version (`/usr/lib/postgresql/<version>/bin`). */
+const bin = process.env.POSTGRES_BIN ?? Path.join(
+  "/usr/lib/postgresql",
+  (Fs.existsSync("/usr/lib/postgresql") ? Fs.readdirSync("/usr/lib/postgresql") : []).sort((a, b) => Number(b) - Number(a))[0] ?? "15",
+  "bin"
+)
 
 export interface Postgres {
-  readonly url: string
+  /** A new, empty database's URL. */
+  readonly database: (name: string) => string
   readonly stop: () => void
 }
 
@@ -38,7 +44,10 @@ export const startPostgres = (port: number): Postgres => {
   asPostgres("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"])
   asPostgres("pg_ctl", ["-D", data, "-o", `-p ${port} -k ${dir} -h 127.0.0.1 -c fsync=off -c max_connections=200`, "-w", "-l", Path.join(dir, "log"), "start"])
   return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    database: (name) => {
+      asPostgres("createdb", ["-h", dir, "-p", String(port), name])
+      return `postgres://postgres@127.0.0.1:${port}/${name}`
+    },
     stop: () => {
       try {
         asPostgres("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"])

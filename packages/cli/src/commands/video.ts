@@ -16,6 +16,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import { SwitchboardError, TaskJournal, type TaskPoller, Videos } from "@switchboard/core"
 import { NodeMedia } from "@switchboard/node"
+import { VideoWorkflow } from "@switchboard/workflow"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as Duration from "effect/Duration"
@@ -28,6 +29,7 @@ import * as Errors from "../Errors.js"
 import * as Inputs from "../Inputs.js"
 import * as Output from "../Output.js"
 import * as Progress from "../Progress.js"
+import * as Worker from "./worker.js"
 
 /**
  * The emulator's video model; pass `--model` for the service's.
@@ -296,6 +298,21 @@ const journalOf = (flag: Option.Option<string>): Effect.Effect<Journal> =>
       )
   })
 
+/** `--database`: a prompt, or `--resume --key`, as a durable workflow (`switchboard worker`). */
+const durable = (
+  database: string,
+  mode: Mode,
+  flags: Connection.Flags & { readonly key: Option.Option<string>; readonly model: string; readonly from: Option.Option<string> },
+  follow: FollowOptions
+) => {
+  const request = mode._tag === "Submit" ? { model: flags.model, prompt: mode.prompt } : undefined
+  const key = Option.getOrUndefined(Option.orElse(flags.key, () => Option.map(Option.fromNullable(request), VideoWorkflow.keyOf)))
+  const usage = mode._tag === "Status" || mode._tag === "Forget" || Option.isSome(flags.from) || key === undefined
+  return usage
+    ? Errors.reported(flags.verbose)(new Errors.UsageError({ message: "--database goes with a prompt (without --from), or with --resume --key <key>." }))
+    : Connection.run(flags, Worker.video({ database, poll: pollOptions(follow), out: follow.out, key, request }))
+}
+
 /**
  * @since 0.1.0
  * @category commands
@@ -325,6 +342,8 @@ export const command = Command.make(
       Options.optional,
       Options.withDescription("Stop polling after this long, e.g. 30m; the task stays in the journal (default 10m)")
     ),
+    database: Worker.databaseFlag.pipe(Options.optional),
+    key: Options.text("key").pipe(Options.optional, Options.withDescription("With --database: the task's idempotency key (default: from the request)")),
     ...Connection.flags
   },
   (flags) =>
@@ -335,6 +354,7 @@ export const command = Command.make(
         interval: Option.getOrUndefined(flags.pollInterval),
         timeout: Option.getOrUndefined(flags.timeout)
       }
+      if (Option.isSome(flags.database)) return yield* durable(flags.database.value, mode, flags, follow)
       switch (mode._tag) {
         case "Status":
           return yield* Connection.run(flags, status(mode.taskId))
