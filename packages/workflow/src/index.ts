@@ -4,3 +4,4 @@
 export * as VideoWorkflow from "./VideoWorkflow.js"
 export * as Cluster from "./Cluster.js"
 export * as AgentWorkflow from "./AgentWorkflow.js"
+export * as SqlTaskJournal from "./SqlTaskJournal.js"
