@@ -16,7 +16,7 @@ import * as Schedule from "effect/Schedule"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Redacted from "effect/Redacted"
@@ -67,6 +67,7 @@ describe("a single runner on sqlite", () => {
       SLOW: "1",
       POLL_MS: "100"
     }
+    onTestFinished(stopAll)
     const first = startRunner({ ...env, START: "1" })
     await first.waitFor(/started/)
     // Every task submitted, a third of the polls made: then the crash.
@@ -102,6 +103,8 @@ describe("a fleet of runners on Postgres", () => {
     const database = postgres!.database("fleet")
     const env = { DATABASE: database, BASE_URL: emulator.url, API_KEY: emulator.apiKey, LOG: log, COUNT: "200", PREFIX: "fleet", POLL_MS: "100" }
     const runners = [0, 1, 2].map((i) => startRunner({ ...env, PORT: String(portBase(i)) }))
+    // Whatever happens, no runner outlives its scenario (the next one shares the machine).
+    onTestFinished(stopAll)
     await Promise.all(runners.map((runner) => runner.waitFor(/ready/)))
     // Tasks start once the shards are shared out: a shard handed over while
     // its submission is in flight may submit again (see docs/fleet.md).
@@ -150,6 +153,7 @@ describe("an agent run on a fleet", () => {
       const log = Path.join(tempDir("agent-fleet"), "log.jsonl")
       const env = { DATABASE: url, BASE_URL: emulator.url, API_KEY: emulator.apiKey, LOG: log }
       const runners = [0, 1].map((i) => startRunner({ ...env, PORT: String(portBase(5 + i)) }))
+      onTestFinished(stopAll)
       await Promise.all(runners.map((runner) => runner.waitFor(/ready/)))
       await settled(url, 2)
 

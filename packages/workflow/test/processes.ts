@@ -106,7 +106,7 @@ export const startRunner = (env: Readonly<Record<string, string>>): Runner => {
             resolve(out)
           } else if (exited) {
             listeners.delete(check)
-            reject(new Error(`runner ${child.pid} exited before ${pattern}:\n${out}\n${err}`))
+            reject(new Error(`runner ${child.pid} exited before ${pattern}:\n${out}\n${err.slice(-4000)}`))
           }
         }
         listeners.add(check)
