@@ -163,7 +163,13 @@ export const make = <T extends Toolkit.Tools>(options: Options<T>) => {
         const decisions = yield* awaitDecisions(round)
         // The resumed run's step 0 is the paused step: its calls run under its number.
         const first = modelCalls - 1
-        result = yield* Agent.resume({ ...settings, transcript: result.transcript, decisions, intercept: intercept(first, context) })
+        result = yield* Agent.resume({
+          ...settings,
+          transcript: result.transcript,
+          usage: result.usage,
+          decisions,
+          intercept: intercept(first, context)
+        })
         modelCalls = first + result.steps.length
       }
       return { status: result.status === "stopped" ? "stopped" : "completed", text: result.text, transcript: result.transcript } as const
