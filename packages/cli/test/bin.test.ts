@@ -402,3 +402,23 @@ describe.concurrent("switchboard video --database", { timeout: 120_000 }, () => 
     expect(result.stderr).toMatch(/No video workflow with key nothing-here/)
   })
 })
+
+describe.concurrent("switchboard worker", { timeout: 120_000 }, () => {
+  it("runs on a sqlite file until Ctrl-C, then exits 0", async () => {
+    const dir = tempDir("worker")
+    const worker = start(["worker", "--database", "sqlite:tasks.sqlite"], { env, cwd: dir })
+    await worker.waitFor(/Switchboard worker running video workflows stored in tasks\.sqlite/, "stdout")
+    worker.signal("SIGINT")
+    const exited = await worker.exited
+    expect(exited.code).toBe(0)
+    expect(Fs.existsSync(Path.join(dir, "tasks.sqlite"))).toBe(true)
+  })
+
+  it("refuses a port in the ephemeral range, naming the flag", async () => {
+    const result = await run(["worker", "--database", "postgres://nobody@127.0.0.1:1/none", "--port", "40000"], { env })
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toMatch(/port/)
+    expect(result.stderr).toMatch(/32768–60999/)
+    expectOneLine(result.stderr)
+  })
+})

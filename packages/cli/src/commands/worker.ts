@@ -43,7 +43,10 @@ export interface WorkerOptions {
   readonly poll: TaskPoller.PollOptions<SwitchboardError.SwitchboardError>
 }
 
-const databaseOf = (url: string) => Effect.mapError(Cluster.parseDatabase(url), (e) => new Errors.UsageError({ message: `--${e.field} ${e.message}` }))
+/** A flag's bad value, said as the flag. */
+const usage = (e: { readonly field: string; readonly message: string }) => new Errors.UsageError({ message: `--${e.field} ${e.message}` })
+
+const databaseOf = (url: string) => Effect.mapError(Cluster.parseDatabase(url), usage)
 
 /**
  * A runner with the video workflow registered, over the SDK in context.
@@ -54,7 +57,9 @@ const databaseOf = (url: string) => Effect.mapError(Cluster.parseDatabase(url), 
 export const runnerLayer = (options: WorkerOptions) =>
   Layer.unwrapEffect(
     Effect.map(databaseOf(options.database), (database) =>
-      VideoWorkflow.layer(options.poll).pipe(Layer.provideMerge(Cluster.layerRunner({ database, host: options.host, port: options.port })))
+      VideoWorkflow.layer(options.poll).pipe(
+        Layer.provideMerge(Layer.mapError(Cluster.layerRunner({ database, host: options.host, port: options.port }), usage))
+      )
     )
   )
 
@@ -68,7 +73,7 @@ export const runnerLayer = (options: WorkerOptions) =>
 export const clientLayer = (options: WorkerOptions) =>
   Layer.unwrapEffect(
     Effect.map(databaseOf(options.database), (database) =>
-      database._tag === "Sqlite" ? runnerLayer(options) : Cluster.layerClient({ database })
+      database._tag === "Sqlite" ? runnerLayer(options) : Layer.mapError(Cluster.layerClient({ database }), usage)
     )
   )
 
