@@ -49,6 +49,15 @@ const portBase = (offset: number) => 20000 + (process.pid % 1000) * 10 + offset
 
 const kill = (runners: ReadonlyArray<Runner>) => Promise.all(runners.map((runner) => runner.kill()))
 
+/** `promise`, or after `millis` a failure that says where things stand (a diagnosis, not a measured duration). */
+const explainAfter = <A>(millis: number, promise: Promise<A>, explain: () => Promise<string>): Promise<A> => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => void explain().then((why) => reject(new Error(why)), reject), millis)
+  })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
+}
+
 describe("a single runner on sqlite", () => {
   const runtime = ManagedRuntime.make(Emulator.layer())
   afterAll(() => runtime.dispose())
@@ -114,7 +123,10 @@ describe("a fleet of runners on Postgres", () => {
     const victim = runners[2]!
     expect(readLog(log).some((e) => e.pid === victim.pid)).toBe(true)
     await victim.kill()
-    const out = await client.waitFor(/complete /)
+    // Past 420 s, fail with what the follower last reported rather than a bare timeout.
+    const out = await explainAfter(420_000, client.waitFor(/complete /), async () =>
+      `the fleet did not finish: ${client.stdout().match(/progress \d+\/\d+ ended/g)?.at(-1) ?? "no progress line"}, ` +
+      `${(await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions")).length} submissions`)
     await kill([client, ...runners])
     const ends = JSON.parse(out.match(/complete (.*)/)![1]!) as ReadonlyArray<{ key: string; exit: string }>
 
@@ -136,7 +148,7 @@ describe("a fleet of runners on Postgres", () => {
     expect(taskIds).toHaveLength(200)
     expect(faulted).toBeGreaterThan(0)
     expect(byVictim).toBeGreaterThan(0)
-  }, 300_000)
+  }, 480_000)
 })
 
 describe("an agent run on a fleet", () => {
