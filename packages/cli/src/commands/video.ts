@@ -16,7 +16,6 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import { SwitchboardError, TaskJournal, type TaskPoller, Videos } from "@switchboard/core"
 import { NodeMedia } from "@switchboard/node"
-import { VideoWorkflow } from "@switchboard/workflow"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as Duration from "effect/Duration"
@@ -306,11 +305,11 @@ const durable = (
   follow: FollowOptions
 ) => {
   const request = mode._tag === "Submit" ? { model: flags.model, prompt: mode.prompt } : undefined
-  const key = Option.getOrUndefined(Option.orElse(flags.key, () => Option.map(Option.fromNullable(request), VideoWorkflow.keyOf)))
-  const usage = mode._tag === "Status" || mode._tag === "Forget" || Option.isSome(flags.from) || key === undefined
+  const key = Option.getOrUndefined(flags.key)
+  const usage = mode._tag === "Status" || mode._tag === "Forget" || Option.isSome(flags.from) || (key === undefined && request === undefined)
   return usage
     ? Errors.reported(flags.verbose)(new Errors.UsageError({ message: "--database goes with a prompt (without --from), or with --resume --key <key>." }))
-    : Connection.run(flags, Worker.video({ database, poll: pollOptions(follow), out: follow.out, key, request }))
+    : Connection.run(flags, Effect.flatMap(Worker.fleet, (Fleet) => Fleet.video({ database, poll: pollOptions(follow), out: follow.out, key, request })))
 }
 
 /**
