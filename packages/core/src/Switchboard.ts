@@ -37,5 +37,5 @@ export type Services =
  * @category layers
  */
 export const layer: Layer.Layer<Services, never, SwitchboardConfig | HttpWire | TaskJournal> = Layer
-  .mergeAll(Images.layer.pipe(Layer.provideMerge(Chat.layer)), Embeddings.layer, Models.layer, Moderations.layer, Videos.layer)
+  .mergeAll(Chat.layer, Images.layer, Embeddings.layer, Models.layer, Moderations.layer, Videos.layer)
   .pipe(Layer.provideMerge(Transport.layer))
