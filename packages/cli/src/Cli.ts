@@ -64,7 +64,7 @@ export const exitCode = (argv: ReadonlyArray<string>) => <A, E>(exit: Exit.Exit<
  * @category running
  */
 export const run = (argv: ReadonlyArray<string>) =>
-  Command.run(command, { name: "switchboard", version })(Inputs.normalizeArgs(argv)).pipe(
+  Command.run(command, { name: "switchboard", version })(Video.expandShortForm(Inputs.normalizeArgs(argv))).pipe(
     Effect.tapErrorCause(Errors.reportUnexpected),
     Effect.provide(NodeContext.layer)
   )

@@ -72,6 +72,7 @@ const http = (error: unknown) => {
 const messageOf = (error: unknown): string =>
   text(error, "message") ?? (error instanceof Error ? error.message : String(error))
 
+const http404 = " (HTTP 404)"
 const keyHint = "check --api-key or SWITCHBOARD_API_KEY"
 const urlHint = "check --base-url or SWITCHBOARD_BASE_URL"
 
@@ -114,7 +115,11 @@ const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
     case "TaskTimeoutError":
       return `Video task ${error.taskId} is not finished yet${
         error.lastStatus ? ` (last status: ${error.lastStatus})` : ""
-      }; it stays in the journal — finish it later with: switchboard video --resume`
+      }; it stays in the journal — finish it later with: switchboard video resume`
+    case "TaskNotFoundError":
+      return `The service does not know video task ${error.taskId}${http404}: ${
+        error.hint ?? "is --model a video model? (or the service has forgotten the task)"
+      }. It is no longer in the journal.`
     case "NoImageInResponseError":
       return `The reply holds no image${error.content ? `: "${Output.truncate(error.content, 80)}"` : ""}`
     case "JournalError":

@@ -72,7 +72,7 @@ describe("Errors", () => {
       "Authentication failed (HTTP 401): bad key — check --api-key or SWITCHBOARD_API_KEY"
     )
     expect(Errors.describe(new SwitchboardError.TaskTimeoutError({ message: "late", taskId: "t1", lastStatus: "processing" })))
-      .toBe("Video task t1 is not finished yet (last status: processing); it stays in the journal — finish it later with: switchboard video --resume")
+      .toBe("Video task t1 is not finished yet (last status: processing); it stays in the journal — finish it later with: switchboard video resume")
     expect(Errors.describe(new Attachment.AttachmentError({ source: "a.png", reason: "NotFound", message: "a.png does not exist" })))
       .toBe("Cannot use this image: a.png does not exist")
   })

@@ -154,6 +154,7 @@ export class TaskJournal extends Context.Tag("@switchboard/core/TaskJournal")<Ta
  * @category constants
  */
 export const claimTtl: Duration.Duration = Duration.minutes(2)
+const renewEvery = Duration.seconds(40)
 
 const taskPrefix = "task-"
 const claimPrefix = "claim-"
@@ -240,9 +241,8 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
         const key = claimPrefix + taskId
         const taken = yield* Effect.acquireRelease(tryClaim(key), (taken) => (taken ? Effect.ignore(release(key)) : Effect.void))
         if (taken && storage.shared) {
-          yield* Effect.forkScoped(
-            Effect.ignore(Effect.repeat(renew(key), Schedule.spaced(Duration.divide(claimTtl, 3).pipe(Option.getOrElse(() => claimTtl)))))
-          )
+          // Interruptible even when claimed from an uninterruptible region (a submission).
+          yield* Effect.forkScoped(Effect.interruptible(Effect.ignore(Effect.repeat(renew(key), Schedule.spaced(renewEvery)))))
         }
         return taken
       })

@@ -159,14 +159,7 @@ const reasonOf = (response: Protocol.TaskStatusResponse): string | undefined => 
   return response.fail_reason ?? response.message
 }
 
-const isHttpUrl = (url: string) => {
-  try {
-    const { protocol } = new URL(url)
-    return protocol === "http:" || protocol === "https:"
-  } catch {
-    return false
-  }
-}
+const isHttpUrl = (url: string) => /^https?:\/\/[^\s/?#]+[^\s]*$/i.test(url)
 
 const updateOf = (
   taskId: string,
