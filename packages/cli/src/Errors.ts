@@ -23,8 +23,8 @@ import * as Schema from "effect/Schema"
 import * as Output from "./Output.js"
 
 /**
- * A command line that parses but makes no sense, e.g. `video` with neither a
- * prompt nor `--resume`.
+ * A command line that parses but makes no sense, e.g. `video forget` of a
+ * task the journal does not hold.
  *
  * @since 0.1.0
  * @category errors
