@@ -72,7 +72,6 @@ const http = (error: unknown) => {
 const messageOf = (error: unknown): string =>
   text(error, "message") ?? (error instanceof Error ? error.message : String(error))
 
-const http404 = " (HTTP 404)"
 const keyHint = "check --api-key or SWITCHBOARD_API_KEY"
 const urlHint = "check --base-url or SWITCHBOARD_BASE_URL"
 
@@ -117,7 +116,7 @@ const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
         error.lastStatus ? ` (last status: ${error.lastStatus})` : ""
       }; it stays in the journal — finish it later with: switchboard video resume`
     case "TaskNotFoundError":
-      return `The service does not know video task ${error.taskId}${http404}: ${
+      return `The service does not know video task ${error.taskId}${http(error)}: ${
         error.hint ?? "is --model a video model? (or the service has forgotten the task)"
       }. It is no longer in the journal.`
     case "NoImageInResponseError":
@@ -152,7 +151,7 @@ export const describe = (error: unknown): string => {
   return `Unexpected error: ${messageOf(error)}`
 }
 
-const detailFields = ["status", "requestId", "type", "code", "param", "field", "reason", "source", "taskId", "retryAfterMillis"]
+const detailFields = ["status", "requestId", "type", "code", "param", "field", "reason", "source", "taskId", "model", "hint", "retryAfterMillis"]
 
 /**
  * What `--verbose` adds under the line: the error's tag and fields (never a

@@ -186,6 +186,8 @@ export class TaskTimeoutError extends Schema.TaggedError<TaskTimeoutError>()("Ta
  */
 export class TaskNotFoundError extends Schema.TaggedError<TaskNotFoundError>()("TaskNotFoundError", {
   message: Schema.String,
+  status: Schema.optional(Schema.Number),
+  requestId: Schema.optional(Schema.String),
   taskId: Schema.String,
   model: Schema.optional(Schema.String),
   hint: Schema.optional(Schema.String)

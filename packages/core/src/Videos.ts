@@ -25,6 +25,7 @@ import * as Protocol from "./Protocol.js"
 import {
   isTransient,
   JournalError,
+  type NotFoundError,
   ResponseDecodeError,
   TaskFailedError,
   TaskNotFoundError,
@@ -297,13 +298,15 @@ export const make = Effect.gen(function*() {
       return taskId
     })
 
-  const notFound = (taskId: string) =>
+  const notFound = (taskId: string, error: NotFoundError) =>
     Effect.flatMap(Effect.orElseSucceed(journal.get(taskId), () => Option.none()), (entry) => {
       const model = Option.getOrUndefined(entry)?.model
       const hint = notFoundHint(model)
       return Effect.fail(
         new TaskNotFoundError({
           message: `the service does not know task ${taskId}${hint ? `; ${hint}` : ""}`,
+          status: 404,
+          ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
           taskId,
           ...(model === undefined ? {} : { model }),
           ...(hint === undefined ? {} : { hint })
@@ -319,7 +322,7 @@ export const make = Effect.gen(function*() {
       decode: decodeStatus,
       span: "Switchboard.Videos.status"
     }).pipe(
-      Effect.catchTag("NotFoundError", () => notFound(taskId)),
+      Effect.catchTag("NotFoundError", (error) => notFound(taskId, error)),
       Effect.flatMap((response) => updateOf(taskId, response))
     )
 

@@ -218,7 +218,7 @@ const expectedErrors: Record<string, SwitchboardError.SwitchboardError["_tag"]> 
   "400 from the service": "BadRequestError",
   "403": "PermissionDeniedError",
   "404 model": "NotFoundError",
-  "404 task": "NotFoundError",
+  "404 task": "TaskNotFoundError",
   "409": "ConflictError",
   "429": "RateLimitError",
   "5xx": "ServerError",
