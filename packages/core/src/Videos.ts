@@ -298,11 +298,13 @@ export const make = Effect.gen(function*() {
       return taskId
     })
 
+  /** The service does not know the task: it leaves the journal, and the error says what may be wrong. */
   const notFound = (taskId: string, error: NotFoundError) =>
     Effect.flatMap(Effect.orElseSucceed(journal.get(taskId), () => Option.none()), (entry) => {
       const model = Option.getOrUndefined(entry)?.model
       const hint = notFoundHint(model)
-      return Effect.fail(
+      const forget = Option.isSome(entry) ? Effect.zipRight(journal.remove(taskId), release(taskId)) : Effect.void
+      return Effect.zipRight(forget, Effect.fail(
         new TaskNotFoundError({
           message: `the service does not know task ${taskId}${hint ? `; ${hint}` : ""}`,
           status: 404,
@@ -311,7 +313,7 @@ export const make = Effect.gen(function*() {
           ...(model === undefined ? {} : { model }),
           ...(hint === undefined ? {} : { hint })
         })
-      )
+      ))
     })
 
   const status = (taskId: string) =>
@@ -351,9 +353,6 @@ export const make = Effect.gen(function*() {
         ...options
       }).pipe(
         Stream.tap((update) => Effect.zipRight(note(update), Effect.sync(() => (succeeded ||= update._tag === "Succeeded")))),
-        Stream.tapError((error) =>
-          error._tag === "TaskNotFoundError" ? Effect.zipRight(journal.remove(taskId), release(taskId)) : Effect.void
-        ),
         // Until the caller completes a succeeded task, this process keeps it.
         Stream.ensuring(Effect.suspend(() => (succeeded ? Effect.void : release(taskId))))
       )

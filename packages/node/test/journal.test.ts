@@ -155,7 +155,19 @@ describe("stale and wrong tasks", () => {
         expect(taskId).toMatch(/^chatcmpl-/)
         return yield* Effect.flip(Stream.runDrain(Videos.poll(taskId, instant)))
       }).pipe(Effect.provide(sdkAt(directory)))
-      expect(error).toMatchObject({ _tag: "TaskNotFoundError", model: "gpt-4o-mini", hint: expect.stringContaining("is --model a video model?") })
+      expect(error).toMatchObject({
+        _tag: "TaskNotFoundError",
+        status: 404,
+        model: "gpt-4o-mini",
+        hint: expect.stringContaining("is --model a video model?")
+      })
+      expect(Fs.readdirSync(directory).filter((name) => name.startsWith("task-"))).toEqual([])
+      // One status call answered 404 drops the task too.
+      const once = yield* Effect.gen(function*() {
+        const taskId = yield* Videos.submit({ model: "image2", prompt: "Not a video model either" })
+        return yield* Effect.flip(Videos.status(taskId))
+      }).pipe(Effect.provide(sdkAt(directory)))
+      expect(once).toMatchObject({ _tag: "TaskNotFoundError", model: "image2" })
       expect(Fs.readdirSync(directory).filter((name) => name.startsWith("task-"))).toEqual([])
     }).pipe(Effect.provide(Emulator.layer())))
 
