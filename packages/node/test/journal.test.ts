@@ -134,6 +134,22 @@ describe("kept until the video is saved", () => {
       expect(Fs.readdirSync(directory).filter((name) => name.startsWith("task-"))).toEqual([])
     }).pipe(Effect.provide(Emulator.layer())))
 
+  it.live("finishVideo polls, saves into the directory given at submission, and only then completes the task", () =>
+    Effect.gen(function*() {
+      const directory = temporaryDirectory()
+      const out = temporaryDirectory()
+      const seen: Array<string> = []
+      const path = yield* Effect.flatMap(Videos.submit({ model: "video-1", prompt: "A kite" }, { output: out }), (taskId) =>
+        NodeMedia.finishVideo(taskId, {
+          ...instant,
+          onUpdate: (update) => Effect.sync(() => seen.push(update._tag === "InProgress" ? update.status : update._tag))
+        })).pipe(Effect.provide(Layer.merge(sdkAt(directory), NodeMedia.layer)))
+      expect(seen).toEqual(["queued", "processing", "Succeeded"])
+      expect(Path.dirname(path)).toBe(out)
+      expect(Fs.readFileSync(path).subarray(4, 8).toString("latin1")).toBe("ftyp")
+      expect(Fs.readdirSync(directory).filter((name) => name.startsWith("task-"))).toEqual([])
+    }).pipe(Effect.provide(Emulator.layer())))
+
   it.live("generate completes the task it returns; the layer's pollSchedule is the default schedule", () =>
     Effect.gen(function*() {
       const directory = temporaryDirectory()
