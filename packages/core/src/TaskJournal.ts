@@ -195,7 +195,9 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
       }))
 
     const scan = Effect.gen(function*() {
-      const keys = (yield* storage.keys).filter((key) => key.startsWith(taskPrefix))
+      const all = yield* storage.keys
+      const keys = all.filter((key) => key.startsWith(taskPrefix))
+      yield* dropOrphanClaims(all)
       const read = yield* Effect.forEach(keys, readRecord, { concurrency: 8 })
       const entries: Array<Entry> = []
       const quarantined: Array<Quarantined> = []
@@ -207,6 +209,26 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
       return { entries: entries.sort((a, b) => a.submittedAt - b.submittedAt), quarantined } satisfies Listing
     })
 
+    /** Whether a claim's text names a live holder other than this process. */
+    const isLiveClaim = (text: string, now: number) =>
+      Either.match(decodeClaim(text), {
+        onLeft: () => false,
+        onRight: (held) => held.expiresAt > now && storage.isAlive(held.owner) !== false
+      })
+
+    /** Claims left by a process that died after its task's record was removed. */
+    const dropOrphanClaims = (keys: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const records = new Set(keys.filter((key) => key.startsWith(taskPrefix)).map((key) => key.slice(taskPrefix.length)))
+        const orphans = keys.filter((key) => key.startsWith(claimPrefix) && !records.has(key.slice(claimPrefix.length)))
+        yield* Effect.forEach(orphans, (key) =>
+          Effect.flatMap(storage.read(key), (text) =>
+            Option.isSome(text) && !isLiveClaim(text.value, now) ? Effect.asVoid(storage.removeIf(key, text.value)) : Effect.void), {
+          discard: true
+        })
+      })
+
     const claimText = (now: number) =>
       encodeClaim({ owner: storage.owner, expiresAt: now + Duration.toMillis(claimTtl) })
 
@@ -217,11 +239,8 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
         const current = yield* storage.read(key)
         if (Option.isNone(current)) return yield* storage.create(key, mine)
         const held = decodeClaim(current.value)
-        if (Either.isRight(held)) {
-          if (held.right.owner.id === storage.owner.id) return true
-          const live = held.right.expiresAt > (yield* Clock.currentTimeMillis) && storage.isAlive(held.right.owner) !== false
-          if (live) return false
-        }
+        if (Either.isRight(held) && held.right.owner.id === storage.owner.id) return true
+        if (isLiveClaim(current.value, yield* Clock.currentTimeMillis)) return false
         // Expired, of a process that is gone, or unreadable: take it over,
         // unless another process did so first.
         return (yield* storage.removeIf(key, current.value)) && (yield* storage.create(key, mine))

@@ -71,6 +71,18 @@ describe("TaskJournal claims", () => {
       expect(yield* Effect.scoped(second.claim("t1"))).toBe(true)
     }))
 
+  it.effect("a claim without a record, of a process that is gone, is dropped when the journal is read", () =>
+    Effect.gen(function*() {
+      const storage = TaskJournal.memoryStorage()
+      const gone = yield* TaskJournal.make({ ...storage, owner: { id: "gone" } })
+      const reader = yield* TaskJournal.make({ ...storage, owner: { id: "reader" }, isAlive: (owner) => owner.id !== "gone" })
+      const alive = yield* TaskJournal.make({ ...storage, owner: { id: "alive" } })
+      yield* claimOpen(gone, "t1")
+      yield* claimOpen(alive, "t2")
+      yield* reader.scan
+      expect(yield* storage.keys).toEqual(["claim-t2"])
+    }))
+
   it.effect("remove drops the record and this owner's claim", () =>
     Effect.gen(function*() {
       const { first, second } = yield* twoOwners({ shared: false, firstAlive: true })
