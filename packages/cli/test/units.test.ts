@@ -18,6 +18,20 @@ import * as Errors from "../src/Errors.js"
 import * as Inputs from "../src/Inputs.js"
 import * as Output from "../src/Output.js"
 import * as Progress from "../src/Progress.js"
+import * as Video from "../src/commands/video.js"
+
+describe("video's short form", () => {
+  const argv = (...args: Array<string>) => ["node", "switchboard", ...args]
+  it("puts generate before a prompt or flags, never before a subcommand or --help; video alone is its help", () => {
+    expect(Video.expandShortForm(argv("video", "A boat", "--out", "v"))).toEqual(argv("video", "generate", "A boat", "--out", "v"))
+    expect(Video.expandShortForm(argv("video", "--model", "video-1", "A boat"))).toEqual(argv("video", "generate", "--model", "video-1", "A boat"))
+    for (const sub of ["generate", "resume", "status", "forget", "--help", "-h"]) {
+      expect(Video.expandShortForm(argv("video", sub))).toEqual(argv("video", sub))
+    }
+    expect(Video.expandShortForm(argv("video"))).toEqual(argv("video", "--help"))
+    expect(Video.expandShortForm(argv("chat", "video"))).toEqual(argv("chat", "video"))
+  })
+})
 
 describe("Output", () => {
   it("indents streamed text whatever the chunk boundaries", () => {

@@ -402,16 +402,18 @@ export const subcommands: ReadonlyArray<string> = ["generate", "resume", "status
 /**
  * `switchboard video "<prompt>" …` is short for `switchboard video generate
  * "<prompt>" …`: anything after `video` that is not a subcommand or a help
- * flag gets `generate` put in front of it.
+ * flag gets `generate` put in front of it; `video` alone shows its help.
  *
  * @since 0.1.0
  * @category arguments
  */
 export const expandShortForm = (args: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const at = args.indexOf("video")
-  const next = args[at + 1]
-  if (at < 0 || at !== 2 || next === undefined || subcommands.includes(next) || ["--help", "-h", "--wizard"].includes(next)) return args
-  return [...args.slice(0, at + 1), "generate", ...args.slice(at + 1)]
+  if (args[2] !== "video") return args
+  const next = args[3]
+  // `video` alone asks what it can do: its help.
+  if (next === undefined) return [...args, "--help"]
+  if (subcommands.includes(next) || next === "--help" || next === "-h") return args
+  return [...args.slice(0, 3), "generate", ...args.slice(3)]
 }
 
 /**
