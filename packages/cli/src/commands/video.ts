@@ -30,6 +30,7 @@ import * as Errors from "../Errors.js"
 import * as Inputs from "../Inputs.js"
 import * as Output from "../Output.js"
 import * as Progress from "../Progress.js"
+import * as Worker from "./worker.js"
 
 /**
  * The emulator's video model; pass `--model` for the service's.
@@ -314,6 +315,24 @@ const followOf = (flags: { readonly out: string; readonly pollInterval: Option.O
   timeout: Option.getOrUndefined(flags.timeout)
 })
 
+const durableFlags = {
+  database: Worker.databaseFlag.pipe(Options.optional),
+  key: Options.text("key").pipe(Options.optional, Options.withDescription("With --database: the task's idempotency key (default: from the request)"))
+}
+
+/** `--database`: the task as a durable workflow (`switchboard worker`), for a prompt or for `resume --key`. */
+const durable = (
+  database: string,
+  flags: Connection.Flags & { readonly key: Option.Option<string> },
+  follow: FollowOptions,
+  request?: { readonly model: string; readonly prompt: string }
+) =>
+  Connection.run(
+    flags,
+    Effect.flatMap(Worker.fleet, (Fleet) =>
+      Fleet.video({ database, poll: pollOptions(follow), out: follow.out, key: Option.getOrUndefined(flags.key), request }))
+  )
+
 /**
  * `switchboard video generate "<prompt>"`.
  *
@@ -329,11 +348,18 @@ export const generateCommand = Command.make(
     out: Options.text("out").pipe(Options.withPseudoName("dir"), Options.withDefault("."), Options.withDescription("Directory to save the video in")),
     journal: journalFlag,
     ...pollFlags,
+    ...durableFlags,
     ...Connection.flags
   },
   (flags) =>
     Effect.gen(function*() {
       const journal = yield* Errors.reported(flags.verbose)(Effect.zipLeft(journalOf(flags.journal), checkModel(flags.model)))
+      if (Option.isSome(flags.database)) {
+        if (Option.isSome(flags.from)) {
+          return yield* Errors.reported(flags.verbose)(new Errors.UsageError({ message: "--database does not take --from." }))
+        }
+        return yield* durable(flags.database.value, flags, followOf(flags), { model: flags.model, prompt: flags.prompt })
+      }
       return yield* Connection.run(
         flags,
         submit({ ...followOf(flags), prompt: flags.prompt, model: flags.model, from: Option.getOrUndefined(flags.from), journal }),
@@ -358,11 +384,16 @@ export const resumeCommand = Command.make(
     ),
     journal: journalFlag,
     ...pollFlags,
+    ...durableFlags,
     ...Connection.flags
   },
   (flags) =>
-    Effect.flatMap(journalOf(flags.journal), (journal) =>
-      Connection.run(flags, resume({ ...followOf(flags), journal }), { journalDirectory: journal.directory }))
+    Option.isSome(flags.database)
+      ? Option.isNone(flags.key)
+        ? Errors.reported(flags.verbose)(new Errors.UsageError({ message: "resume --database needs --key <key>: the task to finish." }))
+        : durable(flags.database.value, flags, followOf(flags))
+      : Effect.flatMap(journalOf(flags.journal), (journal) =>
+        Connection.run(flags, resume({ ...followOf(flags), journal }), { journalDirectory: journal.directory }))
 ).pipe(Command.withDescription("Finish every task earlier runs left in the journal: poll, download, save where each was asked to go"))
 
 /**
