@@ -518,7 +518,7 @@ describe("switchboard demo", { timeout: 90_000 }, () => {
 })
 
 describe.concurrent("switchboard video --database", { timeout: 120_000 }, () => {
-  it("runs the task as a workflow on a sqlite file: one task per key, found again by --resume --key", async () => {
+  it("runs the task as a workflow on a sqlite file: one task per key, found again by resume --key", async () => {
     const dir = tempDir("video-db")
     const args = ["--database", "sqlite:tasks.sqlite", "--poll-interval", "10ms", "--out", "videos"]
     const first = await run(["video", "A durable paper boat", "--key", "boat-1", ...args], { env, cwd: dir })
@@ -530,7 +530,7 @@ describe.concurrent("switchboard video --database", { timeout: 120_000 }, () => 
 
     const again = await run(["video", "A durable paper boat", "--key", "boat-1", ...args], { env, cwd: dir })
     expect(lines(again.stdout)[0]).toBe(path)
-    const resumed = await run(["video", "--resume", "--key", "boat-1", ...args], { env, cwd: dir })
+    const resumed = await run(["video", "resume", "--key", "boat-1", ...args], { env, cwd: dir })
     expect(resumed.code).toBe(0)
     expect(lines(resumed.stdout)[0]).toBe(path)
     expect(await chatRequestsAbout("A durable paper boat")).toHaveLength(1)
@@ -538,7 +538,7 @@ describe.concurrent("switchboard video --database", { timeout: 120_000 }, () => 
 
   it("says so when no workflow has the key", async () => {
     const dir = tempDir("video-db-missing")
-    const result = await run(["video", "--resume", "--key", "nothing-here", "--database", "sqlite:tasks.sqlite"], { env, cwd: dir })
+    const result = await run(["video", "resume", "--key", "nothing-here", "--database", "sqlite:tasks.sqlite"], { env, cwd: dir })
     expect(result.code).not.toBe(0)
     expect(result.stderr).toMatch(/No video workflow with key nothing-here/)
   })
