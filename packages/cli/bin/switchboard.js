@@ -2,6 +2,8 @@
 // The command is dist/bin.js; this launcher exists before the build so that
 // pnpm can link the bin on a fresh clone.
 import { existsSync } from "node:fs"
+import process from "node:process"
+import { URL } from "node:url"
 
 const bin = new URL("../dist/bin.js", import.meta.url)
 if (!existsSync(bin)) {
