@@ -17,7 +17,7 @@ import * as Layer from "effect/Layer"
  * @category errors
  */
 export const message = (found: string): string =>
-  `Switchboard needs effect 3.x but this application runs ${found}: ` +
+  `Switchboard needs effect 3.x but found ${found}: ` +
   "install a single Effect 3 with `pnpm add effect@^3` (or `npm install effect@^3`) and check that `npm ls effect` shows one copy."
 
 /**

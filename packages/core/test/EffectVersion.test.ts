@@ -26,12 +26,12 @@ describe("EffectVersion", () => {
     expect(exit._tag).toBe("Failure")
     const defect = Exit.isFailure(exit as Exit.Exit<void>) ? SecondEffect.Cause.squash(exit.cause) : undefined
     expect(defect).toBeInstanceOf(EffectVersion.EffectVersionError)
-    expect(String(defect)).toContain("Switchboard needs effect 3.x but this application runs two copies of effect")
+    expect(String(defect)).toContain("Switchboard needs effect 3.x but found two copies of effect")
     expect(String(defect)).toContain("pnpm add effect@^3")
   })
 
   it("an Effect 4 runtime, which calls layer.build, gets the sentence", () => {
     const build = (guarded as unknown as { build: (memoMap: unknown, scope: unknown) => unknown }).build
-    expect(() => build({}, {})).toThrow(/^Switchboard needs effect 3\.x but this application runs Effect 4/)
+    expect(() => build({}, {})).toThrow(/^Switchboard needs effect 3\.x but found Effect 4/)
   })
 })
