@@ -172,7 +172,7 @@ const program = Effect.gen(function*() {
 program.pipe(Effect.provide(NodeSwitchboard.layerConfig()), Effect.runPromise)
 `
 
-const tsconfig = (module, moduleResolution) => ({
+const tsconfig = (module, moduleResolution, readmes) => ({
   compilerOptions: {
     target: "ES2022",
     // DOM: @effect/platform's own types name the DOM's Storage (KeyValueStore.layerStorage).
@@ -184,16 +184,30 @@ const tsconfig = (module, moduleResolution) => ({
     skipLibCheck: false,
     noEmit: true
   },
-  files: ["program.ts"]
+  files: ["program.ts", ...readmes]
 })
 
+/** The ```ts example of each package's README, as a file of its own (type-checked, not run). */
+const readmeExamples = async (dir, packages) => {
+  const files = []
+  for (const { name, path } of packages) {
+    const example = /```ts\n([\s\S]*?)```/.exec(await readFile(join(path, "README.md"), "utf8"))
+    if (!example) continue
+    const file = `readme-${name.split("/").pop()}.ts`
+    await writeFile(join(dir, file), `${example[1]}export {}\n`)
+    files.push(file)
+  }
+  return files
+}
+
 // 3. tsc with each resolution; nodenext also emits the program that runs.
-const typecheck = async (dir) => {
+const typecheck = async (dir, packages) => {
   const tsc = createRequire(join(root, "package.json")).resolve("typescript/bin/tsc")
   const configs = { node16: ["Node16", "Node16"], nodenext: ["NodeNext", "NodeNext"], bundler: ["ESNext", "Bundler"] }
   await cp(join(here, "program.ts"), join(dir, "program.ts"))
+  const readmes = await readmeExamples(dir, packages)
   await Promise.all(Object.entries(configs).map(async ([name, [module, resolution]]) => {
-    await writeFile(join(dir, `tsconfig.${name}.json`), JSON.stringify(tsconfig(module, resolution), null, 2))
+    await writeFile(join(dir, `tsconfig.${name}.json`), JSON.stringify(tsconfig(module, resolution, readmes), null, 2))
     const { code, stdout, stderr } = await run("node", [tsc, "-p", `tsconfig.${name}.json`], { cwd: dir, allowFailure: true })
     check(code === 0, `tsc (moduleResolution ${name}) failed:\n${stdout}${stderr}`)
   }))
@@ -218,8 +232,8 @@ const main = async () => {
   // 2 and 3: pnpm, the type checks, and the program the nodenext check emits.
   const pnpmDir = await consumer(join(work, "pnpm"), packed, "^3.22.0")
   await pnpmInstall(pnpmDir)
-  await typecheck(pnpmDir)
-  log("3. program.ts type-checks with moduleResolution node16, nodenext and bundler, skipLibCheck false")
+  await typecheck(pnpmDir, packed)
+  log("3. program.ts and the packages' README examples type-check with moduleResolution node16, nodenext and bundler, skipLibCheck false")
   const cliEmulator = await startEmulator(pnpmDir, "switchboard", ["emulator", "--port", "0"])
   try {
     const results = await runProgram(pnpmDir, cliEmulator.url)
