@@ -15,7 +15,7 @@
  *      tests, and no `workspace:` range.
  * Installs prefer the local caches (offline once they hold the packages).
  * Every directory it makes is removed and every process it starts is stopped,
- * whatever happens. Usage: node scripts/consumer/run.mjs [--keep]
+ * whatever happens. Usage: node scripts/consumer/run.mjs [--keep] [--offline]
  */
 import { execFile, spawn } from "node:child_process"
 import { cp, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises"
@@ -129,9 +129,10 @@ const consumer = async (dir, packages, effect) => {
   return dir
 }
 
-const npmInstall = (dir) => run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir })
-const pnpmInstall = (dir) =>
-  run("pnpm", ["install", "--prefer-offline", "--config.strict-peer-dependencies=false"], { cwd: dir })
+// --offline proves that the caches suffice: installs then fail rather than reach the registry.
+const cache = process.argv.includes("--offline") ? "--offline" : "--prefer-offline"
+const npmInstall = (dir) => run("npm", ["install", cache, "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir })
+const pnpmInstall = (dir) => run("pnpm", ["install", cache, "--config.strict-peer-dependencies=false"], { cwd: dir })
 
 /** Every installed Switchboard package must resolve the application's own copy of effect. */
 const checkOneEffect = async (dir, packages) => {
