@@ -160,7 +160,7 @@ const runProgram = async (dir, url) => {
   return results
 }
 
-/** The first program of README.md, which an Effect 4 application used to end with `self.build is not a function`. */
+/** A first program as README.md and docs/getting-started.md write it: on Effect 4 it used to end with `self.build is not a function`. */
 const readmeProgram = `
 import { Chat } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
