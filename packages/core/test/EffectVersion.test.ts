@@ -22,9 +22,9 @@ describe("EffectVersion", () => {
 
   it("a second copy of Effect building the layer dies with the sentence", async () => {
     const program = SecondEffect.Effect.provide(SecondEffect.Effect.void, guarded as never)
-    const exit = await SecondEffect.Effect.runPromiseExit(program)
+    const exit: Exit.Exit<void> = await SecondEffect.Effect.runPromiseExit(program)
     expect(exit._tag).toBe("Failure")
-    const defect = Exit.isFailure(exit as Exit.Exit<void>) ? SecondEffect.Cause.squash(exit.cause) : undefined
+    const defect = Exit.isFailure(exit) ? SecondEffect.Cause.squash(exit.cause) : undefined
     expect(defect).toBeInstanceOf(EffectVersion.EffectVersionError)
     expect(String(defect)).toContain("Switchboard needs effect 3.x but found two copies of effect")
     expect(String(defect)).toContain("pnpm add effect@^3")
