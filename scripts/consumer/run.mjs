@@ -112,7 +112,11 @@ const checkTarball = async ({ name, version, tarball }) => {
 
 // --- a consumer ----------------------------------------------------------
 
-/** A new application directory that depends on every tarball and `effect`. */
+/**
+ * A new application directory that depends on every tarball, `effect`, and
+ * the peers the READMEs' examples import (as `@effect/ai`), as their install
+ * lines say; npm and pnpm install the other peers by themselves.
+ */
 const consumer = async (dir, packages, effect) => {
   await mkdir(dir, { recursive: true })
   const tarballs = Object.fromEntries(packages.map((p) => [p.name, `file:${p.tarball}`]))
@@ -120,7 +124,7 @@ const consumer = async (dir, packages, effect) => {
     name: "switchboard-consumer",
     private: true,
     type: "module",
-    dependencies: { ...tarballs, effect },
+    dependencies: { ...await readmePeers(packages), ...tarballs, effect },
     devDependencies: { "@types/node": "^20.0.0" },
     // A tarball's own @switchboard/* dependencies come from the tarballs too.
     overrides: Object.fromEntries(packages.map((p) => [p.name, `$${p.name}`])),
@@ -188,17 +192,35 @@ const tsconfig = (module, moduleResolution, readmes) => ({
   files: ["program.ts", ...readmes]
 })
 
-/** The ```ts example of each package's README, as a file of its own (type-checked, not run). */
+/** The ```ts example of a package's README, if it has one. */
+const readmeExample = async (path) => /```ts\n([\s\S]*?)```/.exec(await readFile(join(path, "README.md"), "utf8"))?.[1]
+
+/** Each README example as a file of its own (type-checked, not run). */
 const readmeExamples = async (dir, packages) => {
   const files = []
   for (const { name, path } of packages) {
-    const example = /```ts\n([\s\S]*?)```/.exec(await readFile(join(path, "README.md"), "utf8"))
-    if (!example) continue
+    const example = await readmeExample(path)
+    if (example === undefined) continue
     const file = `readme-${name.split("/").pop()}.ts`
-    await writeFile(join(dir, file), `${example[1]}export {}\n`)
+    await writeFile(join(dir, file), `${example}export {}\n`)
     files.push(file)
   }
   return files
+}
+
+/** The peer dependencies (but effect) that README examples import, with their packages' ranges. */
+const readmePeers = async (packages) => {
+  const peers = {}
+  for (const { path } of packages) {
+    const example = (await readmeExample(path)) ?? ""
+    for (const [, name] of example.matchAll(/from "((?:@[^/"]+\/)?[^/"]+)/g)) {
+      const range = (await Promise.all(packages.map(async (p) =>
+        JSON.parse(await readFile(join(p.path, "package.json"), "utf8")).peerDependencies?.[name]
+      ))).find((r) => r !== undefined)
+      if (name !== "effect" && range !== undefined) peers[name] = range
+    }
+  }
+  return peers
 }
 
 // 3. tsc with each resolution; nodenext also emits the program that runs.
