@@ -48,6 +48,8 @@ export interface SpawnOptions {
   /** Added to an environment without any SWITCHBOARD_ variable. */
   readonly env?: Readonly<Record<string, string>>
   readonly cwd?: string
+  /** Removed from the environment (e.g. `NO_COLOR`, which is set by default). */
+  readonly unset?: ReadonlyArray<string>
 }
 
 /** The parent's environment without SWITCHBOARD_* (so a developer's shell cannot leak in), colours off. */
@@ -75,9 +77,11 @@ export const stopAll = async (): Promise<void> => {
 }
 
 export const start = (args: ReadonlyArray<string>, options: SpawnOptions = {}): Running => {
+  const env: Record<string, string> = { ...baseEnv(), ...options.env }
+  for (const name of options.unset ?? []) delete env[name]
   const child = spawn(process.execPath, [bin, ...args], {
     cwd: options.cwd ?? Os.tmpdir(),
-    env: { ...baseEnv(), ...options.env },
+    env,
     stdio: ["ignore", "pipe", "pipe"]
   })
   const out = { stdout: "", stderr: "" }
