@@ -16,6 +16,7 @@ import * as Image from "./commands/image.js"
 import * as Models from "./commands/models.js"
 import * as Moderate from "./commands/moderate.js"
 import * as Video from "./commands/video.js"
+import * as Worker from "./commands/worker.js"
 import * as Errors from "./Errors.js"
 import * as Help from "./Help.js"
 import * as Inputs from "./Inputs.js"
@@ -34,7 +35,8 @@ export const subcommands = [
   Embed.command,
   Moderate.command,
   Emulator.command,
-  Demo.command
+  Demo.command,
+  Worker.command
 ] as const
 
 /**
@@ -54,14 +56,14 @@ export const version = "0.1.0"
 
 /**
  * The exit code of a run of `argv` (see `Errors`). Ctrl-C is how the
- * emulator is meant to stop, so there it exits 0; anywhere else 130.
+ * emulator and a worker are meant to stop, so there it exits 0; anywhere else 130.
  *
  * @since 0.1.0
  * @category running
  */
 export const exitCode = (argv: ReadonlyArray<string>) => <A, E>(exit: Exit.Exit<A, E>): number => {
   const code = Errors.exitCode(exit)
-  return code === Errors.ExitCode.interrupted && argv[2] === "emulator" ? Errors.ExitCode.ok : code
+  return code === Errors.ExitCode.interrupted && (argv[2] === "emulator" || argv[2] === "worker") ? Errors.ExitCode.ok : code
 }
 
 /**

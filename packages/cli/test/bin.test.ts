@@ -468,3 +468,50 @@ describe("switchboard demo", { timeout: 90_000 }, () => {
     expect(result.stdout).toContain("Service: the embedded emulator at http://127.0.0.1:")
   })
 })
+
+describe.concurrent("switchboard video --database", { timeout: 120_000 }, () => {
+  it("runs the task as a workflow on a sqlite file: one task per key, found again by --resume --key", async () => {
+    const dir = tempDir("video-db")
+    const args = ["--database", "sqlite:tasks.sqlite", "--poll-interval", "10ms", "--out", "videos"]
+    const first = await run(["video", "A durable paper boat", "--key", "boat-1", ...args], { env, cwd: dir })
+    expect(first.code).toBe(0)
+    const path = lines(first.stdout)[0]!
+    expect(path).toMatch(/^videos\/task_\w+\.mp4$/)
+    expect(Fs.existsSync(Path.join(dir, path))).toBe(true)
+    expect(first.stderr).toMatch(/Started video workflow boat-1/)
+
+    const again = await run(["video", "A durable paper boat", "--key", "boat-1", ...args], { env, cwd: dir })
+    expect(lines(again.stdout)[0]).toBe(path)
+    const resumed = await run(["video", "--resume", "--key", "boat-1", ...args], { env, cwd: dir })
+    expect(resumed.code).toBe(0)
+    expect(lines(resumed.stdout)[0]).toBe(path)
+    expect(await chatRequestsAbout("A durable paper boat")).toHaveLength(1)
+  })
+
+  it("says so when no workflow has the key", async () => {
+    const dir = tempDir("video-db-missing")
+    const result = await run(["video", "--resume", "--key", "nothing-here", "--database", "sqlite:tasks.sqlite"], { env, cwd: dir })
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toMatch(/No video workflow with key nothing-here/)
+  })
+})
+
+describe.concurrent("switchboard worker", { timeout: 120_000 }, () => {
+  it("runs on a sqlite file until Ctrl-C, then exits 0", async () => {
+    const dir = tempDir("worker")
+    const worker = start(["worker", "--database", "sqlite:tasks.sqlite"], { env, cwd: dir })
+    await worker.waitFor(/Switchboard worker running video workflows stored in tasks\.sqlite/, "stdout")
+    worker.signal("SIGINT")
+    const exited = await worker.exited
+    expect(exited.code).toBe(0)
+    expect(Fs.existsSync(Path.join(dir, "tasks.sqlite"))).toBe(true)
+  })
+
+  it("refuses a port in the ephemeral range, naming the flag", async () => {
+    const result = await run(["worker", "--database", "postgres://nobody@127.0.0.1:1/none", "--port", "40000"], { env })
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toMatch(/port/)
+    expect(result.stderr).toMatch(/32768–60999/)
+    expectOneLine(result.stderr)
+  })
+})
