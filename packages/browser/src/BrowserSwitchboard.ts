@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as EffectVersion from "@switchboard/core/EffectVersion"
 import * as HttpWire from "@switchboard/core/HttpWire"
 import * as Switchboard from "@switchboard/core/Switchboard"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
@@ -147,9 +148,9 @@ const configLayer = (
 export const layer = (
   options: Options
 ): Layer.Layer<Services, ApiKeyInBrowserError | InvalidRequestError | JournalError> =>
-  Switchboard.layer.pipe(
+  EffectVersion.guard(Switchboard.layer.pipe(
     Layer.provideMerge(configLayer(options)),
     Layer.provideMerge(journalLayer(options.journal)),
     Layer.provide(HttpWire.layerHttpClient),
     Layer.provide(FetchHttpClient.layer)
-  )
+  ))

@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import type { ServeError } from "@effect/platform/HttpServerError"
+import * as EffectVersion from "@switchboard/core/EffectVersion"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -200,7 +201,7 @@ const config = (options: Options): Server.Config => ({
  * @category layers
  */
 export const layer = (options: Options = {}): Layer.Layer<Emulator, ServeError> =>
-  Layer.scoped(Emulator, Server.make(config(options)))
+  EffectVersion.guard(Layer.scoped(Emulator, Server.make(config(options))))
 
 /**
  * Runs an emulator until interrupted, after logging one line to stdout:
