@@ -24,8 +24,8 @@ import * as Help from "./Help.js"
 import * as Output from "./Output.js"
 
 /**
- * A command line that parses but makes no sense, e.g. `video` with neither a
- * prompt nor `--resume`.
+ * A command line that parses but makes no sense, e.g. `video forget` of a
+ * task the journal does not hold.
  *
  * @since 0.1.0
  * @category errors
@@ -115,7 +115,11 @@ const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
     case "TaskTimeoutError":
       return `Video task ${error.taskId} is not finished yet${
         error.lastStatus ? ` (last status: ${error.lastStatus})` : ""
-      }; it stays in the journal — finish it later with: switchboard video --resume`
+      }; it stays in the journal — finish it later with: switchboard video resume`
+    case "TaskNotFoundError":
+      return `The service does not know video task ${error.taskId}${http(error)}: ${
+        error.hint ?? "is --model a video model? (or the service has forgotten the task)"
+      }. It is no longer in the journal.`
     case "NoImageInResponseError":
       return `The reply holds no image${error.content ? `: "${Output.truncate(error.content, 80)}"` : ""}`
     case "JournalError":
@@ -151,7 +155,7 @@ export const describe = (error: unknown): string => {
   return `Unexpected error: ${messageOf(error)}`
 }
 
-const detailFields = ["status", "requestId", "type", "code", "param", "field", "reason", "source", "taskId", "retryAfterMillis"]
+const detailFields = ["status", "requestId", "type", "code", "param", "field", "reason", "source", "taskId", "model", "hint", "retryAfterMillis"]
 
 /**
  * What `--verbose` adds under the line: the error's tag and fields (never a

@@ -42,6 +42,6 @@ export type Services =
  */
 export const layer: Layer.Layer<Services, never, SwitchboardConfig | HttpWire | TaskJournal> = EffectVersion.guard(
   Layer
-    .mergeAll(Images.layer.pipe(Layer.provideMerge(Chat.layer)), Embeddings.layer, Models.layer, Moderations.layer, Videos.layer)
+    .mergeAll(Chat.layer, Images.layer, Embeddings.layer, Models.layer, Moderations.layer, Videos.layer)
     .pipe(Layer.provideMerge(Transport.layer))
 )

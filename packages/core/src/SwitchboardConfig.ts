@@ -13,7 +13,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type * as Schedule from "effect/Schedule"
 import { InvalidRequestError } from "./SwitchboardError.js"
+import * as TaskPoller from "./TaskPoller.js"
 
 /**
  * What a user passes to `layer`. Only `baseUrl` is required; a page that talks
@@ -40,6 +42,10 @@ export interface Options {
   readonly streamIdleTimeout?: Duration.DurationInput | undefined
   /** Name of the task id field in a task-status request. Default `task_id`. */
   readonly taskIdField?: string | undefined
+  /** The wait between status calls of a video task, unless a call gives its own. Default `TaskPoller.defaultSchedule`. */
+  readonly pollSchedule?: Schedule.Schedule<unknown> | undefined
+  /** How long a video task is polled before `TaskTimeoutError`, unless a call says. Default 10 minutes. */
+  readonly pollDeadline?: Duration.DurationInput | undefined
   /** Extra headers sent with every request. */
   readonly headers?: Readonly<Record<string, string>> | undefined
 }
@@ -61,6 +67,8 @@ export interface ResolvedConfig {
   readonly streamFirstByteTimeout: Duration.Duration
   readonly streamIdleTimeout: Duration.Duration
   readonly taskIdField: string
+  readonly pollSchedule: Schedule.Schedule<unknown>
+  readonly pollDeadline: Duration.Duration
   readonly headers: Readonly<Record<string, string>>
 }
 
@@ -111,6 +119,8 @@ export const make = (options: Options): Effect.Effect<ResolvedConfig, InvalidReq
     streamFirstByteTimeout: durationOr(options.streamFirstByteTimeout, "60 seconds"),
     streamIdleTimeout: durationOr(options.streamIdleTimeout, "60 seconds"),
     taskIdField: options.taskIdField ?? "task_id",
+    pollSchedule: options.pollSchedule ?? TaskPoller.defaultSchedule,
+    pollDeadline: durationOr(options.pollDeadline, TaskPoller.defaultDeadline),
     headers: options.headers ?? {}
   })
 }

@@ -176,6 +176,24 @@ export class TaskTimeoutError extends Schema.TaggedError<TaskTimeoutError>()("Ta
 }) {}
 
 /**
+ * The service answered a task's status with 404: it does not know the task
+ * (an id from a submission to a model that is not a video model, or a task
+ * it has forgotten). The task leaves the journal; `hint` says what may be
+ * wrong.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TaskNotFoundError extends Schema.TaggedError<TaskNotFoundError>()("TaskNotFoundError", {
+  message: Schema.String,
+  status: Schema.optional(Schema.Number),
+  requestId: Schema.optional(Schema.String),
+  taskId: Schema.String,
+  model: Schema.optional(Schema.String),
+  hint: Schema.optional(Schema.String)
+}) {}
+
+/**
  * An `image2` reply without any image in it.
  *
  * @since 0.1.0
@@ -219,6 +237,7 @@ export type SwitchboardError =
   | StreamError
   | TaskFailedError
   | TaskTimeoutError
+  | TaskNotFoundError
   | NoImageInResponseError
   | JournalError
 
@@ -259,6 +278,7 @@ export const errorTags: ReadonlyArray<SwitchboardError["_tag"]> = [
   "StreamError",
   "TaskFailedError",
   "TaskTimeoutError",
+  "TaskNotFoundError",
   "NoImageInResponseError",
   "JournalError"
 ]

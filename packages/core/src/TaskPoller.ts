@@ -53,6 +53,14 @@ export const defaultSchedule: Schedule.Schedule<unknown> = Schedule.exponential(
 )
 
 /**
+ * How long a task is polled by default before `TaskTimeoutError`.
+ *
+ * @since 0.1.0
+ * @category schedules
+ */
+export const defaultDeadline: Duration.Duration = Duration.minutes(10)
+
+/**
  * The default budget for failed status calls within one poll: 5 retries with
  * backoff from 1 s. A poll only fails when a status call keeps failing past it.
  *
@@ -99,7 +107,7 @@ export const poll = <E>(
     while: isRetryable
   })
   let last: string | undefined
-  const deadline = Duration.decode(options.deadline ?? "10 minutes")
+  const deadline = Duration.decode(options.deadline ?? defaultDeadline)
   const timedOut = Effect.suspend(() =>
     Effect.fail(
       new TaskTimeoutError({

@@ -225,7 +225,8 @@ const answers = (body: FastCheck.Arbitrary<Uint8Array>) =>
 const checkCall = <A, I>(
   schema: Schema.Schema<A, I>,
   call: Effect.Effect<unknown, unknown, Switchboard.Services>,
-  extraCheck: (value: A) => boolean = () => true
+  extraCheck: (value: A) => boolean = () => true,
+  tagByStatus: Record<number, string> = errorByStatus
 ) =>
   asyncProperty(answers(jsonBody(schema)), async (answer) => {
     const exit = await run(call, answer)
@@ -237,7 +238,7 @@ const checkCall = <A, I>(
       // not JSON
     }
     if (answer.status >= 400) {
-      expect(error?._tag).toBe(errorByStatus[answer.status] ?? "ServerError")
+      expect(error?._tag).toBe(tagByStatus[answer.status] ?? "ServerError")
       expect((error as { status?: number }).status ?? 408).toBe(answer.status)
     } else if (Option.isSome(parsed) && extraCheck(parsed.value)) {
       expect(error).toBeUndefined()
@@ -269,7 +270,9 @@ describe("JSON responses: any status, headers and body end typed", () => {
     checkCall(
       Protocol.TaskStatusResponse,
       Videos.status("task_1"),
-      (response) => response.status !== "succeed" || (response.video_url !== undefined && response.video_url !== "")
+      (response) => response.status !== "succeed" || /^https?:\/\/[^\s/?#]+[^\s]*$/i.test(response.video_url ?? ""),
+      // The service does not know the task.
+      { ...errorByStatus, 404: "TaskNotFoundError" }
     ))
 })
 

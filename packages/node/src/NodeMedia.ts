@@ -2,7 +2,7 @@
  * Saving generated media to disk: images and videos are downloaded as a
  * stream (or decoded from a data URI) into a temporary file that is renamed
  * into place only when complete, so a failure never leaves a half-written
- * file behind.
+ * file behind. A video task leaves the journal only once its file is saved.
  *
  * @since 0.1.0
  */
@@ -14,9 +14,13 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import type { GeneratedImage } from "@switchboard/core/Images"
 import * as Protocol from "@switchboard/core/Protocol"
 import * as SwitchboardError from "@switchboard/core/SwitchboardError"
+import * as TaskJournal from "@switchboard/core/TaskJournal"
+import type * as TaskPoller from "@switchboard/core/TaskPoller"
+import * as Videos from "@switchboard/core/Videos"
 import * as Effect from "effect/Effect"
 import * as Encoding from "effect/Encoding"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
@@ -148,6 +152,63 @@ export const saveImages = (images: ReadonlyArray<GeneratedImage>, directory: str
       const extension = image.mediaType ? extensionOf[image.mediaType] ?? ".img" : fromUrl ? `.${fromUrl.toLowerCase()}` : ".png"
       return writeNew(paths.join(directory, `${prefix}-${i + 1}${extension}`), bytesOf(image.url))
     }))
+
+/**
+ * The file name of a task's video: `<task id>.<ext>`, the extension from
+ * the URL (`mp4` when it has none).
+ *
+ * @since 0.1.0
+ * @category saving
+ */
+export const videoFileName = (taskId: string, url: string): string =>
+  `${taskId}.${/\.(mp4|webm|mov|m4v)(?:$|[?#])/i.exec(url)?.[1]?.toLowerCase() ?? "mp4"}`
+
+/**
+ * Saves a succeeded task's video into `directory` as `videoFileName`, then
+ * completes the task: it leaves the journal only once the file is written,
+ * so an interrupted download leaves it there, with its URL, to finish later.
+ *
+ * @since 0.1.0
+ * @category saving
+ */
+export const saveVideo = (done: Videos.Succeeded, directory: string) =>
+  Effect.gen(function*() {
+    const paths = yield* Path.Path
+    const path = yield* save(done.videoUrl, paths.join(directory, videoFileName(done.taskId, done.videoUrl)))
+    yield* Videos.complete(done.taskId)
+    return path
+  })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface FinishOptions extends TaskPoller.PollOptions<SwitchboardError.SwitchboardError> {
+  /** Where the video goes; default the directory the task was submitted with (`SubmitOptions.output`), else `.`. */
+  readonly directory?: string | undefined
+  /** Called with each update as it comes, e.g. to draw progress. */
+  readonly onUpdate?: ((update: TaskPoller.TaskUpdate) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * Finishes a task that was submitted earlier (by this process or one that
+ * stopped): polls it to its end, saves its video and completes it, returning
+ * the file's path. A failed task fails with `TaskFailedError`; a task past
+ * the deadline stays in the journal (`TaskTimeoutError`).
+ *
+ * @since 0.1.0
+ * @category saving
+ */
+export const finishVideo = (taskId: string, options: FinishOptions = {}) =>
+  Effect.gen(function*() {
+    const videos = yield* Videos.Videos
+    const journal = yield* TaskJournal.TaskJournal
+    const { directory, onUpdate, ...poll } = options
+    const updates = videos.poll(taskId, poll)
+    const done = yield* Videos.outcome(taskId, onUpdate === undefined ? updates : Stream.tap(updates, onUpdate))
+    const output = directory ?? Option.getOrUndefined(yield* journal.get(taskId))?.output ?? "."
+    return yield* saveVideo(done, output)
+  })
 
 /**
  * What saving needs on Node: a plain HTTP client and the file system.

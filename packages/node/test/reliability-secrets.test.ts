@@ -128,7 +128,7 @@ const capabilities = Effect.gen(function*() {
   yield* observe("Videos.status", Videos.status(taskId))
   yield* observe("Videos.poll", Stream.runCollect(Videos.poll(taskId, instantPolls)))
   yield* observe("Videos.generate", Videos.generate({ model: Emulator.videoModel, prompt: "Clouds" }, instantPolls))
-  yield* observe("Videos.resumePending", Effect.flatMap(Videos.resumePending(instantPolls), (pending) => Effect.succeed(pending.length)))
+  yield* observe("Videos.resumePending", Effect.flatMap(Videos.resumePending(instantPolls), (resumed) => Effect.succeed(resumed.pending.length)))
 })
 
 const errorPaths = Effect.gen(function*() {
@@ -196,9 +196,13 @@ const journalFailure = Effect.flatMap(Emulator.Emulator, (emulator) =>
         Layer.provideMerge(SwitchboardConfig.layer({ baseUrl: emulator.url, apiKey: secret })),
         Layer.provide(NodeHttpWire.layer),
         Layer.provide(Layer.succeed(TaskJournal.TaskJournal, {
+          check: Effect.fail(new JournalError({ message: "the journal's disk is full" })),
           record: () => Effect.fail(new JournalError({ message: "the journal's disk is full" })),
+          get: () => Effect.succeedNone,
           remove: () => Effect.void,
-          list: Effect.succeed([])
+          scan: Effect.succeed({ entries: [], quarantined: [] }),
+          list: Effect.succeed([]),
+          claim: () => Effect.succeed(true)
         })),
         Layer.orDie
       )
@@ -214,7 +218,7 @@ const expectedErrors: Record<string, SwitchboardError.SwitchboardError["_tag"]> 
   "400 from the service": "BadRequestError",
   "403": "PermissionDeniedError",
   "404 model": "NotFoundError",
-  "404 task": "NotFoundError",
+  "404 task": "TaskNotFoundError",
   "409": "ConflictError",
   "429": "RateLimitError",
   "5xx": "ServerError",

@@ -24,6 +24,7 @@ export const SwitchboardError = Schema.Union(
   E.StreamError,
   E.TaskFailedError,
   E.TaskTimeoutError,
+  E.TaskNotFoundError,
   E.NoImageInResponseError,
   E.JournalError
 )
