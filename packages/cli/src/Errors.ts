@@ -99,6 +99,8 @@ const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
       return `Rate limited${http(error)}: ${message}${
         error.retryAfterMillis === undefined ? "" : ` (retry after ${Output.seconds(error.retryAfterMillis)})`
       }`
+    case "ClientError":
+      return `The service refused the request${http(error)}: ${message}`
     case "ServerError":
       return `The service failed${http(error)}: ${message}`
     case "TransportError":

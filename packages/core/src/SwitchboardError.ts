@@ -87,7 +87,18 @@ export class RateLimitError extends Schema.TaggedError<RateLimitError>()("RateLi
 }) {}
 
 /**
- * 5xx, or any other status the SDK has no closer name for.
+ * A status that says the request, as sent, will not succeed and that has no
+ * closer name: any 4xx but 400, 401, 403, 404, 408, 409, 422 and 429 (413:
+ * the request was too large), or a status outside 2xx that is no error at all
+ * (a 3xx redirect: the base URL is probably wrong). Never retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ClientError extends Schema.TaggedError<ClientError>()("ClientError", apiFields) {}
+
+/**
+ * 5xx.
  *
  * @since 0.1.0
  * @category errors
@@ -212,6 +223,7 @@ export type SwitchboardError =
   | NotFoundError
   | ConflictError
   | RateLimitError
+  | ClientError
   | ServerError
   | TransportError
   | TimeoutError
@@ -235,6 +247,7 @@ export type ApiError =
   | NotFoundError
   | ConflictError
   | RateLimitError
+  | ClientError
   | ServerError
   | TimeoutError
 
@@ -252,6 +265,7 @@ export const errorTags: ReadonlyArray<SwitchboardError["_tag"]> = [
   "NotFoundError",
   "ConflictError",
   "RateLimitError",
+  "ClientError",
   "ServerError",
   "TransportError",
   "TimeoutError",
@@ -309,7 +323,9 @@ export interface ApiErrorDetails {
 }
 
 /**
- * Maps an HTTP status to its typed error (decision 2).
+ * Maps a status outside 2xx to its typed error (decision 2): 400 and 422,
+ * 401, 403, 404, 408, 409 and 429 have their own; any other status from 500
+ * up is a `ServerError`, any other below 500 a `ClientError`.
  *
  * @since 0.1.0
  * @category constructors
@@ -336,8 +352,12 @@ export const fromStatus = (details: ApiErrorDetails): ApiError => {
       return new ConflictError(fields)
     case 429:
       return new RateLimitError(dropUndefined({ ...fields, retryAfterMillis }))
+    case 413:
+      return new ClientError({ ...fields, message: `request too large: ${fields.message}` })
     default:
-      return new ServerError(dropUndefined({ ...fields, retryAfterMillis }))
+      return details.status >= 500
+        ? new ServerError(dropUndefined({ ...fields, retryAfterMillis }))
+        : new ClientError(fields)
   }
 }
 

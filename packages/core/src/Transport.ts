@@ -21,6 +21,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as HttpWire from "./HttpWire.js"
 import { errorCode } from "./internal/errorCode.js"
+import * as Issue from "./internal/issue.js"
 import * as Protocol from "./Protocol.js"
 import { SwitchboardConfig } from "./SwitchboardConfig.js"
 import * as SwitchboardError from "./SwitchboardError.js"
@@ -136,7 +137,15 @@ const decodeErrorBody = Schema.decodeUnknownOption(Schema.parseJson(Protocol.Err
 const stringOf = (value: string | number | null | undefined) =>
   value === null || value === undefined ? undefined : String(value)
 
-/** A status ≥ 400 → its typed error with the service's message (decision 2). */
+/** What a status without a body says: a redirect names where it points. */
+const statusText = (head: HttpWire.Head): string => {
+  const location = head.headers["location"]
+  return head.status >= 300 && head.status < 400 && location
+    ? `HTTP ${head.status}, redirected to ${truncate(location)}: is the base URL right?`
+    : `HTTP ${head.status}`
+}
+
+/** A status outside 2xx → its typed error with the service's message (decision 2). */
 const failure = (head: HttpWire.Head, body: Effect.Effect<string>) =>
   Effect.flatMap(body, (text) =>
     Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) => {
@@ -144,7 +153,7 @@ const failure = (head: HttpWire.Head, body: Effect.Effect<string>) =>
       return Effect.fail(
         SwitchboardError.fromStatus({
           status: head.status,
-          message: error?.message ?? (truncate(text.trim()) || `HTTP ${head.status}`),
+          message: error?.message ?? (truncate(text.trim()) || statusText(head)),
           requestId: head.headers["x-request-id"],
           type: stringOf(error?.type),
           code: stringOf(error?.code),
@@ -254,11 +263,11 @@ export const make = Effect.gen(function*() {
       }
     })
 
-  /** The status on the span; a status ≥ 400 → its typed error. */
+  /** The status on the span; a status outside 2xx → its typed error, never a success. */
   const checkStatus = (head: HttpWire.Head, body: Effect.Effect<string>) =>
     Effect.zipRight(
       Effect.annotateCurrentSpan("http.response.status_code", head.status),
-      head.status >= 400 ? failure(head, body) : Effect.void
+      head.status >= 200 && head.status < 300 ? Effect.void : failure(head, body)
     )
 
   const call = <A>(options: CallOptions<A>): Effect.Effect<A, SwitchboardError.SwitchboardError> => {
@@ -337,10 +346,11 @@ const readJson = <A>(
   where: string
 ): Effect.Effect<A, SwitchboardError.SwitchboardError> => {
   const text = response.text
-  const decodeError = (message: string) => {
+  // The reason first, then where and the start of the body.
+  const decodeError = (reason: string) => {
     const requestId = response.headers["x-request-id"]
     return new SwitchboardError.ResponseDecodeError({
-      message: `${where}: ${message}`,
+      message: `${reason} (reply to ${where}: ${truncate(text, 80)})`,
       body: truncate(text),
       status: response.status,
       ...(requestId === undefined ? {} : { requestId })
@@ -350,14 +360,10 @@ const readJson = <A>(
   try {
     json = JSON.parse(text)
   } catch {
-    return Effect.fail(decodeError(`response is not JSON: ${truncate(text, 80)}`))
+    return Effect.fail(decodeError("reply: is not JSON"))
   }
   const decoded = decode(json)
-  return Either.isRight(decoded)
-    ? Effect.succeed(decoded.right)
-    : Effect.fail(
-      decodeError(`unexpected response shape: ${truncate(ParseResult.TreeFormatter.formatErrorSync(decoded.left), 300)}`)
-    )
+  return Either.isRight(decoded) ? Effect.succeed(decoded.right) : Effect.fail(decodeError(Issue.describe(decoded.left)))
 }
 
 /**

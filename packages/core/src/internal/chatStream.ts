@@ -8,7 +8,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as HttpWire from "../HttpWire.js"
@@ -25,6 +24,7 @@ import {
 import { truncate } from "../Transport.js"
 import { decoder } from "./validate.js"
 import { errorCode } from "./errorCode.js"
+import * as Issue from "./issue.js"
 
 // ---------------------------------------------------------------------------
 // Request
@@ -114,6 +114,8 @@ const isToolCallDelta = (u: unknown): boolean =>
   (u.function === undefined ||
     (isObject(u.function) && isOptional(u.function.name, "string") && isOptional(u.function.arguments, "string")))
 
+// `index` and `delta` are required here though the schema defaults them: a
+// chunk without them is decoded, which fills them in.
 const isChoice = (u: unknown): boolean => {
   if (!isObject(u) || typeof u.index !== "number" || !isNullableString(u.finish_reason)) return false
   const delta = u.delta
@@ -128,7 +130,7 @@ const isUsage = (u: unknown): boolean =>
 
 /** A fast, conservative `Schema.is(ChatCompletionChunk)`: true only where the schema agrees. */
 export const isPlainChunk = (u: unknown): u is ChatCompletionChunk =>
-  isObject(u) && typeof u.id === "string" && isOptional(u.object, "string") && isOptional(u.created, "number") &&
+  isObject(u) && isOptional(u.id, "string") && isOptional(u.object, "string") && isOptional(u.created, "number") &&
   isOptional(u.model, "string") && Array.isArray(u.choices) && u.choices.every(isChoice) && isUsage(u.usage)
 
 interface ErrorFields {
@@ -150,9 +152,9 @@ const streamError = (error: ErrorFields | string, raw: string, requestId: string
   })
 }
 
-const decodeError = (message: string, data: string, requestId: string | undefined) =>
+const decodeError = (reason: string, data: string, requestId: string | undefined) =>
   new ResponseDecodeError({
-    message: `stream event ${message}`,
+    message: `${reason} (stream event: ${truncate(data, 80)})`,
     body: truncate(data),
     ...(requestId === undefined ? {} : { requestId })
   })
@@ -166,7 +168,7 @@ const toChunk = (
   try {
     json = JSON.parse(event.data)
   } catch {
-    return decodeError(`is not JSON: ${truncate(event.data, 80)}`, event.data, requestId)
+    return decodeError("chunk: is not JSON", event.data, requestId)
   }
   if (typeof json === "object" && json !== null && "error" in json && json.error) {
     return streamError(json.error as ErrorFields | string, event.data, requestId)
@@ -176,11 +178,7 @@ const toChunk = (
   const decoded = decodeChunk(json)
   return Either.isRight(decoded) ?
     decoded.right :
-    decodeError(
-      `is not a chat.completion.chunk: ${truncate(ParseResult.TreeFormatter.formatErrorSync(decoded.left), 300)}`,
-      event.data,
-      requestId
-    )
+    decodeError(Issue.describe(decoded.left, "chunk"), event.data, requestId)
 }
 
 const hasFinishReason = (chunk: ChatCompletionChunk): boolean => {
@@ -314,6 +312,7 @@ const mergeToolCalls = (choice: ChoiceState, deltas: ReadonlyArray<Protocol.Tool
 
 /** Folds chunks, mutably: one per `accumulate` run. */
 class Accumulator {
+  chunks = 0
   id: string | undefined
   model: string | undefined
   created: number | undefined
@@ -321,6 +320,7 @@ class Accumulator {
   readonly choices = new Map<number, ChoiceState>()
 
   add(chunk: ChatCompletionChunk) {
+    this.chunks++
     this.id ??= chunk.id
     this.model ??= chunk.model
     this.created ??= chunk.created
@@ -350,7 +350,7 @@ class Accumulator {
   }
 
   result(): Effect.Effect<Protocol.ChatCompletion, StreamError | ResponseDecodeError> {
-    if (this.id === undefined) {
+    if (this.chunks === 0) {
       return Effect.fail(new StreamError({ message: "the stream carried no chunk to accumulate" }))
     }
     const choices: Array<Protocol.ChatCompletion["choices"][number]> = []
@@ -381,7 +381,8 @@ class Accumulator {
       })
     }
     return Effect.succeed({
-      id: this.id,
+      // Chunks without an id (the contract shows no chunk format) give "".
+      id: this.id ?? "",
       object: "chat.completion",
       ...(this.created === undefined ? {} : { created: this.created }),
       ...(this.model === undefined ? {} : { model: this.model }),

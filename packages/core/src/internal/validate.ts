@@ -6,13 +6,8 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { InvalidRequestError } from "../SwitchboardError.js"
+import { formatPath } from "./issue.js"
 
-/** `["messages", 2, "tool_call_id"]` → `messages[2].tool_call_id`. */
-export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>(
-    (acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
-    ""
-  )
 
 /**
  * Picks the most specific issue: the longest path, and among those one with a
