@@ -110,7 +110,9 @@ const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
     case "ResponseDecodeError":
       return `Unexpected response from the service${http(error)}: ${message}`
     case "StreamError":
-      return `The reply stream failed: ${message}`
+      return `The reply stream ${error.reason === "cut" ? "was cut" : "failed"}: ${message}`
+    case "ResponseTooLargeError":
+      return `The reply was too large: ${message}`
     case "TaskFailedError":
       return `Video task ${error.taskId} failed${error.reason ? `: ${error.reason}` : ""}`
     case "TaskTimeoutError":

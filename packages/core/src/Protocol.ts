@@ -668,9 +668,11 @@ export const TaskStatusResponse = Schema.Struct({
   status: Schema.String,
   video_url: optional(Schema.String),
   progress: optional(Schema.Number),
+  // Where a failed task's reason may be, in whatever shape: read, never required.
+  reason: optional(Schema.Unknown),
+  fail_reason: optional(Schema.Unknown),
   error: optional(Schema.Unknown),
-  message: optional(Schema.String),
-  fail_reason: optional(Schema.String)
+  message: optional(Schema.Unknown)
 })
 /**
  * @since 0.1.0

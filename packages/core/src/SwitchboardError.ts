@@ -122,15 +122,16 @@ export class TransportError extends Schema.TaggedError<TransportError>()("Transp
 }) {}
 
 /**
- * A time limit was reached: the whole request, the first byte of a stream,
- * the gap between two stream events, or a 408 from the service.
+ * A time limit was reached: the whole request, the first event of a stream,
+ * the gap between two reads of a stream, a whole stream (`total`), or a 408
+ * from the service.
  *
  * @since 0.1.0
  * @category errors
  */
 export class TimeoutError extends Schema.TaggedError<TimeoutError>()("TimeoutError", {
   message: Schema.String,
-  phase: Schema.Literal("request", "first-byte", "idle", "service"),
+  phase: Schema.Literal("request", "first-byte", "idle", "total", "service"),
   requestId: Schema.optional(Schema.String)
 }) {}
 
@@ -149,20 +150,44 @@ export class ResponseDecodeError extends Schema.TaggedError<ResponseDecodeError>
 }) {}
 
 /**
- * A stream that failed after it started: an `{"error"}` event, or a stream
- * that ended before it was complete.
+ * A stream that failed after it started. `reason` tells a caller whether a
+ * retry may help:
+ * - `cut`: the stream ended before the completion did (the connection was
+ *   lost, or the body ended without `finish_reason` or `[DONE]`);
+ * - `error-event`: the service sent an error (an `error` event, an
+ *   `{"error"}` chunk, or a JSON error body instead of a stream); `message`
+ *   is the service's.
  *
  * @since 0.1.0
  * @category errors
  */
 export class StreamError extends Schema.TaggedError<StreamError>()("StreamError", {
   message: Schema.String,
+  reason: Schema.Literal("cut", "error-event"),
   requestId: Schema.optional(Schema.String),
   code: Schema.optional(Schema.String)
 }) {}
 
 /**
- * A video task ended `failed`.
+ * A reply past a size limit: a JSON body over `maxResponseBytes`, a stream
+ * event over its limit, or more than `accumulate` gathers. The connection
+ * is closed; never retried. `limit` is in bytes (characters for events and
+ * `accumulate`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResponseTooLargeError extends Schema.TaggedError<ResponseTooLargeError>()("ResponseTooLargeError", {
+  message: Schema.String,
+  limit: Schema.Number,
+  status: Schema.optional(Schema.Number),
+  requestId: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * A video task ended `failed`. `reason` is read from the usual fields
+ * (`reason`, `fail_reason`, `error`, `error.message`, `message`); `body` is
+ * the status reply as JSON text.
  *
  * @since 0.1.0
  * @category errors
@@ -170,7 +195,8 @@ export class StreamError extends Schema.TaggedError<StreamError>()("StreamError"
 export class TaskFailedError extends Schema.TaggedError<TaskFailedError>()("TaskFailedError", {
   message: Schema.String,
   taskId: Schema.String,
-  reason: Schema.optional(Schema.String)
+  reason: Schema.optional(Schema.String),
+  body: Schema.optional(Schema.String)
 }) {}
 
 /**
@@ -228,6 +254,7 @@ export type SwitchboardError =
   | TransportError
   | TimeoutError
   | ResponseDecodeError
+  | ResponseTooLargeError
   | StreamError
   | TaskFailedError
   | TaskTimeoutError
@@ -270,6 +297,7 @@ export const errorTags: ReadonlyArray<SwitchboardError["_tag"]> = [
   "TransportError",
   "TimeoutError",
   "ResponseDecodeError",
+  "ResponseTooLargeError",
   "StreamError",
   "TaskFailedError",
   "TaskTimeoutError",

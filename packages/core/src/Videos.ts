@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as Json from "./internal/json.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import {
@@ -24,7 +25,7 @@ import {
 } from "./SwitchboardError.js"
 import * as TaskJournal from "./TaskJournal.js"
 import * as TaskPoller from "./TaskPoller.js"
-import { Transport } from "./Transport.js"
+import { Transport, truncate } from "./Transport.js"
 
 /**
  * The id of a video task: the `id` of the submission's response.
@@ -116,27 +117,30 @@ const chatRequestOf = (request: SubmitRequest): Protocol.ChatRequest => ({
   }]
 })
 
-/** `failed` carries its reason in whichever field the service chose. */
-const reasonOf = (response: Protocol.TaskStatusResponse): string | undefined => {
-  const error = response.error
-  if (typeof error === "string") return error
-  if (error && typeof error === "object" && typeof (error as { message?: unknown }).message === "string") {
-    return (error as { message: string }).message
-  }
-  return response.fail_reason ?? response.message
-}
+/** `failed` carries its reason in whichever field (and shape) the service chose. */
+const reasonOf = (response: Protocol.TaskStatusResponse): string | undefined =>
+  [response.reason, response.fail_reason, response.error, response.message]
+    .map((field) => Json.serviceError({ error: field })?.message)
+    .find((reason) => reason !== undefined)
 
 const updateOf = (
   taskId: string,
-  response: Protocol.TaskStatusResponse
+  response: Protocol.TaskStatusResponse,
+  redact: (text: string) => string
 ): Effect.Effect<TaskPoller.TaskUpdate, ResponseDecodeError> => {
   switch (response.status) {
     case "succeed":
       return response.video_url
         ? Effect.succeed(TaskPoller.TaskUpdate.Succeeded({ taskId, videoUrl: response.video_url }))
         : Effect.fail(new ResponseDecodeError({ message: `task ${taskId} succeeded without a video_url`, body: JSON.stringify(response) }))
-    case "failed":
-      return Effect.succeed(TaskPoller.TaskUpdate.Failed({ taskId, reason: reasonOf(response) }))
+    case "failed": {
+      const reason = reasonOf(response)
+      return Effect.succeed(TaskPoller.TaskUpdate.Failed({
+        taskId,
+        reason: reason === undefined ? undefined : redact(truncate(reason, 1000)),
+        body: redact(truncate(JSON.stringify(response), 1000))
+      }))
+    }
     default:
       return Effect.succeed(TaskPoller.TaskUpdate.InProgress({ taskId, status: response.status, progress: response.progress }))
   }
@@ -181,7 +185,7 @@ export const make = Effect.gen(function*() {
         decode: decodeStatus,
         span: "Switchboard.Videos.status"
       }),
-      (response) => updateOf(taskId, response)
+      (response) => updateOf(taskId, response, transport.redact)
     )
 
   const poll = (taskId: string, options: TaskPoller.PollOptions<SwitchboardError> = {}) =>
@@ -197,7 +201,8 @@ export const make = Effect.gen(function*() {
           new TaskFailedError({
             message: `task ${taskId} failed${last._tag === "Some" && last.value._tag === "Failed" && last.value.reason ? `: ${last.value.reason}` : ""}`,
             taskId,
-            ...(last._tag === "Some" && last.value._tag === "Failed" && last.value.reason ? { reason: last.value.reason } : {})
+            ...(last._tag === "Some" && last.value._tag === "Failed" && last.value.reason ? { reason: last.value.reason } : {}),
+            ...(last._tag === "Some" && last.value._tag === "Failed" && last.value.body ? { body: last.value.body } : {})
           })
         ))
 

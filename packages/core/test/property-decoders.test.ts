@@ -125,17 +125,17 @@ describe("Sse.decode", () => {
     asyncProperty(fc.tuple(bytes, cuts), async ([body, at]) => {
       const whole = await settle(decodeEvents([body]))
       const pieces = await settle(decodeEvents(split(body, at)))
-      expect(typedFailure(whole) ?? "events").toSatisfy((e) => e === "events" || (e as { _tag: string })._tag === "StreamError")
+      expect(typedFailure(whole) ?? "events").toSatisfy((e) => e === "events" || (e as { _tag: string })._tag === "ResponseTooLargeError")
       // However the bytes are split into reads, the same events come out.
       expect(Exit.map(pieces, Chunk.toReadonlyArray)).toEqual(Exit.map(whole, Chunk.toReadonlyArray))
       if (Exit.isSuccess(whole)) for (const event of whole.value) expect(typeof event.data).toBe("string")
     })
 
-  it(`random bytes in random reads: events or a StreamError, the same for every split (${RUNS} runs)`, () => property(randomBytes))
+  it(`random bytes in random reads: events or a ResponseTooLargeError, the same for every split (${RUNS} runs)`, () => property(randomBytes))
   it(`SSE-shaped bodies of random events in random reads (${RUNS} runs)`, () => property(sseBody))
-  it("an event larger than maxEventSize is a StreamError, not a growing buffer", async () => {
+  it("an event larger than maxEventSize is a ResponseTooLargeError, not a growing buffer", async () => {
     const exit = await settle(Stream.runCollect(Sse.decode(Stream.make(utf8.encode(`data: ${"x".repeat(2_000)}`)), { maxEventSize: 1_000 })))
-    expect(typedFailure(exit)?._tag).toBe("StreamError")
+    expect(typedFailure(exit)?._tag).toBe("ResponseTooLargeError")
   })
 })
 

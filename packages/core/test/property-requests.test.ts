@@ -49,7 +49,8 @@ const stub = Layer.succeed(
     call: (options) => Effect.zipRight(Effect.sync(() => sent.push(options.body)), Effect.fail(unsent)),
     open: (options) => Effect.zipRight(Effect.sync(() => sent.push(options.body)), Effect.fail(unsent)),
     openWith: (options) => Effect.zipRight(Effect.sync(() => sent.push(options.body)), Effect.fail(unsent)),
-    config
+    config,
+    redact: (text) => text
   })
 )
 const services = Layer.mergeAll(Chat.layer, Embeddings.layer, Moderations.layer).pipe(Layer.provide(stub))
