@@ -15,9 +15,11 @@
  */
 import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
-import type { SwitchboardError } from "@switchboard/core/SwitchboardError"
+import { duration } from "@switchboard/core/SwitchboardConfig"
+import { InvalidRequestError, type SwitchboardError } from "@switchboard/core/SwitchboardError"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Mailbox from "effect/Mailbox"
 import * as Stream from "effect/Stream"
 import type { AgentError } from "./AgentError.js"
@@ -119,7 +121,10 @@ export type StopCondition = (steps: ReadonlyArray<Step>) => boolean
 export interface Budget {
   readonly totalTokens?: number | undefined
   readonly toolCalls?: number | undefined
-  /** Measured with `Clock`, from the start of the run. */
+  /**
+   * Measured with `Clock`, from the start of the run, and bounding all of
+   * it: reaching it interrupts a model call or a tool that is running.
+   */
   readonly duration?: Duration.DurationInput | undefined
 }
 
@@ -215,24 +220,40 @@ export interface Finished {
  */
 export type AgentEvent = TextDelta | ToolCallStarted | ToolResultEvent | StepFinished | Finished
 
+const count = (field: string, value: number | undefined, fallback: number, min: number) => {
+  const n = value ?? fallback
+  return Number.isSafeInteger(n) && n >= min
+    ? Either.right(n)
+    : Either.left(new InvalidRequestError({ field, message: `${field} must be an integer of ${min} or more` }))
+}
+
+/** The options with defaults filled in; a limit that makes no sense fails, naming it, before any call. */
 const settings = <T extends Toolkit.Tools>(
   options: Omit<RunOptions<T>, "messages">,
   decisions: Readonly<Record<string, Decision>>,
   complete: Loop.Settings["complete"],
   emit: Loop.Settings["emit"]
-): Loop.Settings => ({
-  model: options.model,
-  toolkit: options.toolkit as unknown as Toolkit.Any,
-  toolChoice: options.toolChoice,
-  maxSteps: options.maxSteps ?? 10,
-  budget: options.budget ?? {},
-  concurrency: options.concurrency ?? 4,
-  stopWhen: options.stopWhen === undefined ? [] : typeof options.stopWhen === "function" ? [options.stopWhen] : options.stopWhen,
-  loopLimit: options.loopLimit ?? 3,
-  decisions,
-  complete,
-  emit
-})
+): Either.Either<Loop.Settings, InvalidRequestError> =>
+  Either.gen(function*() {
+    const budget = options.budget ?? {}
+    return {
+      model: options.model,
+      toolkit: options.toolkit as unknown as Toolkit.Any,
+      toolChoice: options.toolChoice,
+      maxSteps: yield* count("maxSteps", options.maxSteps, 10, 1),
+      budget: {
+        ...(budget.totalTokens === undefined ? {} : { totalTokens: yield* count("budget.totalTokens", budget.totalTokens, 0, 0) }),
+        ...(budget.toolCalls === undefined ? {} : { toolCalls: yield* count("budget.toolCalls", budget.toolCalls, 0, 0) }),
+        ...(budget.duration === undefined ? {} : { duration: yield* duration("budget.duration", budget.duration) })
+      },
+      concurrency: yield* count("concurrency", options.concurrency, 4, 1),
+      stopWhen: options.stopWhen === undefined ? [] : typeof options.stopWhen === "function" ? [options.stopWhen] : options.stopWhen,
+      loopLimit: yield* count("loopLimit", options.loopLimit, 3, 1),
+      decisions,
+      complete,
+      emit
+    }
+  })
 
 const create: Loop.Settings["complete"] = (request) => Chat.create(request)
 const silent: Loop.Settings["emit"] = () => Effect.void
@@ -255,7 +276,7 @@ const silent: Loop.Settings["emit"] = () => Effect.void
 export const run = <T extends Toolkit.Tools>(
   options: RunOptions<T>
 ): Effect.Effect<AgentResult, AgentError | SwitchboardError, Chat.Chat | Toolkit.Handlers<T>> =>
-  Loop.run(settings(options, {}, create, silent), options.messages) as Effect.Effect<
+  Effect.flatMap(settings(options, {}, create, silent), (resolved) => Loop.run(resolved, options.messages)) as Effect.Effect<
     AgentResult,
     AgentError | SwitchboardError,
     Chat.Chat | Toolkit.Handlers<T>
@@ -272,7 +293,7 @@ export const run = <T extends Toolkit.Tools>(
 export const resume = <T extends Toolkit.Tools>(
   options: ResumeOptions<T>
 ): Effect.Effect<AgentResult, AgentError | SwitchboardError, Chat.Chat | Toolkit.Handlers<T>> =>
-  Loop.run(settings(options, options.decisions ?? {}, create, silent), options.transcript) as Effect.Effect<
+  Effect.flatMap(settings(options, options.decisions ?? {}, create, silent), (resolved) => Loop.run(resolved, options.transcript)) as Effect.Effect<
     AgentResult,
     AgentError | SwitchboardError,
     Chat.Chat | Toolkit.Handlers<T>
@@ -310,7 +331,8 @@ export const stream = <T extends Toolkit.Tools>(
     Effect.gen(function*() {
       const mailbox = yield* Mailbox.make<AgentEvent, AgentError | SwitchboardError>(16)
       const emit = (event: AgentEvent) => Effect.asVoid(mailbox.offer(event))
-      yield* Loop.run(settings(options, {}, streamed(emit), emit), options.messages).pipe(
+      const resolved = yield* settings(options, {}, streamed(emit), emit)
+      yield* Loop.run(resolved, options.messages).pipe(
         Effect.flatMap((result) => emit({ _tag: "Finished", result })),
         Mailbox.into(mailbox),
         Effect.forkScoped

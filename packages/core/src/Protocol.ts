@@ -12,8 +12,19 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import * as Json from "./internal/json.js"
 
 const optional = Schema.optional
+
+/**
+ * `JSON.parse` for text from the wire or from a model: no `__proto__` key
+ * survives, so no later copy of the value can change a prototype. Throws on
+ * text that is not JSON.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseJson: (text: string) => unknown = Json.parse
 
 /**
  * A string that must not be empty, with a message that names the rule.

@@ -27,7 +27,7 @@ export interface Settings {
   readonly toolkit: Toolkit.Any
   readonly toolChoice: Protocol.ToolChoice | undefined
   readonly maxSteps: number
-  readonly budget: Budget
+  readonly budget: Omit<Budget, "duration"> & { readonly duration?: Duration.Duration | undefined }
   readonly concurrency: number
   readonly stopWhen: ReadonlyArray<StopCondition>
   readonly loopLimit: number
@@ -213,8 +213,34 @@ const runOne = (settings: Settings, step: number, prepared: Prepared, transcript
   )
 }
 
+/**
+ * The reply with every tool call's id usable: an empty or repeated id (some
+ * models send them) is replaced by one made from the step and position, so
+ * each call gets its own `tool` message and the next request is valid. The
+ * transcript keeps the replaced ids, in the assistant and the tool messages.
+ */
+const withCallIds = (message: Protocol.AssistantMessage, step: number): Protocol.AssistantMessage => {
+  const calls = message.tool_calls
+  if (calls === undefined) return message
+  const seen = new Set<string>()
+  let changed = false
+  const fixed = calls.map((call, i) => {
+    const usable = call.id !== "" && !seen.has(call.id)
+    seen.add(call.id)
+    if (usable) return call
+    changed = true
+    return { ...call, id: `call_${step}_${i}` }
+  })
+  return changed ? { ...message, tool_calls: fixed } : message
+}
+
+/** The latest transcript of a run, for the error that ends it at its duration budget. */
+interface Progress {
+  transcript: Transcript.Transcript
+}
+
 /** One model call and its tools. */
-const step = (settings: Settings, state: State): Effect.Effect<Next, Failure, Requirements> =>
+const step = (settings: Settings, state: State, progress: Progress): Effect.Effect<Next, Failure, Requirements> =>
   Effect.gen(function*() {
     yield* checkBudget(settings, state)
     if (state.modelCalls >= settings.maxSteps) {
@@ -222,11 +248,13 @@ const step = (settings: Settings, state: State): Effect.Effect<Next, Failure, Re
     }
     const index = state.steps.length
     const completion = yield* settings.complete(request(settings, state), index)
-    const message = completion.choices[0]?.message
-    if (message === undefined) {
+    const reply = completion.choices[0]?.message
+    if (reply === undefined) {
       return yield* new ResponseDecodeError({ message: "the completion has no choices", body: "" })
     }
+    const message = withCallIds(reply, index)
     const transcript = [...state.transcript, message]
+    progress.transcript = transcript
     const calls = message.tool_calls ?? []
     const base = { index, requestMessages: state.transcript.length, message, usage: completion.usage ?? undefined }
     const next: State = { ...state, transcript, modelCalls: state.modelCalls + 1 }
@@ -239,9 +267,27 @@ const step = (settings: Settings, state: State): Effect.Effect<Next, Failure, Re
     return yield* runCalls(settings, next, base, calls)
   }).pipe(Effect.withSpan("Agent.step", { attributes: { "agent.step": state.steps.length }, captureStackTrace: false }))
 
-const loop = (settings: Settings, state: State): Effect.Effect<AgentResult, Failure, Requirements> =>
-  Effect.flatMap(step(settings, state), (next) =>
-    next._tag === "Done" ? Effect.succeed(next.result) : loop(settings, next.state))
+const loop = (settings: Settings, state: State, progress: Progress): Effect.Effect<AgentResult, Failure, Requirements> =>
+  Effect.flatMap(step(settings, state, progress), (next) => {
+    if (next._tag === "Done") return Effect.succeed(next.result)
+    progress.transcript = next.state.transcript
+    return loop(settings, next.state, progress)
+  })
+
+/**
+ * `budget.duration` bounds the whole run, tools included: reaching it
+ * interrupts whatever runs (a model call, a tool) and fails with the
+ * transcript as far as it got.
+ */
+const withinDuration = <A, R>(settings: Settings, progress: Progress, run: Effect.Effect<A, Failure, R>) => {
+  const duration = settings.budget.duration
+  if (duration === undefined) return run
+  const max = Duration.toMillis(duration)
+  return Effect.timeoutFail(run, {
+    duration,
+    onTimeout: () => new BudgetExceeded({ limit: "duration", max, used: max, transcript: progress.transcript })
+  })
+}
 
 /**
  * Runs from `transcript`: first the unanswered calls of its last assistant
@@ -250,12 +296,17 @@ const loop = (settings: Settings, state: State): Effect.Effect<AgentResult, Fail
 export const run = (settings: Settings, transcript: Transcript.Transcript): Effect.Effect<AgentResult, Failure, Requirements> =>
   Effect.gen(function*() {
     const state: State = { transcript, steps: [], modelCalls: 0, toolCalls: 0, startedAt: yield* Clock.currentTimeMillis }
+    const progress: Progress = { transcript }
     const open = Transcript.unansweredCalls(transcript)
-    if (open === undefined) return yield* loop(settings, state)
+    if (open === undefined) return yield* withinDuration(settings, progress, loop(settings, state, progress))
     const base = { index: 0, requestMessages: transcript.indexOf(open.message), message: open.message, usage: undefined }
-    const next = yield* runCalls(settings, state, base, open.calls).pipe(
-      Effect.withSpan("Agent.step", { attributes: { "agent.step": 0, "agent.resumed": true }, captureStackTrace: false })
-    )
-    return next._tag === "Done" ? next.result : yield* loop(settings, next.state)
+    return yield* withinDuration(settings, progress, Effect.gen(function*() {
+      const next = yield* runCalls(settings, state, base, open.calls).pipe(
+        Effect.withSpan("Agent.step", { attributes: { "agent.step": 0, "agent.resumed": true }, captureStackTrace: false })
+      )
+      if (next._tag === "Done") return next.result
+      progress.transcript = next.state.transcript
+      return yield* loop(settings, next.state, progress)
+    }))
   // No stack trace per span: making one costs more than a no-op tool's whole run.
   }).pipe(Effect.withSpan("Agent.run", { attributes: { "gen_ai.request.model": settings.model }, captureStackTrace: false }))
