@@ -13,7 +13,9 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import type { GeneratedImage } from "@switchboard/core/Images"
 import * as Protocol from "@switchboard/core/Protocol"
+import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
 import * as SwitchboardError from "@switchboard/core/SwitchboardError"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Encoding from "effect/Encoding"
 import * as Layer from "effect/Layer"
@@ -59,16 +61,33 @@ const writeAtomically = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E,
     return path
   })
 
-const download = (url: string) =>
-  Stream.unwrap(
+/** Redirects a download follows; the plain client carries no key to leak along them. */
+const maxRedirects = 5
+
+/** What a media download may not be: a page or an error body saved as a video is no video. */
+const notMedia = /^(?:text\/|application\/(?:json|xml|xhtml|problem)|[^;]*\+(?:json|xml))/i
+
+const download = (url: string, timeout: Duration.Duration) => {
+  const timedOut = Effect.fail(
+    new SwitchboardError.TimeoutError({ message: `download of ${url} took longer than ${Duration.format(timeout)}`, phase: "request" })
+  )
+  const bytes = Stream.unwrapScoped(
     Effect.gen(function*() {
-      const client = yield* HttpClient.HttpClient
+      const client = HttpClient.followRedirects(yield* HttpClient.HttpClient, maxRedirects)
       const response = yield* Effect.mapError(
         client.get(url),
         () => new SwitchboardError.TransportError({ message: `download of ${url} failed`, sent: true })
       )
-      if (response.status >= 400) {
+      if (response.status < 200 || response.status >= 300) {
         return yield* SwitchboardError.fromStatus({ status: response.status, message: `download of ${url} answered HTTP ${response.status}` })
+      }
+      const type = response.headers["content-type"] ?? ""
+      if (notMedia.test(type)) {
+        return yield* new SwitchboardError.ResponseDecodeError({
+          message: `download of ${url} is ${type.split(";")[0]}, not media: nothing was saved`,
+          body: "",
+          status: response.status
+        })
       }
       return Stream.mapError(
         response.stream,
@@ -76,10 +95,25 @@ const download = (url: string) =>
       )
     })
   )
+  // The whole download, from the request to the last byte.
+  return Duration.isFinite(timeout) ? Stream.interruptWhen(bytes, Effect.zipRight(Effect.sleep(timeout), timedOut)) : bytes
+}
 
-const bytesOf = (url: string): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError, HttpClient.HttpClient> => {
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SaveOptions {
+  /** Time limit of a download, from the request to its last byte. Default 10 minutes. */
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+const bytesOf = (
+  url: string,
+  timeout: Duration.Duration
+): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError, HttpClient.HttpClient> => {
   const data = Protocol.parseDataUri(url)
-  if (data === undefined) return download(url)
+  if (data === undefined) return download(url, timeout)
   const decoded = Encoding.decodeBase64(data.base64.replace(/\s+/g, ""))
   return decoded._tag === "Right"
     ? Stream.make(decoded.right)
@@ -87,12 +121,17 @@ const bytesOf = (url: string): Stream.Stream<Uint8Array, SwitchboardError.Switch
 }
 
 /**
- * Saves a file from a URL or data URI to `path`, returning the path.
+ * Saves a file from a URL or data URI to `path`, returning the path. A
+ * download follows up to 5 redirects, must answer 2xx with a media content
+ * type (not a page or an error body) and end within `timeout`; else nothing
+ * is written.
  *
  * @since 0.1.0
  * @category saving
  */
-export const save = (url: string, path: string) => writeAtomically(path, bytesOf(url))
+export const save = (url: string, path: string, options: SaveOptions = {}) =>
+  Effect.flatMap(SwitchboardConfig.duration("timeout", options.timeout ?? "10 minutes"), (timeout) =>
+    writeAtomically(path, bytesOf(url, timeout)))
 
 /**
  * Saves generated images into `directory` as `<prefix>-<n><ext>`, returning
