@@ -91,6 +91,9 @@ export class WireError extends Data.TaggedError("WireError")<{
  */
 export const maxErrorBytes = 64 * 1024
 
+// As `URL` in SwitchboardConfig: present everywhere the SDK runs, untyped in core's build.
+declare const TextDecoder: new () => { readonly decode: (bytes: Uint8Array) => string }
+
 const joinBytes = (parts: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
   if (parts.length === 1) return parts[0]!.subarray(0, size)
   const out = new Uint8Array(size)

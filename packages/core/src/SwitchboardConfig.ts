@@ -111,6 +111,10 @@ const durationOr = (field: keyof Options, options: Options, fallback: Duration.D
 
 const invalid = (field: string, message: string) => Either.left(new InvalidRequestError({ field, message: `${field} ${message}` }))
 
+// Every runtime the SDK runs on (Node 20+, browsers) has the WHATWG `URL`;
+// core is built without DOM or Node typings, hence the declaration.
+declare const URL: new (input: string) => { readonly protocol: string; readonly hostname: string }
+
 /** An http(s) URL that parses, host and port included. */
 const checkBaseUrl = (baseUrl: unknown): Either.Either<string, InvalidRequestError> => {
   if (typeof baseUrl !== "string") return invalid("baseUrl", "must be an http(s) URL")

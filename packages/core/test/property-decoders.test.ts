@@ -95,6 +95,26 @@ const takenApart = <A>(valid: FastCheck.Arbitrary<A>) =>
     return mutate(viaJson(value), path)
   })
 
+/**
+ * The JSON text of `value` with a field at any depth replaced by a value
+ * nested 10,000–12,000 levels (arrays or objects), or by a very wide one:
+ * built as text, since no recursive function may walk it.
+ */
+const deepOrWide = <A>(valid: FastCheck.Arbitrary<A>) =>
+  fc.tuple(takenApart(valid.map((v) => v)), fc.integer({ min: 10_000, max: 12_000 }), fc.constantFrom("[]", "{}", "wide")).map(
+    ([value, levels, kind]) => {
+      const hole = JSON.stringify(value === undefined ? null : value)
+      const inner = kind === "wide"
+        ? `[${Array.from({ length: levels }, (_, i) => `{"i":${i}}`).join(",")}]`
+        : kind === "[]" ? `${"[".repeat(levels)}1${"]".repeat(levels)}` : `${"{\"a\":".repeat(levels)}1${"}".repeat(levels)}`
+      // The first scalar of the text is where the value goes.
+      const at = hole.search(/(?<=[:\[,])(?:-?\d|"|true|false|null)/)
+      if (at === -1) return inner
+      const rest = hole.slice(at).replace(/^(?:"(?:[^"\\]|\\.)*"|[^,\]}]*)/, "")
+      return hole.slice(0, at) + inner + rest
+    }
+  )
+
 const validChunk = Arbitrary.make(Protocol.ChatCompletionChunk).map(viaJson)
 
 /** One SSE event's text: a valid chunk, a broken one, random JSON, junk, an error, a comment, [DONE]… */
@@ -102,6 +122,7 @@ const sseEvent = fc.oneof(
   { weight: 6, arbitrary: validChunk.map((c) => `data: ${JSON.stringify(c)}\n\n`) },
   { weight: 2, arbitrary: takenApart(Arbitrary.make(Protocol.ChatCompletionChunk)).map((c) => `data: ${JSON.stringify(c)}\n\n`) },
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((j) => `data: ${JSON.stringify(j)}\n\n`) },
+  { weight: 1, arbitrary: deepOrWide(Arbitrary.make(Protocol.ChatCompletionChunk)).map((text) => `data: ${text}\n\n`) },
   { weight: 1, arbitrary: fc.string({ maxLength: 30 }).map((s) => `data: ${s}\n\n`) },
   { weight: 1, arbitrary: fc.string({ maxLength: 20 }).map((m) => `data: ${JSON.stringify({ error: { message: m } })}\n\n`) },
   { weight: 1, arbitrary: fc.string({ maxLength: 20 }).map((s) => `event: ping\ndata: ${s}\n\n`) },
@@ -207,6 +228,7 @@ const jsonBody = <A, I>(schema: Schema.Schema<A, I>) =>
     { weight: 3, arbitrary: Arbitrary.make(schema).map((v) => JSON.stringify(Schema.encodeSync(schema)(v))) },
     { weight: 2, arbitrary: takenApart(Arbitrary.make(schema).map((v) => Schema.encodeSync(schema)(v))).map((v) => JSON.stringify(v)) },
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)) },
+    { weight: 1, arbitrary: deepOrWide(Arbitrary.make(schema).map((v) => Schema.encodeSync(schema)(v))) },
     { weight: 1, arbitrary: Arbitrary.make(Protocol.ErrorBody).map((v) => JSON.stringify(v)) },
     { weight: 1, arbitrary: fc.string({ maxLength: 60 }) }
   ).map((text) => utf8.encode(text))

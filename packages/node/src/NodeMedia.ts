@@ -43,6 +43,26 @@ const extensionOf: Record<string, string> = {
 }
 
 /**
+ * `mkdir -p`, one level at a time. Node's recursive `mkdir` never returns
+ * under `/proc` (it spins at full CPU): each missing level is made on its
+ * own, so an impossible one fails at once.
+ */
+const makeDirectories = (fs: FileSystem.FileSystem, paths: Path.Path, directory: string) =>
+  Effect.gen(function*() {
+    const missing: Array<string> = []
+    for (let dir = directory; !(yield* fs.exists(dir)); dir = paths.dirname(dir)) {
+      missing.unshift(dir)
+      if (paths.dirname(dir) === dir) break
+    }
+    for (const dir of missing) {
+      yield* fs.makeDirectory(dir).pipe(
+        // Made meanwhile by someone else: as good.
+        Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "AlreadyExists", () => Effect.void)
+      )
+    }
+  })
+
+/**
  * Writes `bytes` to `path` through a temporary file and a rename.
  * Media URLs point anywhere, so downloads use a plain client: the service's
  * key is never sent with them.
@@ -52,7 +72,7 @@ const writeAtomically = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E,
     const fs = yield* FileSystem.FileSystem
     const paths = yield* Path.Path
     const failed = (e: { readonly message: string }) => new SaveError({ path, message: e.message })
-    yield* Effect.mapError(fs.makeDirectory(paths.dirname(path), { recursive: true }), failed)
+    yield* Effect.mapError(makeDirectories(fs, paths, paths.dirname(path)), failed)
     const temporary = `${path}.${process.pid}.${Date.now()}.part`
     yield* Stream.run(bytes, Sink.mapError(fs.sink(temporary), failed)).pipe(
       Effect.zipRight(Effect.mapError(fs.rename(temporary, path), failed)),

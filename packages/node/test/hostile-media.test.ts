@@ -67,4 +67,10 @@ describe("NodeMedia.save against a hostile host", () => {
       expect(error).toMatchObject({ _tag: "TimeoutError" })
       expect(readdirSync(dir)).toEqual([])
     }).pipe(Effect.provide(NodeMedia.layer))))
+
+  it.live("a directory that cannot be made (under /proc) fails at once with a SaveError", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(NodeMedia.save("data:image/png;base64,AAAA", "/proc/nope/a/x.png"))
+      expect(error).toMatchObject({ _tag: "SaveError", path: "/proc/nope/a/x.png" })
+    }).pipe(Effect.provide(NodeMedia.layer)))
 })
