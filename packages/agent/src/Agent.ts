@@ -15,12 +15,14 @@
  */
 import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
+import * as StructuredOutput from "@switchboard/core/StructuredOutput"
 import { duration } from "@switchboard/core/SwitchboardConfig"
 import { InvalidRequestError, type SwitchboardError } from "@switchboard/core/SwitchboardError"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Mailbox from "effect/Mailbox"
+import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { AgentError } from "./AgentError.js"
 import * as Loop from "./internal/loop.js"
@@ -60,6 +62,12 @@ export interface Step {
   readonly toolResults: ReadonlyArray<ToolResult>
   /** As the service reported it; `undefined` for a step resumed from a transcript. */
   readonly usage: Protocol.Usage | undefined
+  /**
+   * What the step counts against `budget.totalTokens`: `usage.total_tokens`,
+   * or, when the service sent no usage, an estimate (`estimated: true`) of
+   * one token per 4 characters of the request's messages and the reply.
+   */
+  readonly tokens: { readonly total: number; readonly estimated: boolean }
 }
 
 /**
@@ -84,9 +92,10 @@ export type Decision = "approve" | "deny"
  * @since 0.1.0
  * @category models
  */
-export interface AgentResult {
+export interface AgentResult<A = undefined> {
   /**
-   * - `completed`: the model answered without calling tools;
+   * - `completed`: the model answered without calling tools (and, with
+   *   `output`, gave the value);
    * - `stopped`: a `stopWhen` condition held after a step;
    * - `paused`: calls await approval (`pending`); give decisions to `resume`.
    */
@@ -98,9 +107,11 @@ export interface AgentResult {
   readonly steps: ReadonlyArray<Step>
   /** The whole conversation, the input messages included. */
   readonly transcript: Transcript
-  /** Summed over the steps of this run. */
+  /** Summed over the steps of this run, plus the `usage` given to `resume`. */
   readonly usage: Protocol.Usage
   readonly pending: ReadonlyArray<PendingApproval>
+  /** With `output`: the decoded value, when `completed`; otherwise `undefined`. */
+  readonly output: A | undefined
 }
 
 /**
@@ -119,6 +130,11 @@ export type StopCondition = (steps: ReadonlyArray<Step>) => boolean
  * @category models
  */
 export interface Budget {
+  /**
+   * Tokens of this run (and of the `usage` given to `resume`). A step the
+   * service reports no usage for counts an estimate (`Step.tokens`). Each
+   * request's `max_tokens` is clamped to what is left.
+   */
   readonly totalTokens?: number | undefined
   readonly toolCalls?: number | undefined
   /**
@@ -129,15 +145,61 @@ export interface Budget {
 }
 
 /**
+ * What a step is about to send, and what `prepareStep` may change.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface RunOptions<T extends Toolkit.Tools> {
+export interface StepSettings {
+  readonly model: string
+  /** The toolkit's definitions; a subset hides tools for this step. */
+  readonly tools: ReadonlyArray<Protocol.Tool>
+  readonly toolChoice: Protocol.ToolChoice | undefined
+}
+
+/**
+ * Where the run stands when a step is prepared.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StepContext extends StepSettings {
+  /** The index the step will have in `steps`. */
+  readonly index: number
+  readonly steps: ReadonlyArray<Step>
+  readonly transcript: Transcript
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunOptions<T extends Toolkit.Tools, A = undefined, I = A> {
   readonly model: string
   readonly messages: ReadonlyArray<Protocol.Message>
   readonly toolkit: Toolkit.Toolkit<T>
   /** `required` or a named function applies to the first model call, then `auto`. */
   readonly toolChoice?: Protocol.ToolChoice | undefined
+  /** `max_tokens` of each model call (clamped to what `budget.totalTokens` has left). */
+  readonly maxTokens?: number | undefined
+  /**
+   * A schema for the run's answer: once the model answers, one more model
+   * call forces a `respond` tool whose parameters are the schema, and the
+   * result's `output` is its decoded arguments. A reply that does not decode
+   * fails with `StructuredOutputError`.
+   */
+  readonly output?: Schema.Schema<A, I> | undefined
+  /**
+   * Called before each model call: returns changes to its model, tools (a
+   * subset of the toolkit's definitions) or tool choice. What it returns
+   * wins over `toolChoice`'s first-call rule.
+   */
+  readonly prepareStep?: ((context: StepContext) => Effect.Effect<Partial<StepSettings>>) | undefined
+  /**
+   * Called after each step, once its tool results are in the transcript: a
+   * checkpoint (save the transcript, say). The run waits for it.
+   */
+  readonly onStep?: ((step: Step, transcript: Transcript) => Effect.Effect<void>) | undefined
   /** Model calls allowed in this run. Default 10. */
   readonly maxSteps?: number | undefined
   readonly budget?: Budget | undefined
@@ -152,9 +214,16 @@ export interface RunOptions<T extends Toolkit.Tools> {
  * @since 0.1.0
  * @category models
  */
-export interface ResumeOptions<T extends Toolkit.Tools> extends Omit<RunOptions<T>, "messages" | "toolChoice"> {
+export interface ResumeOptions<T extends Toolkit.Tools, A = undefined, I = A>
+  extends Omit<RunOptions<T, A, I>, "messages" | "toolChoice">
+{
   /** A paused run's transcript, or one from an error. */
   readonly transcript: Transcript
+  /**
+   * Usage of the runs before (the paused result's `usage`): added to this
+   * run's `usage` and counted against `budget.totalTokens`.
+   */
+  readonly usage?: Protocol.Usage | undefined
   /**
    * By call id. Calls of tools that need approval run only when approved;
    * `deny` works for any call. A missing decision pauses the run again.
@@ -209,16 +278,16 @@ export interface StepFinished {
  * @since 0.1.0
  * @category events
  */
-export interface Finished {
+export interface Finished<A = undefined> {
   readonly _tag: "Finished"
-  readonly result: AgentResult
+  readonly result: AgentResult<A>
 }
 
 /**
  * @since 0.1.0
  * @category events
  */
-export type AgentEvent = TextDelta | ToolCallStarted | ToolResultEvent | StepFinished | Finished
+export type AgentEvent<A = undefined> = TextDelta | ToolCallStarted | ToolResultEvent | StepFinished | Finished<A>
 
 const count = (field: string, value: number | undefined, fallback: number, min: number) => {
   const n = value ?? fallback
@@ -228,8 +297,8 @@ const count = (field: string, value: number | undefined, fallback: number, min: 
 }
 
 /** The options with defaults filled in; a limit that makes no sense fails, naming it, before any call. */
-const settings = <T extends Toolkit.Tools>(
-  options: Omit<RunOptions<T>, "messages">,
+const settings = <T extends Toolkit.Tools, A, I>(
+  options: Omit<RunOptions<T, A, I>, "messages"> & { readonly usage?: Protocol.Usage | undefined },
   decisions: Readonly<Record<string, Decision>>,
   complete: Loop.Settings["complete"],
   emit: Loop.Settings["emit"]
@@ -240,6 +309,13 @@ const settings = <T extends Toolkit.Tools>(
       model: options.model,
       toolkit: options.toolkit as unknown as Toolkit.Any,
       toolChoice: options.toolChoice,
+      maxTokens: options.maxTokens,
+      output: options.output === undefined
+        ? undefined
+        : StructuredOutput.plan(options.output as Schema.Schema<unknown>, { mode: "tool" }),
+      prepareStep: options.prepareStep,
+      onStep: options.onStep,
+      priorUsage: options.usage,
       maxSteps: yield* count("maxSteps", options.maxSteps, 10, 1),
       budget: {
         ...(budget.totalTokens === undefined ? {} : { totalTokens: yield* count("budget.totalTokens", budget.totalTokens, 0, 0) }),
@@ -254,6 +330,18 @@ const settings = <T extends Toolkit.Tools>(
       emit
     }
   })
+
+/**
+ * Every way a run can fail: a limit or a tool defect (`AgentError`), the
+ * service, and, for a run with `output`, a value that does not decode.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RunError<A = undefined> =
+  | AgentError
+  | SwitchboardError
+  | ([A] extends [undefined] ? never : StructuredOutput.StructuredOutputError)
 
 const create: Loop.Settings["complete"] = (request) => Chat.create(request)
 const silent: Loop.Settings["emit"] = () => Effect.void
@@ -273,29 +361,30 @@ const silent: Loop.Settings["emit"] = () => Effect.void
  * @since 0.1.0
  * @category running
  */
-export const run = <T extends Toolkit.Tools>(
-  options: RunOptions<T>
-): Effect.Effect<AgentResult, AgentError | SwitchboardError, Chat.Chat | Toolkit.Handlers<T>> =>
+export const run = <T extends Toolkit.Tools, A = undefined, I = A>(
+  options: RunOptions<T, A, I>
+): Effect.Effect<AgentResult<A>, RunError<A>, Chat.Chat | Toolkit.Handlers<T>> =>
   Effect.flatMap(settings(options, {}, create, silent), (resolved) => Loop.run(resolved, options.messages)) as Effect.Effect<
-    AgentResult,
-    AgentError | SwitchboardError,
+    AgentResult<A>,
+    RunError<A>,
     Chat.Chat | Toolkit.Handlers<T>
   >
 
 /**
  * Continues from a transcript: runs the unanswered calls of its last
  * assistant message (approved, denied, or not needing approval), then goes on
- * as `run`. Counts (`maxSteps`, budget) start again from zero.
+ * as `run`. `maxSteps` and the tool-call and duration budgets count from
+ * zero again; tokens go on from the `usage` given.
  *
  * @since 0.1.0
  * @category running
  */
-export const resume = <T extends Toolkit.Tools>(
-  options: ResumeOptions<T>
-): Effect.Effect<AgentResult, AgentError | SwitchboardError, Chat.Chat | Toolkit.Handlers<T>> =>
+export const resume = <T extends Toolkit.Tools, A = undefined, I = A>(
+  options: ResumeOptions<T, A, I>
+): Effect.Effect<AgentResult<A>, RunError<A>, Chat.Chat | Toolkit.Handlers<T>> =>
   Effect.flatMap(settings(options, options.decisions ?? {}, create, silent), (resolved) => Loop.run(resolved, options.transcript)) as Effect.Effect<
-    AgentResult,
-    AgentError | SwitchboardError,
+    AgentResult<A>,
+    RunError<A>,
     Chat.Chat | Toolkit.Handlers<T>
   >
 
@@ -324,13 +413,14 @@ const streamed = (emit: Loop.Settings["emit"]): Loop.Settings["complete"] => (re
  * @since 0.1.0
  * @category running
  */
-export const stream = <T extends Toolkit.Tools>(
-  options: RunOptions<T>
-): Stream.Stream<AgentEvent, AgentError | SwitchboardError, Chat.Chat | Toolkit.Handlers<T>> =>
+export const stream = <T extends Toolkit.Tools, A = undefined, I = A>(
+  options: RunOptions<T, A, I>
+): Stream.Stream<AgentEvent<A>, RunError<A>, Chat.Chat | Toolkit.Handlers<T>> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
-      const mailbox = yield* Mailbox.make<AgentEvent, AgentError | SwitchboardError>(16)
-      const emit = (event: AgentEvent) => Effect.asVoid(mailbox.offer(event))
+      // Typed loosely inside; the signature narrows the error when there is no `output`.
+      const mailbox = yield* Mailbox.make<AgentEvent<unknown>, RunError<unknown>>(16)
+      const emit = (event: AgentEvent<unknown>) => Effect.asVoid(mailbox.offer(event))
       const resolved = yield* settings(options, {}, streamed(emit), emit)
       yield* Loop.run(resolved, options.messages).pipe(
         Effect.flatMap((result) => emit({ _tag: "Finished", result })),
@@ -339,7 +429,7 @@ export const stream = <T extends Toolkit.Tools>(
       )
       return Mailbox.toStream(mailbox)
     })
-  ) as Stream.Stream<AgentEvent, AgentError | SwitchboardError, Chat.Chat | Toolkit.Handlers<T>>
+  ) as Stream.Stream<AgentEvent<A>, RunError<A>, Chat.Chat | Toolkit.Handlers<T>>
 
 /**
  * Ends the run after `n` steps (status `stopped`).

@@ -8,10 +8,12 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ChatStream from "./internal/chatStream.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
+import * as StructuredOutput from "./StructuredOutput.js"
 import { defaultMaxResponseBytes, duration } from "./SwitchboardConfig.js"
 import { type SwitchboardError, TimeoutError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
@@ -120,6 +122,34 @@ export const layer: Layer.Layer<Chat, never, Transport> = Layer.effect(Chat, mak
  */
 export const create = (request: Protocol.ChatRequest): Effect.Effect<Protocol.ChatCompletion, SwitchboardError, Chat> =>
   Effect.flatMap(Chat, (chat) => chat.create(request))
+
+/**
+ * Sends a chat request and decodes a value of `schema` from the reply: by a
+ * forced `respond` tool call (default), or by `response_format` `json_schema`
+ * (`mode: "json_schema"`, or `StructuredOutput.DefaultMode` set by a layer).
+ * A reply that does not decode fails with a `StructuredOutputError` carrying
+ * the text and the issue. See `docs/structured-output.md`.
+ *
+ * @example
+ * ```ts
+ * const Person = Schema.Struct({ name: Schema.String, age: Schema.Int })
+ * const { value } = yield* Chat.createObject(
+ *   { model: "gpt-4o-mini", messages: [{ role: "user", content: "Ada Lovelace, 36" }] },
+ *   Person
+ * )
+ * ```
+ * @since 0.1.0
+ * @category accessors
+ */
+export const createObject = <A, I, R>(
+  request: Protocol.ChatRequest,
+  schema: Schema.Schema<A, I, R>,
+  options?: StructuredOutput.Options
+): Effect.Effect<
+  StructuredOutput.ObjectResult<A>,
+  SwitchboardError | StructuredOutput.StructuredOutputError,
+  Chat | R
+> => Effect.flatMap(Chat, (chat) => StructuredOutput.create(chat, request, schema, options))
 
 /**
  * Streams a chat completion as its chunks (`stream: true`). The request is

@@ -248,6 +248,10 @@ export type MessageEncoded = typeof Message.Encoded
 // Tools (spec 2.3, 2.4)
 // ---------------------------------------------------------------------------
 
+const FunctionName = Schema.String.pipe(
+  Schema.filter((name) => /^[A-Za-z0-9_-]{1,64}$/.test(name) || "must be 1-64 letters, digits, _ or -")
+)
+
 /**
  * @since 0.1.0
  * @category tools
@@ -255,9 +259,7 @@ export type MessageEncoded = typeof Message.Encoded
 export const Tool = Schema.Struct({
   type: Schema.Literal("function"),
   function: Schema.Struct({
-    name: Schema.String.pipe(
-      Schema.filter((name) => /^[A-Za-z0-9_-]{1,64}$/.test(name) || "must be 1-64 letters, digits, _ or -")
-    ),
+    name: FunctionName,
     description: optional(Schema.String),
     parameters: Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
       Schema.filter((p) => p["type"] === "object" || `must be a JSON Schema with type "object"`)
@@ -284,6 +286,47 @@ export const ToolChoice = Schema.Union(
  * @category tools
  */
 export type ToolChoice = typeof ToolChoice.Type
+
+// ---------------------------------------------------------------------------
+// Response format (JSON output; not promised by the service contract)
+// ---------------------------------------------------------------------------
+
+const JsonSchemaObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  message: () => ({ message: "must be a JSON Schema (an object)", override: true })
+})
+
+/**
+ * `response_format`: plain text, any JSON object, or JSON matching a schema.
+ *
+ * @since 0.1.0
+ * @category chat
+ */
+export const ResponseFormat = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("text") }),
+  Schema.Struct({ type: Schema.Literal("json_object") }),
+  Schema.Struct({
+    type: Schema.Literal("json_schema"),
+    json_schema: Schema.Struct({
+      name: FunctionName,
+      description: optional(Schema.String),
+      schema: JsonSchemaObject,
+      strict: optional(Schema.Boolean)
+    })
+  })
+).annotations({
+  message: (issue) => ({
+    message: "must be {type: \"text\"}, {type: \"json_object\"} or {type: \"json_schema\", json_schema: {name, schema, strict?}}",
+    // Keep a member's own message (a bad `json_schema.name`) when the type matched.
+    override: !["text", "json_object", "json_schema"].includes(
+      (issue.actual as { readonly type?: unknown } | undefined)?.type as string
+    )
+  })
+})
+/**
+ * @since 0.1.0
+ * @category chat
+ */
+export type ResponseFormat = typeof ResponseFormat.Type
 
 // ---------------------------------------------------------------------------
 // Image options (spec 2.5)
@@ -363,6 +406,7 @@ export const ChatRequest = Schema.Struct({
   stream_options: optional(Schema.Struct({ include_usage: optional(Schema.Boolean) })),
   tools: optional(Schema.Array(Tool)),
   tool_choice: optional(ToolChoice),
+  response_format: optional(ResponseFormat),
   parallel_tool_calls: optional(Schema.Boolean),
   temperature: optional(Schema.Number),
   top_p: optional(Schema.Number),

@@ -13,6 +13,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { describe, expect, it } from "@effect/vitest"
+import { vi } from "vitest"
 import * as Arbitrary from "effect/Arbitrary"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
@@ -37,6 +38,9 @@ import * as TaskJournal from "../src/TaskJournal.js"
 import * as Videos from "../src/Videos.js"
 
 const fc = FastCheck
+// Hundreds of generated cases per test: a few seconds on a quiet machine,
+// far more on a loaded one, where the default 30 s would cut them short.
+vi.setConfig({ testTimeout: 120_000 })
 const SEED = 777
 const RUNS = 300
 const utf8 = new TextEncoder()
@@ -108,7 +112,7 @@ const deepOrWide = <A>(valid: FastCheck.Arbitrary<A>) =>
         ? `[${Array.from({ length: levels }, (_, i) => `{"i":${i}}`).join(",")}]`
         : kind === "[]" ? `${"[".repeat(levels)}1${"]".repeat(levels)}` : `${"{\"a\":".repeat(levels)}1${"}".repeat(levels)}`
       // The first scalar of the text is where the value goes.
-      const at = hole.search(/(?<=[:\[,])(?:-?\d|"|true|false|null)/)
+      const at = hole.search(/(?<=[:[,])(?:-?\d|"|true|false|null)/)
       if (at === -1) return inner
       const rest = hole.slice(at).replace(/^(?:"(?:[^"\\]|\\.)*"|[^,\]}]*)/, "")
       return hole.slice(0, at) + inner + rest

@@ -16,6 +16,7 @@
  * repeats, and fast-check prints the counterexample when one fails.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { vi } from "vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -33,6 +34,9 @@ import { isSwitchboardError, TransportError } from "../src/SwitchboardError.js"
 import * as Transport from "../src/Transport.js"
 
 const fc = FastCheck
+// Hundreds of generated cases per test: a few seconds on a quiet machine,
+// far more on a loaded one, where the default 30 s would cut them short.
+vi.setConfig({ testTimeout: 120_000 })
 const SEED = 424242
 const RUNS = { valid: 300, mutated: 500, junk: 400 } as const
 

@@ -10,11 +10,23 @@
  */
 import type { Chat } from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
+import * as StructuredOutput from "@switchboard/core/StructuredOutput"
 import { ResponseDecodeError, type SwitchboardError } from "@switchboard/core/SwitchboardError"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type { AgentEvent, AgentResult, Budget, Decision, PendingApproval, Step, StopCondition, ToolResult } from "../Agent.js"
+import type {
+  AgentEvent,
+  AgentResult,
+  Budget,
+  Decision,
+  PendingApproval,
+  Step,
+  StepContext,
+  StepSettings,
+  StopCondition,
+  ToolResult
+} from "../Agent.js"
 import { type AgentError, BudgetExceeded, LoopDetected, MaxStepsExceeded } from "../AgentError.js"
 import type * as Tool from "../Tool.js"
 import type * as Toolkit from "../Toolkit.js"
@@ -26,6 +38,13 @@ export interface Settings {
   readonly model: string
   readonly toolkit: Toolkit.Any
   readonly toolChoice: Protocol.ToolChoice | undefined
+  readonly maxTokens: number | undefined
+  /** The `respond` tool and decoder of `output`. */
+  readonly output: StructuredOutput.Plan<unknown, never> | undefined
+  readonly prepareStep: ((context: StepContext) => Effect.Effect<Partial<StepSettings>>) | undefined
+  readonly onStep: ((step: Step, transcript: Transcript.Transcript) => Effect.Effect<void>) | undefined
+  /** Usage of earlier runs of this conversation (`resume`). */
+  readonly priorUsage: Protocol.Usage | undefined
   readonly maxSteps: number
   readonly budget: Omit<Budget, "duration"> & { readonly duration?: Duration.Duration | undefined }
   readonly concurrency: number
@@ -34,7 +53,7 @@ export interface Settings {
   readonly decisions: Readonly<Record<string, Decision>>
   /** One model call: `Chat.create`, or `Chat.stream` folded into a completion. */
   readonly complete: (request: Protocol.ChatRequest, step: number) => Effect.Effect<Protocol.ChatCompletion, SwitchboardError, Chat>
-  readonly emit: (event: AgentEvent) => Effect.Effect<void>
+  readonly emit: (event: AgentEvent<unknown>) => Effect.Effect<void>
 }
 
 interface State {
@@ -43,14 +62,16 @@ interface State {
   readonly modelCalls: number
   readonly toolCalls: number
   readonly startedAt: number
+  /** Counted against `budget.totalTokens`: prior usage, then each step's `tokens`. */
+  readonly tokens: number
 }
 
 type Next =
   | { readonly _tag: "Continue"; readonly state: State }
-  | { readonly _tag: "Done"; readonly result: AgentResult }
+  | { readonly _tag: "Done"; readonly result: AgentResult<unknown> }
 
 type Requirements = Chat | Tool.Handler<string>
-type Failure = AgentError | SwitchboardError
+type Failure = AgentError | SwitchboardError | StructuredOutput.StructuredOutputError
 
 const zeroUsage: Protocol.Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
 
@@ -72,10 +93,12 @@ const lastAssistant = (transcript: Transcript.Transcript): Protocol.AssistantMes
 }
 
 const finish = (
+  settings: Settings,
   state: State,
   status: AgentResult["status"],
-  pending: ReadonlyArray<PendingApproval> = []
-): AgentResult => {
+  pending: ReadonlyArray<PendingApproval> = [],
+  output: unknown = undefined
+): AgentResult<unknown> => {
   const message = lastAssistant(state.transcript)
   return {
     status,
@@ -83,24 +106,58 @@ const finish = (
     text: message.content ?? "",
     steps: state.steps,
     transcript: state.transcript,
-    usage: totalUsage(state.steps),
-    pending
+    usage: addUsage(settings.priorUsage ?? zeroUsage, totalUsage(state.steps)),
+    pending,
+    output
   }
+}
+
+/**
+ * A step's tokens for the budget: as reported, else estimated at one token
+ * per 4 characters of the request's messages and the reply.
+ */
+const stepTokens = (
+  request: Protocol.ChatRequest,
+  message: Protocol.AssistantMessage,
+  usage: Protocol.Usage | undefined
+): Step["tokens"] =>
+  usage !== undefined
+    ? { total: usage.total_tokens, estimated: false }
+    : { total: Math.ceil((JSON.stringify(request.messages).length + JSON.stringify(message).length) / 4), estimated: true }
+
+/** `maxTokens`, clamped to what `budget.totalTokens` has left (at least 1: the budget was checked). */
+const maxTokensAt = (settings: Settings, state: State): number | undefined => {
+  const total = settings.budget.totalTokens
+  const left = total === undefined ? undefined : Math.max(1, total - state.tokens)
+  if (left === undefined) return settings.maxTokens
+  return settings.maxTokens === undefined ? left : Math.min(settings.maxTokens, left)
 }
 
 /** Forced choices (`required`, a named function) apply to the first model call only, so they cannot loop. */
 const toolChoiceAt = (choice: Protocol.ToolChoice | undefined, modelCalls: number): Protocol.ToolChoice | undefined =>
   modelCalls === 0 || choice === undefined || choice === "none" ? choice : "auto"
 
-const request = (settings: Settings, state: State): Protocol.ChatRequest => {
-  const tools = settings.toolkit.definitions
-  const choice = toolChoiceAt(settings.toolChoice, state.modelCalls)
+const requestOf = (settings: Settings, state: State, step: StepSettings): Protocol.ChatRequest => {
+  const maxTokens = maxTokensAt(settings, state)
   return {
-    model: settings.model,
+    model: step.model,
     messages: state.transcript,
-    ...(tools.length > 0 ? { tools } : {}),
-    ...(tools.length > 0 && choice !== undefined ? { tool_choice: choice } : {})
+    ...(step.tools.length > 0 ? { tools: step.tools } : {}),
+    ...(step.tools.length > 0 && step.toolChoice !== undefined ? { tool_choice: step.toolChoice } : {}),
+    ...(maxTokens === undefined ? {} : { max_tokens: maxTokens })
   }
+}
+
+/** The next model call's request, after `prepareStep`'s changes. */
+const request = (settings: Settings, state: State): Effect.Effect<Protocol.ChatRequest> => {
+  const defaults: StepSettings = {
+    model: settings.model,
+    tools: settings.toolkit.definitions,
+    toolChoice: toolChoiceAt(settings.toolChoice, state.modelCalls)
+  }
+  if (settings.prepareStep === undefined) return Effect.succeed(requestOf(settings, state, defaults))
+  const context: StepContext = { ...defaults, index: state.steps.length, steps: state.steps, transcript: state.transcript }
+  return Effect.map(settings.prepareStep(context), (changes) => requestOf(settings, state, { ...defaults, ...changes }))
 }
 
 /** Token and duration limits, checked before every model call. */
@@ -109,7 +166,7 @@ const checkBudget = (settings: Settings, state: State) => {
   if (duration === undefined && totalTokens === undefined) return Effect.void
   return Effect.flatMap(Clock.currentTimeMillis, (now) => {
     const transcript = state.transcript
-    const tokens = totalUsage(state.steps).total_tokens
+    const tokens = state.tokens
     if (totalTokens !== undefined && tokens >= totalTokens) {
       return Effect.fail(new BudgetExceeded({ limit: "totalTokens", max: totalTokens, used: tokens, transcript }))
     }
@@ -175,7 +232,7 @@ const runCalls = (
   // stay in call order, and a half-run step could not be resumed in order.
   if (pending.length > 0) {
     const paused: State = { ...state, steps: [...state.steps, { ...step, toolResults: [] }] }
-    return Effect.succeed({ _tag: "Done", result: finish(paused, "paused", pending) })
+    return Effect.succeed({ _tag: "Done", result: finish(settings, paused, "paused", pending) })
   }
   const runnable = prepared.filter((p) => p._tag === "Ready" && settings.decisions[p.call.id] !== "deny").length
   const maxCalls = settings.budget.toolCalls
@@ -195,11 +252,11 @@ const runCalls = (
         steps: [...state.steps, done],
         toolCalls: state.toolCalls + runnable
       }
-      return Effect.as(settings.emit({ _tag: "StepFinished", step: done }), next)
+      return Effect.as(finished(settings, done, next.transcript), next)
     }),
     Effect.map((next): Next =>
       settings.stopWhen.some((stop) => stop(next.steps))
-        ? { _tag: "Done", result: finish(next, "stopped") }
+        ? { _tag: "Done", result: finish(settings, next, "stopped") }
         : { _tag: "Continue", state: next }
     )
   )
@@ -239,6 +296,22 @@ interface Progress {
   transcript: Transcript.Transcript
 }
 
+/** `StepFinished`, then the `onStep` checkpoint. */
+const finished = (settings: Settings, step: Step, transcript: Transcript.Transcript) =>
+  Effect.zipRight(
+    settings.emit({ _tag: "StepFinished", step }),
+    settings.onStep === undefined ? Effect.void : settings.onStep(step, transcript)
+  )
+
+/** Sends `request` and reads the first choice's message, its tool-call ids made usable. */
+const call = (settings: Settings, request: Protocol.ChatRequest, index: number) =>
+  Effect.flatMap(settings.complete(request, index), (completion) => {
+    const message = completion.choices[0]?.message
+    return message === undefined
+      ? Effect.fail(new ResponseDecodeError({ message: "the completion has no choices", body: "" }))
+      : Effect.succeed({ message: withCallIds(message, index), usage: completion.usage ?? undefined })
+  })
+
 /** One model call and its tools. */
 const step = (settings: Settings, state: State, progress: Progress): Effect.Effect<Next, Failure, Requirements> =>
   Effect.gen(function*() {
@@ -247,27 +320,57 @@ const step = (settings: Settings, state: State, progress: Progress): Effect.Effe
       return yield* new MaxStepsExceeded({ maxSteps: settings.maxSteps, transcript: state.transcript })
     }
     const index = state.steps.length
-    const completion = yield* settings.complete(request(settings, state), index)
-    const reply = completion.choices[0]?.message
-    if (reply === undefined) {
-      return yield* new ResponseDecodeError({ message: "the completion has no choices", body: "" })
-    }
-    const message = withCallIds(reply, index)
+    const sent = yield* request(settings, state)
+    const { message, usage } = yield* call(settings, sent, index)
     const transcript = [...state.transcript, message]
     progress.transcript = transcript
     const calls = message.tool_calls ?? []
-    const base = { index, requestMessages: state.transcript.length, message, usage: completion.usage ?? undefined }
-    const next: State = { ...state, transcript, modelCalls: state.modelCalls + 1 }
+    const tokens = stepTokens(sent, message, usage)
+    const base = { index, requestMessages: state.transcript.length, message, usage, tokens }
+    const next: State = { ...state, transcript, modelCalls: state.modelCalls + 1, tokens: state.tokens + tokens.total }
     if (calls.length === 0) {
       const done: Step = { ...base, toolResults: [] }
-      yield* settings.emit({ _tag: "StepFinished", step: done })
-      return { _tag: "Done", result: finish({ ...next, steps: [...state.steps, done] }, "completed") } as const
+      const answered: State = { ...next, steps: [...state.steps, done] }
+      yield* finished(settings, done, transcript)
+      const output = settings.output
+      if (output === undefined) return { _tag: "Done", result: finish(settings, answered, "completed") } as const
+      return { _tag: "Done", result: yield* respond(settings, answered, output) } as const
     }
     yield* detectLoop(settings, transcript, calls)
     return yield* runCalls(settings, next, base, calls)
   }).pipe(Effect.withSpan("Agent.step", { attributes: { "agent.step": state.steps.length }, captureStackTrace: false }))
 
-const loop = (settings: Settings, state: State, progress: Progress): Effect.Effect<AgentResult, Failure, Requirements> =>
+/**
+ * The `output` step, after the answer: one more model call forcing the
+ * `respond` tool, its arguments decoded. The step is in `steps` (and its
+ * usage in `usage`); the transcript keeps ending with the answer.
+ */
+const respond = (settings: Settings, state: State, output: StructuredOutput.Plan<unknown, never>) =>
+  Effect.gen(function*() {
+    yield* checkBudget(settings, state)
+    const index = state.steps.length
+    const base = requestOf(settings, state, { model: settings.model, tools: settings.toolkit.definitions, toolChoice: undefined })
+    const sent = yield* StructuredOutput.applyTo(output, base)
+    const { message, usage } = yield* call(settings, sent, index)
+    const done: Step = {
+      index,
+      requestMessages: state.transcript.length,
+      message,
+      toolResults: [],
+      usage,
+      tokens: stepTokens(sent, message, usage)
+    }
+    yield* finished(settings, done, state.transcript)
+    const text = StructuredOutput.textOf(output, message)
+    if (text === undefined) {
+      const issue = `the reply has no ${output.name} call`
+      return yield* new StructuredOutput.StructuredOutputError({ message: issue, mode: "tool", text: message.content ?? "", issue })
+    }
+    const value = yield* output.decode(text)
+    return finish(settings, { ...state, steps: [...state.steps, done] }, "completed", [], value)
+  }).pipe(Effect.withSpan("Agent.output", { attributes: { "agent.step": state.steps.length }, captureStackTrace: false }))
+
+const loop = (settings: Settings, state: State, progress: Progress): Effect.Effect<AgentResult<unknown>, Failure, Requirements> =>
   Effect.flatMap(step(settings, state, progress), (next) => {
     if (next._tag === "Done") return Effect.succeed(next.result)
     progress.transcript = next.state.transcript
@@ -293,13 +396,29 @@ const withinDuration = <A, R>(settings: Settings, progress: Progress, run: Effec
  * Runs from `transcript`: first the unanswered calls of its last assistant
  * message if any (a paused or interrupted run), then model calls until a stop.
  */
-export const run = (settings: Settings, transcript: Transcript.Transcript): Effect.Effect<AgentResult, Failure, Requirements> =>
+export const run = (
+  settings: Settings,
+  transcript: Transcript.Transcript
+): Effect.Effect<AgentResult<unknown>, Failure, Requirements> =>
   Effect.gen(function*() {
-    const state: State = { transcript, steps: [], modelCalls: 0, toolCalls: 0, startedAt: yield* Clock.currentTimeMillis }
+    const state: State = {
+      transcript,
+      steps: [],
+      modelCalls: 0,
+      toolCalls: 0,
+      startedAt: yield* Clock.currentTimeMillis,
+      tokens: settings.priorUsage?.total_tokens ?? 0
+    }
     const progress: Progress = { transcript }
     const open = Transcript.unansweredCalls(transcript)
     if (open === undefined) return yield* withinDuration(settings, progress, loop(settings, state, progress))
-    const base = { index: 0, requestMessages: transcript.indexOf(open.message), message: open.message, usage: undefined }
+    const base = {
+      index: 0,
+      requestMessages: transcript.indexOf(open.message),
+      message: open.message,
+      usage: undefined,
+      tokens: { total: 0, estimated: false }
+    }
     return yield* withinDuration(settings, progress, Effect.gen(function*() {
       const next = yield* runCalls(settings, state, base, open.calls).pipe(
         Effect.withSpan("Agent.step", { attributes: { "agent.step": 0, "agent.resumed": true }, captureStackTrace: false })

@@ -9,6 +9,7 @@ import type * as Protocol from "@switchboard/core/Protocol"
 import * as Conversation from "./conversation.js"
 import type { ApiError } from "./errors.js"
 import * as Images from "./images.js"
+import * as SchemaValue from "./schemaValue.js"
 import { contentText, countWords, truncateWords } from "./text.js"
 import * as Tools from "./tools.js"
 
@@ -60,12 +61,29 @@ export const textReply = (request: Protocol.ChatRequest, full: string): Reply =>
   return { content, toolCalls: [], finishReason: cut === undefined ? "stop" : "length", usage: usage(request, countWords(content)) }
 }
 
+/**
+ * The text reply in the asked `response_format`: JSON built from the schema
+ * (`json_schema`), the text wrapped as `{"reply": …}` (`json_object`), or the
+ * text itself.
+ */
+const formatted = (request: Protocol.ChatRequest, text: string): string => {
+  const format = request.response_format
+  switch (format?.type) {
+    case "json_schema":
+      return JSON.stringify(SchemaValue.build(format.json_schema.schema))
+    case "json_object":
+      return JSON.stringify({ reply: text })
+    default:
+      return text
+  }
+}
+
 /** The reply to a decoded chat request (images already validated), or the 400 the real service would send. */
 export const reply = (request: Protocol.ChatRequest): Reply | ApiError => {
   const invalid = Conversation.validatePairing(request.messages)
   if (invalid) return invalid
   const calls = Tools.nextCalls(request)
-  if (calls === undefined) return textReply(request, Tools.summarizeResults(request.messages) ?? plainText(request.messages))
+  if (calls === undefined) return textReply(request, formatted(request, Tools.summarizeResults(request.messages) ?? plainText(request.messages)))
   const completion = calls.reduce((sum, c) => sum + 1 + countWords(c.arguments.replace(/[{}":,]/g, " ")), 0)
   return { content: null, toolCalls: calls, finishReason: "tool_calls", usage: usage(request, completion) }
 }

@@ -153,6 +153,24 @@ const position = (messages: ReadonlyArray<Message>, from: number, steps: Readonl
 const callId = (seed: string, step: number, index: number) => `call_${step}_${index}_${shortHash(`${seed}|${step}|${index}`)}`
 
 /**
+ * Where the replayed turns start: after the last user message; for a forced
+ * function, after the last tool turn that called something else, so that a
+ * forced call after other tools ran in this turn (structured output at the
+ * end of an agent run) is still made.
+ */
+const turnStart = (request: Protocol.ChatRequest, lastUser: number): number => {
+  const choice = request.tool_choice
+  if (typeof choice !== "object") return lastUser + 1
+  const callsOther = (message: Message) =>
+    message.role === "assistant" && (message.tool_calls ?? []).some((call) => call.function.name !== choice.function.name)
+  let start = lastUser + 1
+  request.messages.forEach((message, i) => {
+    if (i > lastUser && callsOther(message)) start = i + 1
+  })
+  return start
+}
+
+/**
  * The tool calls to send now, or `undefined` when every step is done and the
  * model should answer in text.
  */
@@ -161,7 +179,7 @@ export const nextCalls = (request: Protocol.ChatRequest): ReadonlyArray<Outgoing
   const lastUser = Conversation.lastUserIndex(messages)
   const text = contentText(messages[lastUser]?.content)
   const steps = plan(text, request.tools, request.tool_choice)
-  const { at, attempt, step } = position(messages, lastUser + 1, steps)
+  const { at, attempt, step } = position(messages, turnStart(request, lastUser), steps)
   const current = steps[step]
   if (current === undefined) return undefined
   const previous = previousResult(messages, at)

@@ -1,0 +1,207 @@
+import * as LanguageModel from "@effect/ai/LanguageModel"
+import * as Prompt from "@effect/ai/Prompt"
+import { describe, expect, it } from "@effect/vitest"
+import { Emulator } from "@switchboard/emulator"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { SwitchboardLanguageModel } from "../src/index.js"
+import { emulated, HandlersLive, recordingSpans, sentChatBodies, toolkit } from "./fixtures.js"
+
+const Gpt = SwitchboardLanguageModel.layer({ model: "gpt-4o-mini" })
+const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(Effect.provide(Layer.mergeAll(Gpt, HandlersLive).pipe(Layer.provideMerge(emulated()))))
+
+describe("LanguageModel.generateText over the emulator", () => {
+  it.effect("answers a plain prompt with text, usage and a finish reason", () =>
+    Effect.gen(function*() {
+      const response = yield* LanguageModel.generateText({ prompt: "Hello there" })
+      expect(response.text).toContain(`You said: "Hello there"`)
+      expect(response.finishReason).toBe("stop")
+      expect(response.usage.inputTokens).toBeGreaterThan(0)
+      expect(response.usage.totalTokens).toBe(response.usage.inputTokens! + response.usage.outputTokens!)
+      const metadata = response.content.find((part) => part.type === "response-metadata")
+      expect(metadata?.modelId).toEqual(Option.some("gpt-4o-mini"))
+    }).pipe(provide))
+
+  it.effect("runs a toolkit of two typed tools: the results come back decoded, then go back in call order", () =>
+    Effect.gen(function*() {
+      const prompt = Prompt.make("Use get_weather and get_time please")
+      const response = yield* LanguageModel.generateText({ prompt, toolkit })
+      expect(response.finishReason).toBe("tool-calls")
+      expect(response.toolCalls.map((call) => call.name)).toEqual(["get_weather", "get_time"])
+      expect(response.toolResults.map((result) => result.result)).toEqual([
+        { city: "sample city", celsius: 21 },
+        { zone: "sample zone", time: "12:00" }
+      ])
+      const next = yield* LanguageModel.generateText({ prompt: Prompt.merge(prompt, Prompt.fromResponseParts(response.content)), toolkit })
+      expect(next.text).toBe(
+        `Tool results: get_weather → {"city":"sample city","celsius":21}; get_time → {"zone":"sample zone","time":"12:00"}.`
+      )
+      const sent = (yield* sentChatBodies)[1]!["messages"] as ReadonlyArray<{ readonly role: string }>
+      expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "tool", "tool"])
+    }).pipe(provide))
+
+  it.effect("sends tool results in the call order of the assistant message before them", () =>
+    Effect.gen(function*() {
+      const call = (id: string, name: string, params: object) => ({ type: "tool-call" as const, id, name, params, providerExecuted: false })
+      const result = (id: string, name: string, value: object) =>
+        ({ type: "tool-result" as const, id, name, result: value, isFailure: false, providerExecuted: false })
+      const prompt = Prompt.make([
+        { role: "user", content: "Use get_weather and get_time" },
+        { role: "assistant", content: [call("a", "get_weather", { city: "Paris" }), call("b", "get_time", { zone: "UTC" })] },
+        { role: "tool", content: [result("b", "get_time", { zone: "UTC", time: "12:00" }), result("a", "get_weather", { city: "Paris", celsius: 21 })] }
+      ])
+      const response = yield* LanguageModel.generateText({ prompt })
+      const [body] = yield* sentChatBodies
+      const messages = body!["messages"] as ReadonlyArray<{ readonly role: string; readonly tool_call_id?: string }>
+      expect(messages.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : []))).toEqual(["a", "b"])
+      expect(response.text).toContain(`get_weather → {"city":"Paris","celsius":21}; get_time →`)
+    }).pipe(provide))
+
+  it.effect("maps every tool choice form", () =>
+    Effect.gen(function*() {
+      const prompt = "Say hi"
+      yield* LanguageModel.generateText({ prompt, toolkit, toolChoice: "none" })
+      yield* LanguageModel.generateText({ prompt, toolkit, toolChoice: "required" })
+      yield* LanguageModel.generateText({ prompt, toolkit, toolChoice: { tool: "get_time" } })
+      yield* LanguageModel.generateText({ prompt, toolkit, toolChoice: { oneOf: ["get_time"], mode: "required" } })
+      yield* LanguageModel.generateText({ prompt, toolkit })
+      yield* LanguageModel.generateText({ prompt })
+      const bodies = yield* sentChatBodies
+      expect(bodies.map((b) => b["tool_choice"])).toEqual([
+        "none",
+        "required",
+        { type: "function", function: { name: "get_time" } },
+        "required",
+        "auto",
+        undefined
+      ])
+      const names = (b: Record<string, unknown>) =>
+        ((b["tools"] ?? []) as ReadonlyArray<{ readonly function: { readonly name: string } }>).map((t) => t.function.name)
+      expect(bodies.map(names)).toEqual([
+        ["get_weather", "get_time"],
+        ["get_weather", "get_time"],
+        ["get_weather", "get_time"],
+        ["get_time"],
+        ["get_weather", "get_time"],
+        []
+      ])
+    }).pipe(provide))
+
+  it.effect("sends images from a URL, a data URI and bytes, through core's Attachment", () =>
+    Effect.gen(function*() {
+      const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4])
+      const prompt = Prompt.make([{
+        role: "user",
+        content: [
+          { type: "text", text: "What are these?" },
+          { type: "file", mediaType: "image/jpeg", data: new URL("https://example.com/cat.jpg") },
+          { type: "file", mediaType: "image/png", data: "iVBORw0KGgo=" },
+          { type: "file", mediaType: "image/png", data: png }
+        ]
+      }])
+      const response = yield* LanguageModel.generateText({ prompt })
+      expect(response.text).toContain("Received 3 images")
+      expect(response.text).toContain("https://example.com/cat.jpg (URL)")
+      expect(response.text).toContain(`image/png ${png.length} bytes (data URI)`)
+    }).pipe(provide))
+
+  it.effect("config and withConfigOverride set request fields per call", () =>
+    Effect.gen(function*() {
+      const layer = SwitchboardLanguageModel.layer({ model: "gpt-4o-mini", config: { temperature: 0.5, max_tokens: 50 } })
+      yield* LanguageModel.generateText({ prompt: "Hi" }).pipe(
+        SwitchboardLanguageModel.withConfigOverride({ max_tokens: 3 }),
+        Effect.provide(layer)
+      )
+      const response = yield* LanguageModel.generateText({ prompt: "Hi" }).pipe(Effect.provide(layer))
+      const [overridden, plain] = yield* sentChatBodies
+      expect(overridden).toMatchObject({ temperature: 0.5, max_tokens: 3 })
+      expect(plain).toMatchObject({ temperature: 0.5, max_tokens: 50 })
+      expect(response.finishReason).toBe("stop")
+    }).pipe(provide))
+})
+
+describe("errors", () => {
+  it.effect("a service error is an AiError with the Switchboard error as cause", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        LanguageModel.generateText({ prompt: "Hi" }).pipe(Effect.provide(SwitchboardLanguageModel.layer({ model: "no-such-model" })))
+      )
+      expect(error._tag).toBe("UnknownError")
+      expect(error._tag === "UnknownError" && error.cause).toMatchObject({ _tag: "NotFoundError", status: 404 })
+      expect(error.message).toContain("no-such-model")
+    }).pipe(provide))
+
+  it.effect("bad input is MalformedInput naming the field, and nothing is sent", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        LanguageModel.generateText({ prompt: "Hi" }).pipe(SwitchboardLanguageModel.withConfigOverride({ max_tokens: -1 }))
+      )
+      expect(error._tag).toBe("MalformedInput")
+      expect(error._tag === "MalformedInput" && error.cause).toMatchObject({ _tag: "InvalidRequestError", field: "max_tokens" })
+      expect(yield* sentChatBodies).toEqual([])
+    }).pipe(provide))
+
+  it.effect("a broken stream fails streamText with an AiError whose cause is the StreamError", () =>
+    Effect.gen(function*() {
+      const emulator = yield* Emulator.Emulator
+      yield* emulator.setFaults({ script: [{ _tag: "ErrorEvent", afterChunks: 2, message: "overloaded" }] })
+      const error = yield* Effect.flip(Stream.runDrain(LanguageModel.streamText({ prompt: "Tell me a long story please" })))
+      expect(error._tag === "UnknownError" && error.cause).toMatchObject({ _tag: "StreamError" })
+    }).pipe(provide))
+})
+
+describe("LanguageModel.streamText over the emulator", () => {
+  it.effect("parts come in order and the text equals the non-streamed text", () =>
+    Effect.gen(function*() {
+      const prompt = "Tell me something long enough to arrive in several chunks"
+      const whole = yield* LanguageModel.generateText({ prompt })
+      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(LanguageModel.streamText({ prompt })))
+      const types = parts.map((part) => part.type)
+      expect(types[0]).toBe("response-metadata")
+      expect(types[1]).toBe("text-start")
+      expect(types.slice(2, -2).every((t) => t === "text-delta")).toBe(true)
+      expect(types.filter((t) => t === "text-delta").length).toBeGreaterThan(1)
+      expect(types.slice(-2)).toEqual(["text-end", "finish"])
+      const text = parts.flatMap((part) => (part.type === "text-delta" ? [part.delta] : [])).join("")
+      expect(text).toBe(whole.text)
+      const finish = parts.at(-1)
+      expect(finish?.type === "finish" && finish.usage.totalTokens).toBe(whole.usage.totalTokens)
+    }).pipe(provide))
+
+  it.effect("tool calls stream as params parts, then the call, its result, and finish", () =>
+    Effect.gen(function*() {
+      const parts = Chunk.toReadonlyArray(
+        yield* Stream.runCollect(LanguageModel.streamText({ prompt: "Use get_weather please", toolkit }))
+      )
+      const types = parts.map((part) => part.type).filter((t) => t !== "tool-params-delta")
+      expect(types).toEqual(["response-metadata", "tool-params-start", "tool-params-end", "tool-call", "tool-result", "finish"])
+      const args = parts.flatMap((part) => (part.type === "tool-params-delta" ? [part.delta] : [])).join("")
+      expect(JSON.parse(args)).toEqual({ city: "sample city" })
+      const result = parts.find((part) => part.type === "tool-result")
+      expect(result?.type === "tool-result" && result.result).toEqual({ city: "sample city", celsius: 21 })
+    }).pipe(provide))
+})
+
+describe("telemetry", () => {
+  it.effect("annotates the @effect/ai span with gen_ai attributes; core's span is its child", () =>
+    Effect.gen(function*() {
+      const { result, spans } = yield* recordingSpans(LanguageModel.generateText({ prompt: "Hi" }))
+      expect(result._tag).toBe("Right")
+      const outer = spans.find((s) => s.name === "LanguageModel.generateText")!
+      const inner = spans.find((s) => s.name === "Switchboard.Chat.create")!
+      expect(Object.fromEntries(outer.attributes)).toMatchObject({
+        "gen_ai.system": "switchboard",
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.response.model": "gpt-4o-mini",
+        "gen_ai.response.finish_reasons": ["stop"]
+      })
+      expect(outer.attributes.get("gen_ai.usage.input_tokens")).toBeGreaterThan(0)
+      expect(inner.attributes.get("gen_ai.request.model")).toBe("gpt-4o-mini")
+      expect(inner.parent._tag === "Some" && inner.parent.value.spanId).toBe(outer.spanId)
+    }).pipe(provide))
+})

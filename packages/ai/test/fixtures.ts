@@ -1,0 +1,57 @@
+/**
+ * The emulator in process on a free port, the SDK's Node layer pointed at
+ * it, and the provider layers on top: every test is an `@effect/ai` program
+ * that crosses real HTTP.
+ */
+import * as AiTool from "@effect/ai/Tool"
+import * as AiToolkit from "@effect/ai/Toolkit"
+import { Emulator } from "@switchboard/emulator"
+import { NodeSwitchboard } from "@switchboard/node"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Tracer from "effect/Tracer"
+
+/** The emulator, and the SDK configured for it. */
+export const emulated = () =>
+  Layer.unwrapEffect(
+    Effect.map(Emulator.Emulator, (emulator) => NodeSwitchboard.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey }))
+  ).pipe(Layer.provideMerge(Emulator.layer()))
+
+/** The chat request bodies the emulator received, in order. */
+export const sentChatBodies = Effect.map(Effect.flatMap(Emulator.Emulator, (e) => e.requests), (requests) =>
+  requests.filter((r) => r.path.endsWith("/chat/completions")).map((r) => r.body as Record<string, unknown>))
+
+export const GetWeather = AiTool.make("get_weather", {
+  description: "Current weather in a city",
+  parameters: { city: Schema.String.annotations({ description: "City name" }) },
+  success: Schema.Struct({ city: Schema.String, celsius: Schema.Number })
+})
+
+export const GetTime = AiTool.make("get_time", {
+  description: "Local time in a zone",
+  parameters: { zone: Schema.String },
+  success: Schema.Struct({ zone: Schema.String, time: Schema.String })
+})
+
+export const toolkit = AiToolkit.make(GetWeather, GetTime)
+
+export const HandlersLive = toolkit.toLayer({
+  get_weather: ({ city }) => Effect.succeed({ city, celsius: 21 }),
+  get_time: ({ zone }) => Effect.succeed({ zone, time: "12:00" })
+})
+
+/** Runs `effect` with a tracer that records every span it starts. */
+export const recordingSpans = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.tracerWith((base) => {
+    const spans: Array<Tracer.Span> = []
+    const tracer = Tracer.make({
+      span: (...args) => {
+        const span = base.span(...args)
+        spans.push(span)
+        return span
+      },
+      context: base.context
+    })
+    return Effect.map(Effect.either(Effect.withTracer(effect, tracer)), (result) => ({ result, spans }))
+  })

@@ -1,0 +1,63 @@
+import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
+import * as LanguageModel from "@effect/ai/LanguageModel"
+import { describe, expect, it } from "@effect/vitest"
+import { Embeddings } from "@switchboard/core"
+import { Emulator } from "@switchboard/emulator"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as ExecutionPlan from "effect/ExecutionPlan"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+import { SwitchboardEmbeddingModel, SwitchboardLanguageModel } from "../src/index.js"
+import { emulated, sentChatBodies } from "./fixtures.js"
+
+const waitUntil = <A>(effect: Effect.Effect<A>, done: (a: A) => boolean): Effect.Effect<A> =>
+  Effect.flatMap(effect, (a) => (done(a) ? Effect.succeed(a) : Effect.zipRight(Effect.yieldNow(), waitUntil(effect, done))))
+
+describe("EmbeddingModel over the emulator", () => {
+  const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    effect.pipe(Effect.provide(SwitchboardEmbeddingModel.layer({ model: "text-embedding-3-small" }).pipe(Layer.provideMerge(emulated()))))
+
+  it.effect("embed and embedMany give core's vectors, in input order", () =>
+    Effect.gen(function*() {
+      const inputs = ["the cat sat", "on the mat", "quantum chromodynamics", "the cat sat"]
+      const direct = yield* Embeddings.embedMany(inputs, { model: "text-embedding-3-small" })
+      const model = yield* EmbeddingModel.EmbeddingModel
+      const many = yield* model.embedMany(inputs)
+      expect(many).toEqual(direct.map((v) => [...v]))
+      expect(yield* model.embed("on the mat")).toEqual([...direct[1]!])
+    }).pipe(provide))
+
+  it.effect("an unknown model is an AiError with core's NotFoundError as cause", () =>
+    Effect.gen(function*() {
+      const model = yield* EmbeddingModel.EmbeddingModel
+      const error = yield* Effect.flip(model.embed("x"))
+      expect(error._tag === "UnknownError" && error.cause).toMatchObject({ _tag: "NotFoundError" })
+    }).pipe(Effect.provide(SwitchboardEmbeddingModel.layer({ model: "no-such-embedder" }).pipe(Layer.provideMerge(emulated())))))
+})
+
+describe("models, plans and retries", () => {
+  it.effect("an ExecutionPlan falls back from a model the service fails to one that answers", () =>
+    Effect.gen(function*() {
+      const plan = ExecutionPlan.make(
+        { provide: SwitchboardLanguageModel.model("no-such-model") },
+        { provide: SwitchboardLanguageModel.model("gpt-4o-mini") }
+      )
+      const response = yield* LanguageModel.generateText({ prompt: "Hello" }).pipe(Effect.withExecutionPlan(plan))
+      expect(response.text).toContain("You said")
+      expect((yield* sentChatBodies).map((b) => b["model"])).toEqual(["no-such-model", "gpt-4o-mini"])
+    }).pipe(Effect.provide(emulated())))
+
+  it.effect("a 429 is retried underneath: @effect/ai sees only the answer", () =>
+    Effect.gen(function*() {
+      const emulator = yield* Emulator.Emulator
+      yield* emulator.setFaults({ script: [{ _tag: "Status", status: 429, retryAfter: 2 }] })
+      const fiber = yield* Effect.fork(LanguageModel.generateText({ prompt: "Hello" }))
+      yield* waitUntil(TestClock.sleeps(), (s) => Chunk.some(s, (t) => t === 2000))
+      yield* TestClock.adjust("2 seconds")
+      const response = yield* Fiber.join(fiber)
+      expect(response.text).toContain("You said")
+      expect(yield* emulator.requestCount).toBe(2)
+    }).pipe(Effect.provide(SwitchboardLanguageModel.layer({ model: "gpt-4o-mini" }).pipe(Layer.provideMerge(emulated())))))
+})

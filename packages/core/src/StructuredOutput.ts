@@ -1,0 +1,219 @@
+/**
+ * A value decoded by a `Schema` from a chat call (`Chat.createObject`). Two
+ * ways to ask the model for it:
+ *
+ * - `tool` (the default): a forced call of a `respond` tool whose parameters
+ *   are the schema. Tool calling is in the service contract (spec 2.3), so
+ *   this works on every chat model.
+ * - `json_schema`: `response_format: {type: "json_schema"}`. The contract does
+ *   not promise it; use it where the service is known to accept it.
+ *
+ * A schema whose JSON Schema is not an object with properties (an array, a
+ * string, a union) is wrapped as `{"value": …}`: tool parameters and strict
+ * JSON output both need an object at the root.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type * as Chat from "./Chat.js"
+import * as JsonSchema from "./JsonSchema.js"
+import type * as Protocol from "./Protocol.js"
+import { InvalidRequestError, type SwitchboardError } from "./SwitchboardError.js"
+
+/**
+ * How the model is asked for the value.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Mode = "tool" | "json_schema"
+
+/**
+ * The mode used when a call gives none: `tool` unless a layer says otherwise,
+ * e.g. `Layer.succeed(StructuredOutput.DefaultMode, "json_schema")` for a
+ * service that accepts `response_format`.
+ *
+ * @since 0.1.0
+ * @category references
+ */
+export class DefaultMode extends Context.Reference<DefaultMode>()("@switchboard/core/StructuredOutput/DefaultMode", {
+  defaultValue: (): Mode => "tool"
+}) {}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly mode?: Mode | undefined
+  /** The tool's or the JSON schema's name. Default `respond`. */
+  readonly name?: string | undefined
+  /** What the value is, for the model. */
+  readonly description?: string | undefined
+  /** `json_schema` mode: sent as `json_schema.strict`. */
+  readonly strict?: boolean | undefined
+}
+
+/**
+ * The reply did not give a value of the schema: `text` is what it gave (the
+ * content, or the `respond` call's arguments), `issue` why it does not
+ * decode.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class StructuredOutputError extends Schema.TaggedError<StructuredOutputError>()("StructuredOutputError", {
+  message: Schema.String,
+  mode: Schema.Literal("tool", "json_schema"),
+  text: Schema.String,
+  issue: Schema.String
+}) {}
+
+/**
+ * A decoded value and the completion it came from (usage, finish reason).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ObjectResult<A> {
+  readonly value: A
+  readonly completion: Protocol.ChatCompletion
+}
+
+/**
+ * What is sent for a schema, and how the reply is read back.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Plan<A, R> {
+  readonly mode: Mode
+  readonly name: string
+  /** Whether the value travels as `{"value": …}`. */
+  readonly wrapped: boolean
+  /** The JSON Schema sent: the tool's parameters, or `response_format.json_schema.schema`. */
+  readonly jsonSchema: JsonSchema.JsonObject
+  /** The `respond` tool, in `tool` mode. */
+  readonly tool: Protocol.Tool | undefined
+  /** Decodes the JSON text of a reply into the value. */
+  readonly decode: (text: string) => Effect.Effect<A, StructuredOutputError, R>
+}
+
+const rootIsObject = (schema: Schema.Schema.Any): boolean => JsonSchema.isObjectSchema(JsonSchema.make(schema))
+
+/**
+ * The plan for `schema`: wrapped or not, its JSON Schema and its decoder.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const plan = <A, I, R>(schema: Schema.Schema<A, I, R>, options: Options & { readonly mode: Mode }): Plan<A, R> => {
+  const name = options.name ?? "respond"
+  const wrapped = !rootIsObject(schema as Schema.Schema.Any)
+  const sent: Schema.Schema<A, unknown, R> = wrapped
+    ? Schema.transform(Schema.Struct({ value: schema }), Schema.typeSchema(schema), {
+      strict: true,
+      decode: ({ value }) => value,
+      encode: (value) => ({ value })
+    }) as unknown as Schema.Schema<A, unknown, R>
+    : schema as unknown as Schema.Schema<A, unknown, R>
+  const jsonSchema = options.mode === "tool"
+    ? JsonSchema.toolParameters(sent as Schema.Schema.Any) as JsonSchema.JsonObject
+    : JsonSchema.make(sent as Schema.Schema.Any)
+  const decodeJson = Schema.decodeUnknown(Schema.parseJson(sent))
+  const fail = (text: string, issue: string) =>
+    new StructuredOutputError({ message: `the reply does not match the schema: ${issue}`, mode: options.mode, text, issue })
+  return {
+    mode: options.mode,
+    name,
+    wrapped,
+    jsonSchema,
+    tool: options.mode === "tool"
+      ? {
+        type: "function",
+        function: {
+          name,
+          description: options.description ?? "Give the answer as the arguments of this call.",
+          parameters: jsonSchema
+        }
+      }
+      : undefined,
+    decode: (text) =>
+      Effect.mapError(decodeJson(text), (error) => fail(text, ParseResult.TreeFormatter.formatErrorSync(error)))
+  }
+}
+
+/**
+ * The request with the plan applied: the `respond` tool forced (the
+ * request's own tools are kept, as context), or the `response_format`.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const applyTo = <A, R>(
+  plan: Plan<A, R>,
+  request: Protocol.ChatRequest
+): Either.Either<Protocol.ChatRequest, InvalidRequestError> => {
+  if (plan.tool === undefined) {
+    return Either.right({
+      ...request,
+      response_format: {
+        type: "json_schema",
+        json_schema: { name: plan.name, schema: plan.jsonSchema }
+      }
+    })
+  }
+  if (request.tools?.some((tool) => tool.function.name === plan.name)) {
+    return Either.left(
+      new InvalidRequestError({ field: "tools", message: `tools must not have a tool named "${plan.name}": structured output uses it` })
+    )
+  }
+  return Either.right({
+    ...request,
+    tools: [...(request.tools ?? []), plan.tool],
+    tool_choice: { type: "function", function: { name: plan.name } }
+  })
+}
+
+/**
+ * The JSON text of the value in a reply: the arguments of the `respond`
+ * call, or the content.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const textOf = <A, R>(plan: Plan<A, R>, message: Protocol.AssistantMessage): string | undefined =>
+  plan.tool === undefined
+    ? message.content ?? undefined
+    : message.tool_calls?.find((call) => call.function.name === plan.name)?.function.arguments
+
+/**
+ * Sends `request` asking for a value of `schema` and decodes it. Fails with
+ * `StructuredOutputError` when the reply has no value or one that does not
+ * decode; the request is validated first, like `Chat.create`'s.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const create = <A, I, R>(
+  chat: Chat.Service,
+  request: Protocol.ChatRequest,
+  schema: Schema.Schema<A, I, R>,
+  options: Options = {}
+): Effect.Effect<ObjectResult<A>, SwitchboardError | StructuredOutputError, R> =>
+  Effect.gen(function*() {
+    const mode = options.mode ?? (yield* DefaultMode)
+    const planned = plan(schema, { ...options, mode })
+    const completion = yield* chat.create(yield* applyTo(planned, request))
+    const message = completion.choices[0]?.message
+    const text = message === undefined ? undefined : textOf(planned, message)
+    if (text === undefined) {
+      const issue = mode === "tool" ? `the reply has no ${planned.name} call` : "the reply has no content"
+      return yield* new StructuredOutputError({ message: issue, mode, text: message?.content ?? "", issue })
+    }
+    return { value: yield* planned.decode(text), completion }
+  })

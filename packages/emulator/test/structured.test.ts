@@ -1,0 +1,94 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Schema from "effect/Schema"
+import * as Emulator from "../src/Emulator.js"
+import { accumulate, chat, errorOf, message } from "./utils.js"
+
+const run = Effect.provide(Emulator.layer())
+
+class Address extends Schema.Class<Address>("Address")({
+  city: Schema.String,
+  zip: Schema.String.pipe(Schema.minLength(5))
+}) {}
+
+/** Nested structs, a class behind `$ref`, arrays of structs, literals, bounded numbers, optionals. */
+const Order = Schema.Struct({
+  id: Schema.String,
+  status: Schema.Literal("open", "shipped"),
+  total: Schema.Number.pipe(Schema.greaterThan(100)),
+  address: Address,
+  lines: Schema.Array(Schema.Struct({ sku: Schema.String, quantity: Schema.Int.pipe(Schema.lessThanOrEqualTo(10)) })),
+  tags: Schema.NonEmptyArray(Schema.String),
+  note: Schema.optional(Schema.NullOr(Schema.String))
+})
+
+const jsonSchema = JSONSchema.make(Order) as unknown as Record<string, unknown>
+const ask = [{ role: "user", content: "Give me an order" }]
+const decodeOrder = Schema.decodeUnknownSync(Schema.parseJson(Order))
+
+describe("response_format", () => {
+  it.scoped("json_schema: the content is JSON that decodes against the schema, the same every time", () =>
+    Effect.gen(function*() {
+      const body = { messages: ask, response_format: { type: "json_schema", json_schema: { name: "order", schema: jsonSchema, strict: true } } }
+      const reply = yield* chat(body)
+      const content = message(reply).content!
+      const order = decodeOrder(content)
+      expect(order.address.city).toBe("sample city")
+      expect(order.lines).toHaveLength(1)
+      expect(message(yield* chat(body)).content).toBe(content)
+    }).pipe(run))
+
+  it.scoped("json_schema: streamed, the content is the same JSON", () =>
+    Effect.gen(function*() {
+      const format = { type: "json_schema", json_schema: { name: "order", schema: jsonSchema } }
+      const whole = message(yield* chat({ messages: ask, response_format: format })).content
+      const streamed = yield* chat({ messages: ask, response_format: format, stream: true })
+      expect(accumulate(streamed.text).content).toBe(whole)
+    }).pipe(run))
+
+  it.scoped("json_object: the reply is a JSON object holding the text reply", () =>
+    Effect.gen(function*() {
+      const plain = message(yield* chat({ messages: ask })).content
+      const json = message(yield* chat({ messages: ask, response_format: { type: "json_object" } })).content!
+      expect(JSON.parse(json)).toEqual({ reply: plain })
+    }).pipe(run))
+
+  it.scoped("text: the reply is unchanged", () =>
+    Effect.gen(function*() {
+      const plain = message(yield* chat({ messages: ask })).content
+      expect(message(yield* chat({ messages: ask, response_format: { type: "text" } })).content).toBe(plain)
+    }).pipe(run))
+
+  it.scoped("a malformed response_format is a 400 naming the field", () =>
+    Effect.gen(function*() {
+      const reply = yield* chat({ messages: ask, response_format: { type: "json_schema", json_schema: { name: "order" } } })
+      expect(reply.status).toBe(400)
+      expect(errorOf(reply).param).toBe("response_format.json_schema.schema")
+    }).pipe(run))
+})
+
+describe("forced tool with nested parameters", () => {
+  it.scoped("fills nested objects and arrays so the arguments decode against the schema", () =>
+    Effect.gen(function*() {
+      const tools = [{ type: "function", function: { name: "respond", description: "answer", parameters: jsonSchema } }]
+      const reply = yield* chat({ messages: ask, tools, tool_choice: { type: "function", function: { name: "respond" } } })
+      const [call] = message(reply).tool_calls!
+      expect(call!.function.name).toBe("respond")
+      expect(decodeOrder(call!.function.arguments).tags).toEqual(["sample tags"])
+    }).pipe(run))
+
+  it.scoped("is made even after other tools ran in this turn (structured output at the end of a run)", () =>
+    Effect.gen(function*() {
+      const weather = { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }
+      const respond = { type: "function", function: { name: "respond", parameters: jsonSchema } }
+      const messages = [
+        { role: "user", content: "Use get_weather" },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "c1", content: "sunny" },
+        { role: "assistant", content: "It is sunny." }
+      ]
+      const reply = yield* chat({ messages, tools: [weather, respond], tool_choice: { type: "function", function: { name: "respond" } } })
+      expect(message(reply).tool_calls?.map((c) => c.function.name)).toEqual(["respond"])
+    }).pipe(run))
+})
