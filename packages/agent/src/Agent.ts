@@ -24,7 +24,7 @@ import * as Either from "effect/Either"
 import * as Mailbox from "effect/Mailbox"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import type { AgentError } from "./AgentError.js"
+import type { AgentError, ToolDefect } from "./AgentError.js"
 import * as Loop from "./internal/loop.js"
 import type * as Toolkit from "./Toolkit.js"
 import type { Transcript } from "./Transcript.js"
@@ -145,6 +145,27 @@ export interface Budget {
 }
 
 /**
+ * Wraps every model call and every tool call of a run, each with its step
+ * (the model call's position in this run) and, for a tool, the call id: how
+ * `@switchboard/workflow` makes each one a durable activity. A wrapper must
+ * give back what the call gives (it may give a stored result instead).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Interceptor {
+  readonly model: <R>(
+    step: number,
+    call: Effect.Effect<Protocol.ChatCompletion, SwitchboardError, R>
+  ) => Effect.Effect<Protocol.ChatCompletion, SwitchboardError, R>
+  readonly tool: <R>(
+    step: number,
+    callId: string,
+    call: Effect.Effect<ToolResult, ToolDefect, R>
+  ) => Effect.Effect<ToolResult, ToolDefect, R>
+}
+
+/**
  * What a step is about to send, and what `prepareStep` may change.
  *
  * @since 0.1.0
@@ -208,6 +229,8 @@ export interface RunOptions<T extends Toolkit.Tools, A = undefined, I = A> {
   readonly stopWhen?: StopCondition | ReadonlyArray<StopCondition> | undefined
   /** Identical calls (name and arguments) allowed since the last user message before `LoopDetected`. Default 3. */
   readonly loopLimit?: number | undefined
+  /** Wraps each model and tool call; default none. */
+  readonly intercept?: Interceptor | undefined
 }
 
 /**
@@ -325,6 +348,7 @@ const settings = <T extends Toolkit.Tools, A, I>(
       concurrency: yield* count("concurrency", options.concurrency, 4, 1),
       stopWhen: options.stopWhen === undefined ? [] : typeof options.stopWhen === "function" ? [options.stopWhen] : options.stopWhen,
       loopLimit: yield* count("loopLimit", options.loopLimit, 3, 1),
+      intercept: options.intercept ?? Loop.noIntercept,
       decisions,
       complete,
       emit

@@ -9,7 +9,7 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Agent, Tool, Toolkit } from "@switchboard/agent"
-import { Embeddings, Models, Moderations, Videos } from "@switchboard/core"
+import { Attachment, Chat, Embeddings, Images, Models, Moderations, type Protocol, Videos } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
 import { NodeAttachment } from "@switchboard/node"
 import * as Clock from "effect/Clock"
@@ -220,15 +220,68 @@ const listModels: Step = {
     })
 }
 
-const chatPrompt = "In one sentence, welcome a new user to Switchboard."
+/** `12 prompt + 30 completion = 42 tokens`. */
+const tokens = (usage: Protocol.Usage | null | undefined) =>
+  usage ? `${usage.prompt_tokens} prompt + ${usage.completion_tokens} completion = ${usage.total_tokens} tokens` : "no usage reported"
+
+const askPrompt = "What is Switchboard, in one sentence?"
 
 const chat: Step = {
+  title: "Chat",
+  detail: `Chat.create, ${models.chat}: the whole completion at once`,
+  run: () =>
+    Effect.gen(function*() {
+      yield* prompt(askPrompt)
+      const completion = yield* Chat.create({ model: models.chat, messages: [{ role: "user", content: askPrompt }] })
+      yield* say(completion.choices[0]?.message.content ?? "")
+      yield* say(Output.dim(`${completion.choices[0]?.finish_reason ?? "no finish reason"}; ${tokens(completion.usage)}`))
+    })
+}
+
+const chatPrompt = "In one sentence, welcome a new user to Switchboard."
+
+const chatStreamed: Step = {
   title: "Chat, streamed",
-  detail: `Chat.streamText, ${models.chat}`,
+  detail: `Chat.streamWithCompletion, ${models.chat}: the text as it arrives, then the completion`,
   run: () =>
     Effect.gen(function*() {
       yield* prompt(chatPrompt)
-      yield* ChatCommand.streamReply({ model: models.chat, messages: [{ role: "user", content: chatPrompt }] }, "  ")
+      const indented = Output.indenter("  ")
+      yield* Chat.streamWithCompletion({ model: models.chat, messages: [{ role: "user", content: chatPrompt }] }).pipe(
+        Stream.runForEach((part) =>
+          part._tag === "TextDelta"
+            ? Output.write(indented(part.text))
+            : Output.write(indented(`\n${Output.dim(`${part.completion.choices[0]?.finish_reason}; ${tokens(part.completion.usage)}`)}\n`))
+        )
+      )
+    })
+}
+
+const visionPrompt = "What is in this picture?"
+
+const chatWithImage: Step = {
+  title: "Chat with an image",
+  detail: `Attachment.message with the fox above (NodeAttachment.fromFile), ${models.chat}`,
+  run: ({ made, out }) =>
+    Effect.gen(function*() {
+      yield* prompt(visionPrompt)
+      const photo = yield* NodeAttachment.fromFile(made.image ?? `${out}/fox-1.png`)
+      const completion = yield* Chat.create({ model: models.chat, messages: [Attachment.message(visionPrompt, photo)] })
+      yield* say(completion.choices[0]?.message.content ?? "")
+    })
+}
+
+const typedErrors: Step = {
+  title: "Typed errors",
+  detail: "bad input is refused before sending, as an InvalidRequestError naming the field",
+  run: () =>
+    Effect.gen(function*() {
+      yield* prompt("Images.generate({ prompt: \"A fox\", n: 0 })")
+      yield* Images.generate({ prompt: "A fox", n: 0 }).pipe(
+        Effect.flatMap(() => say("sent?")),
+        Effect.catchTag("InvalidRequestError", (error) =>
+          say(`${Output.yellow("InvalidRequestError")} (field ${error.field}, nothing sent): ${error.message}`))
+      )
     })
 }
 
@@ -318,7 +371,19 @@ const moderation: Step = {
  * @since 0.1.0
  * @category demo
  */
-export const steps: ReadonlyArray<Step> = [listModels, chat, agent, image, imageToImage, video, embeddings, moderation]
+export const steps: ReadonlyArray<Step> = [
+  listModels,
+  chat,
+  chatStreamed,
+  agent,
+  image,
+  chatWithImage,
+  imageToImage,
+  video,
+  embeddings,
+  moderation,
+  typedErrors
+]
 
 /**
  * The header printed before step `index` (from 0).
@@ -384,6 +449,13 @@ export const run = (options: RunOptions) =>
       )
     } else {
       against = "the embedded emulator"
+      // Half a configuration would otherwise pass unnoticed: say what is missing.
+      const given = Option.isSome(found.baseUrl) ? "SWITCHBOARD_BASE_URL" : Option.isSome(found.apiKey) ? "SWITCHBOARD_API_KEY" : undefined
+      if (given !== undefined) {
+        const missing = given === "SWITCHBOARD_BASE_URL" ? "SWITCHBOARD_API_KEY (or --api-key)" : "SWITCHBOARD_BASE_URL (or --base-url)"
+        const ignored = Option.isSome(found.baseUrl) ? ` ${found.baseUrl.value}` : ""
+        yield* Output.line(Output.yellow(`No ${missing} is set, so the service${ignored} is not used: the demo runs against the embedded emulator.`))
+      }
       yield* Effect.gen(function*() {
         const emulator = yield* Emulator.Emulator
         yield* Output.line(`Service: the embedded emulator at ${emulator.url}/v1, a local and deterministic stand-in.`)

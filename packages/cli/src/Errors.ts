@@ -12,7 +12,7 @@
  * @since 0.1.0
  */
 import * as ValidationError from "@effect/cli/ValidationError"
-import { AgentError } from "@switchboard/agent"
+import * as AgentError from "@switchboard/agent/AgentError"
 import { SwitchboardError } from "@switchboard/core"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -20,6 +20,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as Help from "./Help.js"
 import * as Output from "./Output.js"
 
 /**
@@ -134,13 +135,16 @@ const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
  */
 export const describe = (error: unknown): string => {
   if (SwitchboardError.isSwitchboardError(error)) return describeSdk(error)
+  if (ValidationError.isValidationError(error)) return Help.usageLine(error)
   if (AgentError.isAgentError(error)) return `The agent stopped: ${error.message}`
   switch (tagOf(error)) {
     case "UsageError":
     case "MissingConfigurationError":
       return messageOf(error)
     case "AttachmentError":
-      return `Cannot use this image: ${messageOf(error)}`
+      return text(error, "reason") === "UnknownMediaType" && !/form type\/subtype/.test(messageOf(error))
+        ? `Cannot use this image: ${text(error, "source") ?? "it"} is not a PNG, JPEG, GIF or WebP image; if it is an image of another type, name it with --media-type (e.g. --media-type image/heic)`
+        : `Cannot use this image: ${messageOf(error)}`
     case "SaveError":
       return `Cannot save ${text(error, "path") ?? "the file"}: ${messageOf(error)}`
     case "ServeError":
@@ -248,8 +252,8 @@ export const exitCode = <A, E>(exit: Exit.Exit<A, E>): number =>
     : exitCodeOf(errorOf(exit.cause))
 
 /**
- * Prints a failure nobody has reported yet (@effect/cli prints its own
- * usage errors, commands print theirs through `reported`).
+ * Prints a failure nobody has reported yet: a usage error of the parser,
+ * or a defect (commands print theirs through `reported`).
  *
  * @since 0.1.0
  * @category reporting
@@ -257,6 +261,6 @@ export const exitCode = <A, E>(exit: Exit.Exit<A, E>): number =>
 export const reportUnexpected = <E>(cause: Cause.Cause<E>): Effect.Effect<void> => {
   if (Cause.isInterruptedOnly(cause)) return Effect.void
   const error = errorOf(cause)
-  if (ValidationError.isValidationError(error) || tagOf(error) === "Reported") return Effect.void
+  if (tagOf(error) === "Reported") return Effect.void
   return Output.errorLine(render(error, process.argv.includes("--verbose")))
 }

@@ -3,6 +3,11 @@
  * never with `NO_COLOR`), raw writes for streamed text, tables, sizes, file
  * name slugs, cosine similarity.
  *
+ * The inline styles are plain SGR codes, each closing only itself: they go
+ * into streamed text, progress lines and table cells. @effect/printer-ansi
+ * has no dim style and its rendering resets every attribute; it lays out
+ * the help (`Help.ts`) instead.
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
@@ -15,7 +20,13 @@ import * as Effect from "effect/Effect"
  */
 export type Target = NodeJS.WriteStream
 
-const colours = (target: Target): boolean =>
+/**
+ * Whether `target` takes ANSI styles: a terminal, without `NO_COLOR`, not `TERM=dumb`.
+ *
+ * @since 0.1.0
+ * @category style
+ */
+export const colours = (target: Target): boolean =>
   target.isTTY === true && process.env["NO_COLOR"] === undefined && process.env["TERM"] !== "dumb"
 
 const sgr = (open: number, close: number) => (text: string, target: Target = process.stdout) =>

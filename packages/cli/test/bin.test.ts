@@ -167,9 +167,75 @@ describe.concurrent("errors", { timeout: 90_000 }, () => {
     expect(result.stderr).toMatch(/^✖ Cannot reach the service: .*check --base-url or SWITCHBOARD_BASE_URL/)
   })
 
-  it("an unknown command or flag is a usage error, exit 2", async () => {
-    expect((await run(["teleport"], { env })).code).toBe(2)
-    expect((await run(["models", "--colour"], { env })).code).toBe(2)
+  it("every usage error is one line starting with ✖, exit 2, nothing sent", async () => {
+    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+      [["teleport"], "Invalid subcommand for switchboard"],
+      [["models", "--colour"], "Received unknown argument: '--colour'"],
+      [["chat"], "Missing argument <prompt>"],
+      [["chat", "usage case", "--max-tokens", "abc"], "'abc' is not an integer"],
+      [["chat", "usage case", "--max-tokens", "0"], "--max-tokens: 0 is not allowed; it must be at least 1"],
+      [["emulator", "--port", "99999"], "--port: 99999 is not a port; give 1 to 65535, or 0 for any free port"],
+      [["video", "usage case", "--poll-interval", "0s"], "--poll-interval: the duration must be positive, not \"0s\""],
+      [["video", "usage case", "--poll-interval", "soon"], "--poll-interval: \"soon\" is not a duration"],
+      [["moderate", "usage case", "--top", "-1"], "--top: -1 is not allowed; it must be at least 0"],
+      [["chat", "usage case", "--image", "ftp://example.com/cat.png"], "the ftp: scheme is not supported; give a file, an http(s) URL or a data URI"]
+    ]
+    await Promise.all(cases.map(async ([args, message]) => {
+      const result = await run(args, { env })
+      expect(result.code, args.join(" ")).toBe(2)
+      expectOneLine(result.stderr)
+      expect(result.stderr.startsWith("✖ "), result.stderr).toBe(true)
+      expect(result.stderr).toContain(message)
+    }))
+    expect(await chatRequestsAbout("usage case")).toEqual([])
+  })
+
+  it("an image whose type is not recognised gives a hint that works: --media-type", async () => {
+    const dir = tempDir("media-type")
+    Fs.writeFileSync(Path.join(dir, "fake.jpg"), "not really a JPEG")
+    const refused = await run(["chat", "What is this?", "--image", "fake.jpg"], { env, cwd: dir })
+    expect(refused.code).toBe(2)
+    expectOneLine(refused.stderr)
+    expect(refused.stderr).toContain("fake.jpg is not a PNG, JPEG, GIF or WebP image; if it is an image of another type, name it with --media-type")
+    const sent = await run(["chat", "What is this?", "--image", "fake.jpg", "--media-type", "image/heic"], { env, cwd: dir })
+    expect(sent.code).toBe(0)
+    expect(sent.stdout).toContain("Received 1 image: image/heic")
+  })
+})
+
+describe.concurrent("--help", { timeout: 90_000 }, () => {
+  it("follows the terminal: no ANSI off a terminal even without NO_COLOR, wrapped to COLUMNS", async () => {
+    for (const args of [["--help"], ["chat", "--help"], ["image", "-h"], ["emulator", "--help"]]) {
+      const result = await run(args, { env: { COLUMNS: "60" }, unset: ["NO_COLOR"] })
+      expect(result.code).toBe(0)
+      expect(result.stdout).not.toContain("\x1b[")
+      for (const line of result.stdout.split("\n")) {
+        // A single word longer than the width (a flag's values) may not wrap.
+        if (line.trim().includes(" ")) expect(line.length, line).toBeLessThanOrEqual(60)
+      }
+    }
+  })
+
+  it("names the program, marks optional and repeatable flags, shows defaults", async () => {
+    const result = await run(["chat", "--help"])
+    expect(result.code).toBe(0)
+    const usage = result.stdout.slice(result.stdout.indexOf("USAGE"), result.stdout.indexOf("ARGUMENTS"))
+    expect(usage).toMatch(/^USAGE\n {2}switchboard chat \[--model text\] \[--image file\|url\]\.\.\./)
+    expect(usage).toContain("<prompt>")
+    expect(result.stdout).toMatch(/--model text +The chat model \(default: gpt-4o-mini\)/)
+    expect(result.stdout).toMatch(/--image file\|url +An image to send .*\n.*\(repeatable\)/)
+    expect(result.stdout).not.toContain("A user-defined piece of text")
+  })
+
+  it("lists the commands, one line each at 80 columns, also when no command is given", async () => {
+    const result = await run([])
+    expect(result.stdout).toBe((await run(["--help"])).stdout)
+    expect(result.code).toBe(0)
+    const commands = result.stdout.slice(result.stdout.indexOf("COMMANDS"), result.stdout.indexOf("OPTIONS"))
+    for (const name of ["models", "chat", "image", "video", "embed", "moderate", "emulator", "demo"]) {
+      expect(commands).toMatch(new RegExp(`\n {2}${name} +\\S`))
+    }
+    expect(Math.max(...result.stdout.split("\n").map((line) => line.length))).toBeLessThanOrEqual(80)
   })
 })
 
@@ -187,6 +253,16 @@ describe.concurrent("switchboard image", { timeout: 90_000 }, () => {
       expect(path).toMatch(new RegExp(`^pictures/a-fox-in-fresh-snow-\\d{8}-\\d{6}-${i + 1}\\.png$`))
       expect(pngSize(Path.join(dir, path))).toEqual([1792, 1024])
     }
+  })
+
+  it("two runs with the same prompt at the same time keep both images", async () => {
+    const dir = tempDir("same-prompt")
+    const [a, b] = await Promise.all([run(["image", "The same fox"], { env, cwd: dir }), run(["image", "The same fox"], { env, cwd: dir })])
+    expect([a?.code, b?.code]).toEqual([0, 0])
+    const paths = [...lines(a!.stdout), ...lines(b!.stdout)]
+    expect(new Set(paths).size).toBe(2)
+    expect(Fs.readdirSync(dir).filter((name) => name.endsWith(".png"))).toHaveLength(2)
+    for (const path of paths) expect(pngSize(Path.join(dir, path))).toEqual([1024, 1024])
   })
 
   it("transforms an image with --from", async () => {
@@ -347,14 +423,17 @@ describe("switchboard demo", { timeout: 90_000 }, () => {
     expect(result.stderr).toBe("")
     expect(result.code).toBe(0)
     const headers = [
-      "[1/8] Models",
-      "[2/8] Chat, streamed",
-      "[3/8] Agent with two tools",
-      "[4/8] Image",
-      "[5/8] Image to image",
-      "[6/8] Video",
-      "[7/8] Embeddings",
-      "[8/8] Moderation"
+      "[1/11] Models",
+      "[2/11] Chat",
+      "[3/11] Chat, streamed",
+      "[4/11] Agent with two tools",
+      "[5/11] Image",
+      "[6/11] Chat with an image",
+      "[7/11] Image to image",
+      "[8/11] Video",
+      "[9/11] Embeddings",
+      "[10/11] Moderation",
+      "[11/11] Typed errors"
     ]
     let at = 0
     for (const header of headers) {
@@ -363,9 +442,14 @@ describe("switchboard demo", { timeout: 90_000 }, () => {
       at = found
     }
     expect(result.stdout).toContain("the embedded emulator at http://127.0.0.1:")
+    // Token usage, of a plain and of a streamed completion.
+    expect(result.stdout).toMatch(/\[2\/11\] Chat [^]*\n {2}stop; \d+ prompt \+ \d+ completion = \d+ tokens\n/)
+    expect(result.stdout).toMatch(/\[3\/11\] Chat, streamed[^]*\n {2}stop; \d+ prompt \+ \d+ completion = \d+ tokens\n/)
+    expect(result.stdout).toMatch(/Received 1 image: image\/png \d+ bytes \(data URI\)/)
     expect(result.stdout).toMatch(/→ get_weather\(.*\n.*→ get_local_time\(/)
     expect(result.stdout).toMatch(/2 calls ran side by side/)
-    expect(lines(result.stdout).at(-1)).toMatch(new RegExp(`^✔ Demo finished: 8 steps in .* against the embedded emulator; files in ${out}$`))
+    expect(result.stdout).toContain("InvalidRequestError (field n, nothing sent): n must be a positive integer")
+    expect(lines(result.stdout).at(-1)).toMatch(new RegExp(`^✔ Demo finished: 11 steps in .* against the embedded emulator; files in ${out}$`))
     expect(pngSize(Path.join(out, "fox-1.png"))).toEqual([1024, 1024])
     expect(pngSize(Path.join(out, "fox-sketch-1.png"))).toEqual([1792, 1024])
     expect(Fs.readdirSync(out).some((name) => /^task_\w+\.mp4$/.test(name))).toBe(true)
@@ -379,6 +463,62 @@ describe("switchboard demo", { timeout: 90_000 }, () => {
     expect(result.code).toBe(1)
     expect(result.stdout).toContain(`Service: ${emulator.url}`)
     expectOneLine(result.stderr)
-    expect(result.stderr.trim()).toMatch(/^✖ Demo stopped at \[1\/8\] Models: Authentication failed \(HTTP 401\)/)
+    expect(result.stderr.trim()).toMatch(/^✖ Demo stopped at \[1\/11\] Models: Authentication failed \(HTTP 401\)/)
+  })
+
+  it("with only SWITCHBOARD_BASE_URL set, says the key is missing and that it uses the emulator", async () => {
+    const result = await run(["demo", "--out", tempDir("demo-half")], { env: { SWITCHBOARD_BASE_URL: "http://127.0.0.1:9" } })
+    expect(result.code).toBe(0)
+    expect(lines(result.stdout)[1]).toBe(
+      "No SWITCHBOARD_API_KEY (or --api-key) is set, so the service http://127.0.0.1:9 is not used: the demo runs against the embedded emulator."
+    )
+    expect(result.stdout).toContain("Service: the embedded emulator at http://127.0.0.1:")
+  })
+})
+
+describe.concurrent("switchboard video --database", { timeout: 120_000 }, () => {
+  it("runs the task as a workflow on a sqlite file: one task per key, found again by --resume --key", async () => {
+    const dir = tempDir("video-db")
+    const args = ["--database", "sqlite:tasks.sqlite", "--poll-interval", "10ms", "--out", "videos"]
+    const first = await run(["video", "A durable paper boat", "--key", "boat-1", ...args], { env, cwd: dir })
+    expect(first.code).toBe(0)
+    const path = lines(first.stdout)[0]!
+    expect(path).toMatch(/^videos\/task_\w+\.mp4$/)
+    expect(Fs.existsSync(Path.join(dir, path))).toBe(true)
+    expect(first.stderr).toMatch(/Started video workflow boat-1/)
+
+    const again = await run(["video", "A durable paper boat", "--key", "boat-1", ...args], { env, cwd: dir })
+    expect(lines(again.stdout)[0]).toBe(path)
+    const resumed = await run(["video", "--resume", "--key", "boat-1", ...args], { env, cwd: dir })
+    expect(resumed.code).toBe(0)
+    expect(lines(resumed.stdout)[0]).toBe(path)
+    expect(await chatRequestsAbout("A durable paper boat")).toHaveLength(1)
+  })
+
+  it("says so when no workflow has the key", async () => {
+    const dir = tempDir("video-db-missing")
+    const result = await run(["video", "--resume", "--key", "nothing-here", "--database", "sqlite:tasks.sqlite"], { env, cwd: dir })
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toMatch(/No video workflow with key nothing-here/)
+  })
+})
+
+describe.concurrent("switchboard worker", { timeout: 120_000 }, () => {
+  it("runs on a sqlite file until Ctrl-C, then exits 0", async () => {
+    const dir = tempDir("worker")
+    const worker = start(["worker", "--database", "sqlite:tasks.sqlite"], { env, cwd: dir })
+    await worker.waitFor(/Switchboard worker running video workflows stored in tasks\.sqlite/, "stdout")
+    worker.signal("SIGINT")
+    const exited = await worker.exited
+    expect(exited.code).toBe(0)
+    expect(Fs.existsSync(Path.join(dir, "tasks.sqlite"))).toBe(true)
+  })
+
+  it("refuses a port in the ephemeral range, naming the flag", async () => {
+    const result = await run(["worker", "--database", "postgres://nobody@127.0.0.1:1/none", "--port", "40000"], { env })
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toMatch(/port/)
+    expect(result.stderr).toMatch(/32768–60999/)
+    expectOneLine(result.stderr)
   })
 })

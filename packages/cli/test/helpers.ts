@@ -15,15 +15,39 @@ export const repoRoot = Path.resolve(packageDir, "../..")
 export const bin = Path.join(packageDir, "dist/bin.js")
 
 /**
+ * Holds a lock (a directory under node_modules) while `f` runs: the CLI's and
+ * the workflow package's process tests both build packages/workflow, and two
+ * `tsc -b` on one dist must not race. A lock older than 5 minutes is stale.
+ */
+const withBuildLock = <A>(repoRoot: string, f: () => A): A => {
+  const lock = Path.join(repoRoot, "node_modules/.switchboard-build.lock")
+  for (;;) {
+    try {
+      Fs.mkdirSync(lock)
+      break
+    } catch {
+      const age = Date.now() - (Fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now())
+      if (age > 300_000) Fs.rmSync(lock, { recursive: true, force: true })
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200)
+    }
+  }
+  try {
+    return f()
+  } finally {
+    Fs.rmSync(lock, { recursive: true, force: true })
+  }
+}
+
+/**
  * Builds the CLI and everything it references (`tsc -b`, incremental: a
  * no-op when dist is up to date).
  */
 export const build = (): void => {
   const tsc = Path.join(repoRoot, "node_modules/typescript/bin/tsc")
-  const result = spawnSync(process.execPath, [tsc, "-b", Path.join(packageDir, "tsconfig.build.json")], {
+  const result = withBuildLock(repoRoot, () => spawnSync(process.execPath, [tsc, "-b", Path.join(packageDir, "tsconfig.build.json")], {
     cwd: repoRoot,
     encoding: "utf8"
-  })
+  }))
   if (result.status !== 0) throw new Error(`tsc -b packages/cli/tsconfig.build.json failed:\n${result.stdout}${result.stderr}`)
 }
 
@@ -48,6 +72,8 @@ export interface SpawnOptions {
   /** Added to an environment without any SWITCHBOARD_ variable. */
   readonly env?: Readonly<Record<string, string>>
   readonly cwd?: string
+  /** Removed from the environment (e.g. `NO_COLOR`, which is set by default). */
+  readonly unset?: ReadonlyArray<string>
 }
 
 /** The parent's environment without SWITCHBOARD_* (so a developer's shell cannot leak in), colours off. */
@@ -75,9 +101,11 @@ export const stopAll = async (): Promise<void> => {
 }
 
 export const start = (args: ReadonlyArray<string>, options: SpawnOptions = {}): Running => {
+  const env: Record<string, string> = { ...baseEnv(), ...options.env }
+  for (const name of options.unset ?? []) delete env[name]
   const child = spawn(process.execPath, [bin, ...args], {
     cwd: options.cwd ?? Os.tmpdir(),
-    env: { ...baseEnv(), ...options.env },
+    env,
     stdio: ["ignore", "pipe", "pipe"]
   })
   const out = { stdout: "", stderr: "" }

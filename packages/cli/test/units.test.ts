@@ -11,7 +11,9 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as TestClock from "effect/TestClock"
 import { describe, expect } from "vitest"
+import { Emulator } from "@switchboard/emulator"
 import * as Embed from "../src/commands/embed.js"
+import * as EmulatorCommand from "../src/commands/emulator.js"
 import * as Errors from "../src/Errors.js"
 import * as Inputs from "../src/Inputs.js"
 import * as Output from "../src/Output.js"
@@ -59,6 +61,10 @@ describe("Inputs", () => {
     expect(Inputs.parseDuration("1.5m")).toEqual(Duration.seconds(90))
     expect(Inputs.parseDuration("3")).toEqual(Duration.seconds(3))
     expect(Inputs.parseDuration("soon")).toBeUndefined()
+  })
+
+  it("the emulator command's default key is the emulator's (written out so the CLI loads the emulator only to serve)", () => {
+    expect(EmulatorCommand.defaultApiKey).toBe(Emulator.defaultApiKey)
   })
 
   it("accepts --n for -n", () => {

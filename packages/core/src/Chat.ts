@@ -15,7 +15,7 @@ import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import * as StructuredOutput from "./StructuredOutput.js"
 import { defaultMaxResponseBytes, duration } from "./SwitchboardConfig.js"
-import { type SwitchboardError, TimeoutError } from "./SwitchboardError.js"
+import { InvalidRequestError, type SwitchboardError, TimeoutError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
 
 /**
@@ -60,12 +60,28 @@ const encodeRequest = encoder(Protocol.ChatRequest)
 const decodeCompletion = plainDecoder(Protocol.ChatCompletion)
 
 /**
+ * The request, validated, for `create`, which reads one JSON body: a
+ * streamed reply would fail to decode after being paid for.
+ */
+const notStreamed = (request: Protocol.ChatRequest) =>
+  Effect.flatMap(encodeRequest(request), (body) =>
+    request.stream === true ?
+      Effect.fail(
+        new InvalidRequestError({
+          field: "stream",
+          message:
+            "stream: true is for Chat.stream (or Chat.streamText, Chat.streamWithCompletion); Chat.create returns the whole completion"
+        })
+      ) :
+      Effect.succeed(body))
+
+/**
  * @since 0.1.0
  * @category constructors
  */
 export const make = Effect.map(Transport, (transport): Service => ({
   create: (request) =>
-    Effect.flatMap(encodeRequest(request), (body) =>
+    Effect.flatMap(notStreamed(request), (body) =>
       transport.call({
         method: "POST",
         path: "/chat/completions",
@@ -115,7 +131,9 @@ export const layer: Layer.Layer<Chat, never, Transport> = Layer.effect(Chat, mak
 /**
  * Sends a chat request and returns the completion. The request is validated
  * first: a request the service would reject fails with an
- * `InvalidRequestError` naming the field, and nothing is sent.
+ * `InvalidRequestError` naming the field, and nothing is sent. So does
+ * `stream: true`: streamed replies come from `stream`, `streamText` or
+ * `streamWithCompletion`.
  *
  * @since 0.1.0
  * @category accessors
@@ -185,6 +203,38 @@ export const streamText = (
   request: Protocol.ChatRequest,
   options?: StreamOptions
 ): Stream.Stream<string, SwitchboardError, Chat> => ChatStream.text(stream(request, options))
+
+/**
+ * What `streamWithCompletion` emits: the text as it arrives, then, last, the
+ * whole completion.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StreamPart = ChatStream.Part
+
+/**
+ * One streamed request giving both the text as it arrives (`TextDelta`
+ * parts, first choice) and, as the last part, the `Completion` that a
+ * non-streamed call would have returned (tool calls, finish reason, and
+ * `usage`: asked for unless `includeUsage: false`). Fails like `stream`.
+ *
+ * @example
+ * ```ts
+ * Chat.streamWithCompletion(request).pipe(
+ *   Stream.runForEach((part) =>
+ *     part._tag === "TextDelta" ? Console.log(part.text) : Console.log(part.completion.usage)
+ *   )
+ * )
+ * ```
+ * @since 0.1.0
+ * @category accessors
+ */
+export const streamWithCompletion = (
+  request: Protocol.ChatRequest,
+  options?: StreamOptions
+): Stream.Stream<StreamPart, SwitchboardError, Chat> =>
+  ChatStream.withCompletion(stream(request, { ...options, includeUsage: options?.includeUsage ?? true }))
 
 /**
  * Folds streamed chunks into the completion a non-streamed call would have

@@ -105,6 +105,8 @@ export const make = Effect.map(Transport, (transport): Service => {
     return Effect.gen(function*() {
       yield* positiveInt("batchSize", batchSize)
       yield* positiveInt("concurrency", options.concurrency ?? 4)
+      // The service rejects an empty input: nothing to embed is no vectors, not a request.
+      if (inputs.length === 0) return []
       // Validated once, whole, so a bad input is named by its index: `input[7]`.
       yield* encodeRequest({ model, input: inputs, ...(dimensions === undefined ? {} : { dimensions }) })
       const batches = Chunk.chunksOf(Chunk.fromIterable(inputs), batchSize)
@@ -144,7 +146,7 @@ export const create = (
 /**
  * Embeds any number of texts: split into batches of `batchSize`, at most
  * `concurrency` requests at once, vectors returned in input order whatever
- * order the batches finish in.
+ * order the batches finish in. No inputs give no vectors, without a request.
  *
  * @since 0.1.0
  * @category accessors

@@ -209,7 +209,9 @@ export const layerConfig = (
     Effect.flatMap(
       Config.all({
         baseUrl: Config.string("SWITCHBOARD_BASE_URL"),
-        apiKey: Config.redacted("SWITCHBOARD_API_KEY")
+        // Read as a string, then redacted: `Config.redacted` redacts the
+        // "missing" explanation too, leaving `Missing data at …: "<redacted>"`.
+        apiKey: Config.map(Config.string("SWITCHBOARD_API_KEY"), Redacted.make)
       }),
       (env) => make({ ...options, ...env })
     )

@@ -491,7 +491,14 @@ describe("valid requests are sent, and what is sent decodes back to them", () =>
     expect(Schema.decodeUnknownSync(schema)(wire(sent[0]))).toEqual(request)
   }
 
-  it(`ChatRequest (${RUNS.valid} runs)`, () => property(chatRequest, roundTrip(Protocol.ChatRequest, chatCall), RUNS.valid))
+  it(`ChatRequest (${RUNS.valid} runs)`, () =>
+    property(chatRequest.filter((r) => r.stream !== true), roundTrip(Protocol.ChatRequest, chatCall), RUNS.valid))
+  it(`ChatRequest with stream: true (${RUNS.valid} runs): refused by create, naming stream, nothing sent`, () =>
+    property(chatRequest.map((r) => ({ ...r, stream: true })), (request) => {
+      const { exit, sent } = attempt(chatCall(request))
+      expect(sent).toEqual([])
+      expect(typedFailure(exit)).toMatchObject({ _tag: "InvalidRequestError", field: "stream" })
+    }, RUNS.valid))
   it(`ChatRequest, streamed (${RUNS.valid} runs): the request plus stream: true`, () =>
     property(chatRequest, (request) => {
       const { exit, sent } = attempt(chatStreamCall(request))

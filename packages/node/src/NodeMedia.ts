@@ -81,6 +81,44 @@ const writeAtomically = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E,
     return path
   })
 
+let writes = 0
+
+/** `dir/fox-1.png` → `dir/fox-1-2.png` for the second try. */
+const candidate = (path: string, attempt: number) =>
+  attempt === 1 ? path : path.replace(/(\.[^./\\]*)?$/, (extension) => `-${attempt}${extension}`)
+
+/**
+ * Writes `bytes` to `path`, or, when a file is there already, to the first
+ * free `path` with `-2`, `-3`… before the extension; returns the path used.
+ * The complete temporary file is hard-linked to its name, which fails
+ * rather than replace a file, so two writers racing for a name both keep
+ * their file.
+ */
+const writeNew = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E, R>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const paths = yield* Path.Path
+    const failed = (target: string) => (e: { readonly message: string }) => new SaveError({ path: target, message: e.message })
+    yield* Effect.mapError(makeDirectories(fs, paths, paths.dirname(path)), failed(path))
+    // Unique within the process too: saves of the same name may run at once.
+    const temporary = `${path}.${process.pid}.${++writes}.part`
+    const claim = (attempt: number): Effect.Effect<string, SaveError> => {
+      const target = candidate(path, attempt)
+      return fs.link(temporary, target).pipe(
+        Effect.as(target),
+        Effect.catchAll((e) =>
+          e._tag === "SystemError" && e.reason === "AlreadyExists" && attempt < 1000
+            ? claim(attempt + 1)
+            : Effect.fail(failed(target)(e))
+        )
+      )
+    }
+    return yield* Stream.run(bytes, Sink.mapError(fs.sink(temporary), failed(path))).pipe(
+      Effect.zipRight(claim(1)),
+      Effect.ensuring(Effect.ignore(fs.remove(temporary)))
+    )
+  })
+
 /** Redirects a download follows; the plain client carries no key to leak along them. */
 const maxRedirects = 5
 
@@ -119,6 +157,8 @@ const download = (url: string, timeout: Duration.Duration) => {
   return Duration.isFinite(timeout) ? Stream.interruptWhen(bytes, Effect.zipRight(Effect.sleep(timeout), timedOut)) : bytes
 }
 
+const defaultSaveTimeout = Duration.minutes(10)
+
 /**
  * @since 0.1.0
  * @category models
@@ -150,12 +190,14 @@ const bytesOf = (
  * @category saving
  */
 export const save = (url: string, path: string, options: SaveOptions = {}) =>
-  Effect.flatMap(SwitchboardConfig.duration("timeout", options.timeout ?? "10 minutes"), (timeout) =>
+  Effect.flatMap(SwitchboardConfig.duration("timeout", options.timeout ?? defaultSaveTimeout), (timeout) =>
     writeAtomically(path, bytesOf(url, timeout)))
 
 /**
  * Saves generated images into `directory` as `<prefix>-<n><ext>`, returning
- * their paths in order.
+ * their paths in order. An existing file is never replaced: when the name
+ * is taken (another run, the same second), the image goes to
+ * `<prefix>-<n>-2<ext>` (or `-3`, …), chosen atomically.
  *
  * @since 0.1.0
  * @category saving
@@ -165,7 +207,7 @@ export const saveImages = (images: ReadonlyArray<GeneratedImage>, directory: str
     Effect.forEach(images, (image, i) => {
       const fromUrl = /\.(png|jpe?g|gif|webp)(?:$|\?)/i.exec(image.url)?.[1]
       const extension = image.mediaType ? extensionOf[image.mediaType] ?? ".img" : fromUrl ? `.${fromUrl.toLowerCase()}` : ".png"
-      return save(image.url, paths.join(directory, `${prefix}-${i + 1}${extension}`))
+      return writeNew(paths.join(directory, `${prefix}-${i + 1}${extension}`), bytesOf(image.url, defaultSaveTimeout))
     }))
 
 /**

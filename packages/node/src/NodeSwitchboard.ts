@@ -10,6 +10,7 @@ import type { InvalidRequestError, JournalError } from "@switchboard/core/Switch
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as NodeHttpWire from "./NodeHttpWire.js"
 import * as NodeTaskJournal from "./NodeTaskJournal.js"
 
@@ -65,3 +66,21 @@ export const layerConfig = (
   options: Omit<Options, "baseUrl" | "apiKey"> = {}
 ): Layer.Layer<Services, InvalidRequestError | JournalError | ConfigError.ConfigError> =>
   overUndici(SwitchboardConfig.layerConfig(options), options.journalDirectory)
+
+/**
+ * A runtime holding every service, for programs that make many calls from
+ * outside Effect (a server's handlers, a script's `await`s): its connection
+ * pool is built once, on the first call, and shared by every call until
+ * `dispose()`.
+ *
+ * @example
+ * ```ts
+ * const switchboard = NodeSwitchboard.runtime({ baseUrl: "http://127.0.0.1:8787", apiKey: "sk-..." })
+ * const reply = await switchboard.runPromise(Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }))
+ * await switchboard.dispose()
+ * ```
+ * @since 0.1.0
+ * @category runtime
+ */
+export const runtime = (options: Options): ManagedRuntime.ManagedRuntime<Services, InvalidRequestError | JournalError> =>
+  ManagedRuntime.make(layer(options))

@@ -143,6 +143,22 @@ describe(`capabilities over HTTP to the emulator (${mode} replies)`, () => {
       }
     }).pipe(Effect.provide(emulated_())))
 
+  it.effect("embedMany of no inputs returns no vectors, without a request", () =>
+    Effect.gen(function*() {
+      const emulator = yield* Emulator.Emulator
+      expect(yield* Embeddings.embedMany([], { model: "text-embedding-3-small" })).toEqual([])
+      expect(yield* emulator.requestCount).toBe(0)
+    }).pipe(Effect.provide(emulated())))
+
+  it.effect("Chat.create with stream: true is refused before sending, pointing at Chat.stream", () =>
+    Effect.gen(function*() {
+      const emulator = yield* Emulator.Emulator
+      const error = yield* Effect.flip(Chat.create({ model, messages: [user("Hi")], stream: true }))
+      expect(error).toMatchObject({ _tag: "InvalidRequestError", field: "stream" })
+      expect(error.message).toContain("Chat.stream")
+      expect(yield* emulator.requestCount).toBe(0)
+    }).pipe(Effect.provide(emulated())))
+
   it.effect("moderates text by the emulator's keyword rules", () =>
     Effect.gen(function*() {
       const flagged = yield* Moderations.check("I will attack and kill them")

@@ -46,6 +46,17 @@ describe("images over HTTP to the emulator", () => {
       expect(readdirSync(directory)).toEqual(["fox-1.png"]) // no temporary file left behind
     }).pipe(Effect.provide(Layer.merge(emulated(), NodeMedia.layer))))
 
+  it.effect("saving under names already taken keeps every file: the next free name is used", () =>
+    Effect.gen(function*() {
+      const images = yield* Images.generate({ prompt: "A red fox" })
+      const directory = temporaryDirectory()
+      // Three saves at once with the same prefix, as two runs in the same second would do.
+      const saved = yield* Effect.all([1, 2, 3].map(() => NodeMedia.saveImages(images, directory, "fox")), { concurrency: "unbounded" })
+      expect(saved.flat().sort()).toEqual([join(directory, "fox-1-2.png"), join(directory, "fox-1-3.png"), join(directory, "fox-1.png")].sort())
+      expect(readdirSync(directory).sort()).toEqual(["fox-1-2.png", "fox-1-3.png", "fox-1.png"])
+      for (const name of readdirSync(directory)) expect(pngSize(readFileSync(join(directory, name)))).toBe("1024x1024")
+    }).pipe(Effect.provide(Layer.merge(emulated(), NodeMedia.layer))))
+
   it.effect("n = 3 gives 3 images, with max_tokens 2000 and image2 sent", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator

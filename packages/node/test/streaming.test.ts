@@ -69,6 +69,25 @@ describe("Chat.stream over HTTP to the emulator", () => {
       expect(without.usage).toBeUndefined()
     }).pipe(Effect.provide(emulated())))
 
+  it.effect("streamWithCompletion gives the text as it arrives, then the completion with its usage, from one request", () =>
+    Effect.gen(function*() {
+      const emulator = yield* Emulator.Emulator
+      const plain = yield* Chat.create(hello)
+      const before = yield* emulator.requestCount
+      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(Chat.streamWithCompletion(hello)))
+      expect(yield* emulator.requestCount).toBe(before + 1)
+      const last = parts.at(-1)
+      const deltas = parts.slice(0, -1)
+      expect(deltas.length).toBeGreaterThan(10)
+      expect(deltas.every((part) => part._tag === "TextDelta")).toBe(true)
+      expect(deltas.map((part) => (part._tag === "TextDelta" ? part.text : "")).join("")).toBe(plain.choices[0]?.message.content)
+      expect(last?._tag).toBe("Completion")
+      if (last?._tag === "Completion") {
+        expect(last.completion.choices).toEqual(plain.choices)
+        expect(last.completion.usage).toEqual(plain.usage)
+      }
+    }).pipe(Effect.provide(emulated())))
+
   it.effect("taking a few chunks of a long stream closes its connection", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator

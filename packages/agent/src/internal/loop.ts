@@ -20,6 +20,7 @@ import type {
   AgentResult,
   Budget,
   Decision,
+  Interceptor,
   PendingApproval,
   Step,
   StepContext,
@@ -51,6 +52,7 @@ export interface Settings {
   readonly stopWhen: ReadonlyArray<StopCondition>
   readonly loopLimit: number
   readonly decisions: Readonly<Record<string, Decision>>
+  readonly intercept: Interceptor
   /** One model call: `Chat.create`, or `Chat.stream` folded into a completion. */
   readonly complete: (request: Protocol.ChatRequest, step: number) => Effect.Effect<Protocol.ChatCompletion, SwitchboardError, Chat>
   readonly emit: (event: AgentEvent<unknown>) => Effect.Effect<void>
@@ -72,6 +74,9 @@ type Next =
 
 type Requirements = Chat | Tool.Handler<string>
 type Failure = AgentError | SwitchboardError | StructuredOutput.StructuredOutputError
+
+/** Runs every call as it is. */
+export const noIntercept: Interceptor = { model: (_, call) => call, tool: (_, __, call) => call }
 
 const zeroUsage: Protocol.Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
 
@@ -265,7 +270,7 @@ const runCalls = (
 const runOne = (settings: Settings, step: number, prepared: Prepared, transcript: Transcript.Transcript) => {
   const call = prepared.call
   return settings.emit({ _tag: "ToolCallStarted", step, callId: call.id, name: call.function.name, arguments: call.function.arguments }).pipe(
-    Effect.zipRight(answer(prepared, settings.decisions[call.id], transcript)),
+    Effect.zipRight(settings.intercept.tool(step, call.id, answer(prepared, settings.decisions[call.id], transcript))),
     Effect.tap((result: ToolResult) => settings.emit({ _tag: "ToolResult", step, result }))
   )
 }
@@ -303,9 +308,9 @@ const finished = (settings: Settings, step: Step, transcript: Transcript.Transcr
     settings.onStep === undefined ? Effect.void : settings.onStep(step, transcript)
   )
 
-/** Sends `request` and reads the first choice's message, its tool-call ids made usable. */
+/** Sends `request` (through the interceptor) and reads the first choice's message, its tool-call ids made usable. */
 const call = (settings: Settings, request: Protocol.ChatRequest, index: number) =>
-  Effect.flatMap(settings.complete(request, index), (completion) => {
+  Effect.flatMap(settings.intercept.model(index, settings.complete(request, index)), (completion) => {
     const message = completion.choices[0]?.message
     return message === undefined
       ? Effect.fail(new ResponseDecodeError({ message: "the completion has no choices", body: "" }))

@@ -31,6 +31,8 @@ export interface ChatOptions {
   readonly model: string
   /** Files, http(s) URLs or data URIs. */
   readonly images: ReadonlyArray<string>
+  /** The media type of image files that are not PNG, JPEG, GIF or WebP. */
+  readonly mediaType?: string | undefined
   readonly maxTokens?: number | undefined
 }
 
@@ -41,7 +43,7 @@ export interface ChatOptions {
  * @category programs
  */
 export const request = (options: ChatOptions) =>
-  Effect.map(Effect.forEach(options.images, Inputs.attachment), (attachments): Protocol.ChatRequest => ({
+  Effect.map(Effect.forEach(options.images, (image) => Inputs.attachment(image, options.mediaType)), (attachments): Protocol.ChatRequest => ({
     model: options.model,
     messages: [attachments.length === 0 ? { role: "user", content: options.prompt } : Attachment.message(options.prompt, ...attachments)],
     ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens })
@@ -85,13 +87,14 @@ export const command = Command.make(
   "chat",
   {
     prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("What to say to the model")),
-    model: Options.text("model").pipe(Options.withDefault(defaultModel), Options.withDescription("The chat model")),
+    model: Options.text("model").pipe(Inputs.withDefault(defaultModel, "The chat model")),
     image: Options.text("image").pipe(
       Options.withPseudoName("file|url"),
       Options.repeated,
-      Options.withDescription("An image to send with the prompt: a file, or an http(s) URL (repeatable)")
+      Options.withDescription("An image to send with the prompt: a file, or an http(s) URL")
     ),
-    maxTokens: Options.integer("max-tokens").pipe(Options.optional, Options.withDescription("Limit the reply's length")),
+    mediaType: Inputs.mediaType,
+    maxTokens: Inputs.atLeast("max-tokens", 1).pipe(Options.optional, Options.withDescription("Limit the reply's length, in tokens")),
     json: Options.boolean("json").pipe(Options.withDescription("Print the final completion as JSON instead of streaming")),
     ...Connection.flags
   },
@@ -102,6 +105,7 @@ export const command = Command.make(
         prompt: flags.prompt,
         model: flags.model,
         images: flags.image,
+        mediaType: Option.getOrUndefined(flags.mediaType),
         maxTokens: Option.getOrUndefined(flags.maxTokens),
         json: flags.json
       })

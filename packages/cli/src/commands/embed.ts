@@ -10,6 +10,7 @@ import * as Options from "@effect/cli/Options"
 import { Embeddings } from "@switchboard/core"
 import * as Effect from "effect/Effect"
 import * as Connection from "../Connection.js"
+import * as Inputs from "../Inputs.js"
 import * as Output from "../Output.js"
 
 /**
@@ -91,7 +92,7 @@ export const command = Command.make(
   "embed",
   {
     texts: Args.text({ name: "text" }).pipe(Args.atLeast(1), Args.withDescription("One or more texts")),
-    model: Options.text("model").pipe(Options.withDefault(defaultModel), Options.withDescription("The embedding model")),
+    model: Options.text("model").pipe(Inputs.withDefault(defaultModel, "The embedding model")),
     json: Options.boolean("json").pipe(Options.withDescription("Print the vectors (and similarities) as JSON")),
     ...Connection.flags
   },

@@ -36,6 +36,8 @@ export interface ImageOptions {
   readonly n?: number | undefined
   /** Image-to-image: a file, an http(s) URL or a data URI. */
   readonly from?: string | undefined
+  /** The media type of a `from` file that is not PNG, JPEG, GIF or WebP. */
+  readonly mediaType?: string | undefined
   /** Directory to save into. */
   readonly out: string
   /** File names: `<prefix>-<n>.<ext>`. Default: a slug of the prompt and the time. */
@@ -63,7 +65,7 @@ export const generate = (options: ImageOptions) =>
     })
     const images = options.from === undefined
       ? yield* Images.generate(request)
-      : yield* Effect.flatMap(Inputs.attachment(options.from), (source) => Images.transform({ ...request, image: source.url }))
+      : yield* Effect.flatMap(Inputs.attachment(options.from, options.mediaType), (source) => Images.transform({ ...request, image: source.url }))
     const prefix = options.prefix ?? `${Output.slug(options.prompt)}-${Output.stamp(yield* Clock.currentTimeMillis)}`
     return yield* NodeMedia.saveImages(images, options.out, prefix)
   })
@@ -100,8 +102,9 @@ export const command = Command.make(
       Options.optional,
       Options.withDescription("Image-to-image: the source image, a file or an http(s) URL")
     ),
-    out: Options.text("out").pipe(Options.withPseudoName("dir"), Options.withDefault("."), Options.withDescription("Directory to save the images in")),
-    model: Options.text("model").pipe(Options.withDefault(defaultModel), Options.withDescription("The image model")),
+    mediaType: Inputs.mediaType,
+    out: Options.text("out").pipe(Options.withPseudoName("dir"), Inputs.withDefault(".", "Directory to save the images in")),
+    model: Options.text("model").pipe(Inputs.withDefault(defaultModel, "The image model")),
     ...Connection.flags
   },
   (flags) =>
@@ -115,6 +118,7 @@ export const command = Command.make(
         style: Option.getOrUndefined(flags.style),
         n: Option.getOrUndefined(flags.n),
         from: Option.getOrUndefined(flags.from),
+        mediaType: Option.getOrUndefined(flags.mediaType),
         out: flags.out
       })
     )

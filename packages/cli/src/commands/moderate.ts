@@ -11,6 +11,7 @@ import { Moderations, type Protocol } from "@switchboard/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Connection from "../Connection.js"
+import * as Inputs from "../Inputs.js"
 import * as Output from "../Output.js"
 
 /**
@@ -57,7 +58,7 @@ export const command = Command.make(
   {
     text: Args.text({ name: "text" }).pipe(Args.withDescription("The text to check")),
     model: Options.text("model").pipe(Options.optional, Options.withDescription("The moderation model (default: the service's)")),
-    top: Options.integer("top").pipe(Options.withDefault(3), Options.withDescription("How many category scores to show")),
+    top: Inputs.atLeast("top", 0).pipe(Inputs.withDefault(3, "How many category scores to show")),
     json: Options.boolean("json").pipe(Options.withDescription("Print the whole result as JSON")),
     ...Connection.flags
   },

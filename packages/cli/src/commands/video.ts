@@ -28,6 +28,7 @@ import * as Errors from "../Errors.js"
 import * as Inputs from "../Inputs.js"
 import * as Output from "../Output.js"
 import * as Progress from "../Progress.js"
+import * as Worker from "./worker.js"
 
 /**
  * The emulator's video model; pass `--model` for the service's.
@@ -296,6 +297,21 @@ const journalOf = (flag: Option.Option<string>): Effect.Effect<Journal> =>
       )
   })
 
+/** `--database`: a prompt, or `--resume --key`, as a durable workflow (`switchboard worker`). */
+const durable = (
+  database: string,
+  mode: Mode,
+  flags: Connection.Flags & { readonly key: Option.Option<string>; readonly model: string; readonly from: Option.Option<string> },
+  follow: FollowOptions
+) => {
+  const request = mode._tag === "Submit" ? { model: flags.model, prompt: mode.prompt } : undefined
+  const key = Option.getOrUndefined(flags.key)
+  const usage = mode._tag === "Status" || mode._tag === "Forget" || Option.isSome(flags.from) || (key === undefined && request === undefined)
+  return usage
+    ? Errors.reported(flags.verbose)(new Errors.UsageError({ message: "--database goes with a prompt (without --from), or with --resume --key <key>." }))
+    : Connection.run(flags, Effect.flatMap(Worker.fleet, (Fleet) => Fleet.video({ database, poll: pollOptions(follow), out: follow.out, key, request })))
+}
+
 /**
  * @since 0.1.0
  * @category commands
@@ -325,6 +341,8 @@ export const command = Command.make(
       Options.optional,
       Options.withDescription("Stop polling after this long, e.g. 30m; the task stays in the journal (default 10m)")
     ),
+    database: Worker.databaseFlag.pipe(Options.optional),
+    key: Options.text("key").pipe(Options.optional, Options.withDescription("With --database: the task's idempotency key (default: from the request)")),
     ...Connection.flags
   },
   (flags) =>
@@ -335,6 +353,7 @@ export const command = Command.make(
         interval: Option.getOrUndefined(flags.pollInterval),
         timeout: Option.getOrUndefined(flags.timeout)
       }
+      if (Option.isSome(flags.database)) return yield* durable(flags.database.value, mode, flags, follow)
       switch (mode._tag) {
         case "Status":
           return yield* Connection.run(flags, status(mode.taskId))

@@ -444,6 +444,34 @@ export const accumulate = <E, R>(
     )
   })
 
+/** What `Chat.streamWithCompletion` emits (see there). */
+export type Part =
+  | { readonly _tag: "TextDelta"; readonly text: string }
+  | { readonly _tag: "Completion"; readonly completion: Protocol.ChatCompletion }
+
+/** The text deltas of the first choice, then the completion the chunks fold into. */
+export const withCompletion = <E, R>(
+  stream: Stream.Stream<ChatCompletionChunk, E, R>
+): Stream.Stream<Part, E | StreamError | ResponseDecodeError, R> =>
+  Stream.suspend(() => {
+    const accumulator = new Accumulator()
+    const deltas = Stream.mapChunks(stream, (chunk) => {
+      const out: Array<Part> = []
+      for (const c of chunk) {
+        accumulator.add(c)
+        for (const choice of c.choices) {
+          if (choice.index === 0 && choice.delta.content) out.push({ _tag: "TextDelta", text: choice.delta.content })
+        }
+      }
+      return Chunk.unsafeFromArray(out)
+    })
+    // Evaluated once the chunks have ended, so it sees all of them.
+    const completion = Stream.fromEffect(
+      Effect.suspend(() => Effect.map(accumulator.result(), (completion): Part => ({ _tag: "Completion", completion })))
+    )
+    return Stream.concat(deltas, completion)
+  })
+
 /** The text deltas of the first choice, without empty ones. */
 export const text = <E, R>(stream: Stream.Stream<ChatCompletionChunk, E, R>): Stream.Stream<string, E, R> =>
   Stream.mapChunks(stream, (chunk) => {

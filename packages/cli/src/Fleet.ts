@@ -1,0 +1,123 @@
+/**
+ * What `switchboard worker` and `switchboard video --database` run, over
+ * `@switchboard/workflow`: imported only when one of them runs, so other
+ * commands start without @effect/cluster, the SQL clients and sqlite.
+ *
+ * @since 0.1.0
+ */
+import { SwitchboardError, type TaskPoller, type Videos } from "@switchboard/core"
+import { NodeMedia } from "@switchboard/node"
+import { Cluster, VideoWorkflow } from "@switchboard/workflow"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as Errors from "./Errors.js"
+import * as Output from "./Output.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface WorkerOptions {
+  readonly database: string
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  readonly poll: TaskPoller.PollOptions<SwitchboardError.SwitchboardError>
+}
+
+/** A flag's bad value, said as the flag. */
+const usage = (e: { readonly field: string; readonly message: string }) => new Errors.UsageError({ message: `--${e.field} ${e.message}` })
+
+const databaseOf = (url: string) => Effect.mapError(Cluster.parseDatabase(url), usage)
+
+/**
+ * A runner with the video workflow registered, over the SDK in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const runnerLayer = (options: WorkerOptions) =>
+  Layer.unwrapEffect(
+    Effect.map(databaseOf(options.database), (database) =>
+      VideoWorkflow.layer(options.poll).pipe(
+        Layer.provideMerge(Layer.mapError(Cluster.layerRunner({ database, host: options.host, port: options.port }), usage))
+      )
+    )
+  )
+
+/**
+ * Where workflows are started from: the runner itself on sqlite (one process
+ * owns the file), a client of the fleet on Postgres.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const clientLayer = (options: WorkerOptions) =>
+  Layer.unwrapEffect(
+    Effect.map(databaseOf(options.database), (database) =>
+      database._tag === "Sqlite" ? runnerLayer(options) : Layer.mapError(Cluster.layerClient({ database }), usage)
+    )
+  )
+
+/**
+ * Runs until interrupted, after saying where.
+ *
+ * @since 0.1.0
+ * @category programs
+ */
+export const serve = (options: WorkerOptions) =>
+  Effect.gen(function*() {
+    const database = yield* databaseOf(options.database)
+    yield* Output.line(
+      database._tag === "Sqlite"
+        ? `Switchboard worker running video workflows stored in ${database.filename} (the only runner on this file)`
+        : `Switchboard worker running video workflows on Postgres, reachable by other runners at ${options.host ?? "127.0.0.1"}:${options.port ?? 24100}`
+    )
+    yield* Output.line(Output.dim("Ctrl-C stops it; unfinished workflows go on when a worker runs again."))
+    return yield* Effect.never
+  }).pipe(Effect.provide(runnerLayer(options)))
+
+const narrate = (text: string) => Output.errorLine(text)
+
+/** Waits for the end of the workflow with `key`, asking its storage every second. */
+const awaitEnd = (key: string) =>
+  VideoWorkflow.result(key).pipe(
+    Effect.repeat({ until: (result) => result?._tag !== "Suspended" && result !== undefined, schedule: Schedule.spaced("1 second") }),
+    Effect.zipRight(VideoWorkflow.result(key))
+  )
+
+/**
+ * `switchboard video --database`: starts the workflow for the request under
+ * `key` (or, without a request, finds the one with `key`), waits for its
+ * end, saves the video into `out` and prints its path. Ctrl-C leaves the
+ * workflow to the runners (on sqlite: to the next run with this key).
+ *
+ * @since 0.1.0
+ * @category programs
+ */
+export const video = (
+  options: WorkerOptions & { readonly key?: string | undefined; readonly request?: Videos.SubmitRequest | undefined; readonly out: string }
+) => {
+  const key = options.key ?? (options.request === undefined ? "" : VideoWorkflow.keyOf(options.request))
+  return Effect.gen(function*() {
+    if (options.request !== undefined) {
+      yield* VideoWorkflow.start(options.request, { key })
+      yield* narrate(`Started video workflow ${key}; waiting for it (Ctrl-C leaves it running, stored in the database).`)
+    } else if ((yield* VideoWorkflow.result(key)) === undefined) {
+      return yield* new Errors.UsageError({ message: `No video workflow with key ${key} in ${options.database}.` })
+    }
+    const result = yield* awaitEnd(key)
+    if (result?._tag !== "Complete") return yield* Effect.dieMessage("a finished workflow has no result")
+    const video = yield* result.exit
+    const extension = /\.(mp4|webm|mov|m4v)(?:$|[?#])/i.exec(video.videoUrl)?.[1]?.toLowerCase() ?? "mp4"
+    const path = yield* NodeMedia.save(video.videoUrl, `${options.out}/${video.taskId}.${extension}`)
+    yield* narrate(`Saved ${path} (task ${video.taskId})`)
+    yield* Output.line(path)
+  }).pipe(
+    Effect.onInterrupt(() =>
+      narrate(`Interrupted. The workflow goes on; follow it with: switchboard video --resume --key ${JSON.stringify(key)} --database …`)
+    ),
+    Effect.provide(clientLayer(options))
+  )
+}
+

@@ -1,0 +1,65 @@
+/**
+ * `switchboard worker --database <url>`: a runner of the durable video
+ * workflows (`@switchboard/workflow`), until Ctrl-C. On a sqlite file it is
+ * the only runner; on Postgres, start one per machine (or more, each with its
+ * own `--port`) and they share the work. The programs (this command's and
+ * `switchboard video --database`'s) are in `Fleet.ts`, loaded when they run.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Connection from "../Connection.js"
+import type * as FleetModule from "../Fleet.js"
+import * as Inputs from "../Inputs.js"
+
+/**
+ * The `--database` flag, shared with `switchboard video`.
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const databaseFlag = Options.text("database").pipe(
+  Options.withPseudoName("url"),
+  Options.withDescription("Run video tasks as durable workflows stored here: a sqlite file (sqlite:tasks.db) or postgres://…")
+)
+
+/**
+ * The programs, loaded when a command needs them (`Fleet.ts`).
+ *
+ * @since 0.1.0
+ * @category programs
+ */
+export const fleet: Effect.Effect<typeof FleetModule> = Effect.promise(() => import("../Fleet.js"))
+
+/**
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make(
+  "worker",
+  {
+    database: databaseFlag,
+    host: Options.text("host").pipe(Options.optional, Options.withDescription("Postgres fleet: the address other runners reach this one at (default 127.0.0.1)")),
+    port: Options.integer("port").pipe(Options.optional, Options.withDescription("Postgres fleet: this runner's port, outside 32768–60999 (default 24100)")),
+    pollInterval: Inputs.duration("poll-interval").pipe(Options.withPseudoName("duration"), Options.optional, Options.withDescription("Fixed wait between status calls (default: 1 s doubling up to 15 s)")),
+    timeout: Inputs.duration("timeout").pipe(Options.withPseudoName("duration"), Options.optional, Options.withDescription("A task's deadline from its submission (default 10m)")),
+    ...Connection.flags
+  },
+  (flags) =>
+    Connection.run(
+      flags,
+      Effect.flatMap(fleet, (Fleet) => Fleet.serve({
+        database: flags.database,
+        host: Option.getOrUndefined(flags.host),
+        port: Option.getOrUndefined(flags.port),
+        poll: {
+          ...(Option.isSome(flags.pollInterval) ? { schedule: Schedule.spaced(flags.pollInterval.value) } : {}),
+          ...(Option.isSome(flags.timeout) ? { deadline: flags.timeout.value } : {})
+        }
+      }))
+    )
+).pipe(Command.withDescription("Run durable video workflows stored in --database (sqlite file or Postgres), until Ctrl-C"))

@@ -1,0 +1,16 @@
+import { Chat, HttpWire, Switchboard, SwitchboardConfig, TaskJournal } from "@switchboard/core"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Console, Effect, Layer } from "effect"
+
+const Sdk = Switchboard.layer.pipe(
+  Layer.provideMerge(SwitchboardConfig.layerConfig()),
+  Layer.provide(TaskJournal.layerMemory),
+  Layer.provide(HttpWire.layerHttpClient),
+  Layer.provide(NodeHttpClient.layerUndici) // or any HttpClient layer of your own
+)
+
+await Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
+  Effect.flatMap((completion) => Console.log(completion.choices[0]?.message.content)),
+  Effect.provide(Sdk),
+  Effect.runPromise
+)

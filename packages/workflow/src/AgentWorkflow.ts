@@ -1,0 +1,198 @@
+/**
+ * An agent run from `@switchboard/agent` as a durable workflow: each model
+ * call is an activity (`step-N/model`) and each tool call one
+ * (`step-N/tool/{callId}`), so a run resumed on another runner repeats
+ * nothing that finished. A call that needs approval pauses the run in a
+ * durable wait: the decisions are given with `decide`, from any process, and
+ * the run goes on wherever the workflow lives then.
+ *
+ * @since 0.1.0
+ */
+import * as Activity from "@effect/workflow/Activity"
+import * as DurableClock from "@effect/workflow/DurableClock"
+import * as DurableDeferred from "@effect/workflow/DurableDeferred"
+import * as Workflow from "@effect/workflow/Workflow"
+import { WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
+import * as Agent from "@switchboard/agent/Agent"
+import * as AgentError from "@switchboard/agent/AgentError"
+import type * as Toolkit from "@switchboard/agent/Toolkit"
+import { Transcript } from "@switchboard/agent/Transcript"
+import type * as Chat from "@switchboard/core/Chat"
+import * as Protocol from "@switchboard/core/Protocol"
+import type { SwitchboardError } from "@switchboard/core/SwitchboardError"
+import type * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Schemas from "./internal/schemas.js"
+
+/**
+ * How a run ended: `completed` or `stopped` (paused runs wait, they do not end).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Outcome = Schema.Struct({
+  status: Schema.Literal("completed", "stopped"),
+  text: Schema.String,
+  transcript: Transcript
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Outcome = typeof Outcome.Type
+
+/**
+ * Decisions by call id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Decisions = Schema.Record({ key: Schema.String, value: Schema.Literal("approve", "deny") })
+
+/**
+ * What `onApproval` is told when a run pauses: the calls to decide on, and
+ * the token that `decide` takes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ApprovalRequest {
+  readonly key: string
+  readonly token: string
+  readonly pending: ReadonlyArray<Agent.PendingApproval>
+}
+
+const ToolResult = Schema.Struct({
+  callId: Schema.String,
+  name: Schema.String,
+  arguments: Schema.String,
+  outcome: Schema.Literal("success", "failure", "invalid-arguments", "unknown-tool", "timeout", "denied"),
+  content: Schema.String
+})
+
+const RunError = Schema.Union(
+  Schemas.SwitchboardError,
+  AgentError.MaxStepsExceeded,
+  AgentError.BudgetExceeded,
+  AgentError.LoopDetected,
+  AgentError.ToolDefect
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options<T extends Toolkit.Tools> extends Omit<Agent.RunOptions<T>, "messages" | "intercept" | "model"> {
+  /** The workflow's name: one per agent. */
+  readonly name: string
+  /**
+   * Told when a run pauses: send the request to whoever decides. An activity:
+   * once its end is stored it never runs again, but a runner that dies
+   * between its end and that write leaves it to run again on the next one.
+   * Default: nothing.
+   */
+  readonly onApproval?: ((request: ApprovalRequest) => Effect.Effect<void>) | undefined
+  /**
+   * How often a paused run looks for its decisions besides being woken by
+   * them: a wake can be lost on Effect 3 (Effect-TS/effect#6318). Default 1 minute.
+   */
+  readonly recheck?: Duration.DurationInput | undefined
+}
+
+/**
+ * Makes the workflow of one agent: its `layer` (for runners), and `start`,
+ * `decide`, `result` (for anyone).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <T extends Toolkit.Tools>(options: Options<T>) => {
+  const workflow = Workflow.make({
+    name: options.name,
+    payload: { key: Schema.String, model: Schema.String, messages: Transcript },
+    success: Outcome,
+    error: RunError,
+    idempotencyKey: ({ key }) => key
+  })
+  const recheck = Duration.decode(options.recheck ?? "1 minute")
+  const approvals = (round: number) => DurableDeferred.make(`approval-${round}`, { success: Decisions })
+
+  /** Each model and tool call as an activity, numbered from `first` (the runs of one workflow count on). */
+  const intercept = (first: number, context: WorkflowContext): Agent.Interceptor => ({
+    model: (step, call) =>
+      Effect.provide(
+        Activity.make({ name: `step-${first + step}/model`, success: Protocol.ChatCompletion, error: Schemas.SwitchboardError, execute: call }),
+        context
+      ) as typeof call,
+    tool: (step, callId, call) =>
+      Effect.provide(
+        Activity.make({ name: `step-${first + step}/tool/${callId}`, success: ToolResult, error: AgentError.ToolDefect, execute: call }),
+        context
+      ) as typeof call
+  })
+
+  /** The decisions of pause `round`, once given; looks again every `recheck` in between. */
+  const awaitDecisions = (round: number, check = 0): Effect.Effect<typeof Decisions.Type, never, WorkflowEngine | WorkflowInstance> =>
+    Effect.gen(function*() {
+      const engine = yield* WorkflowEngine
+      const exit = yield* engine.deferredResult(approvals(round))
+      if (exit !== undefined && exit._tag === "Success") return exit.value
+      yield* DurableClock.sleep({ name: `approval-${round}/wait-${check}`, duration: recheck, inMemoryThreshold: Duration.zero })
+      return yield* awaitDecisions(round, check + 1)
+    })
+
+  const body = (payload: typeof workflow.payloadSchema.Type) =>
+    Effect.gen(function*() {
+      const context = yield* Effect.context<WorkflowEngine | WorkflowInstance>()
+      const settings = { ...options, model: payload.model }
+      let result = yield* Agent.run({ ...settings, messages: payload.messages, intercept: intercept(0, context) })
+      let modelCalls = result.steps.length
+      for (let round = 0; result.status === "paused"; round++) {
+        const token = yield* DurableDeferred.token(approvals(round))
+        const onApproval = options.onApproval
+        if (onApproval !== undefined) {
+          yield* Activity.make({
+            name: `approval-${round}/request`,
+            execute: onApproval({ key: payload.key, token, pending: result.pending })
+          })
+        }
+        const decisions = yield* awaitDecisions(round)
+        // The resumed run's step 0 is the paused step: its calls run under its number.
+        const first = modelCalls - 1
+        result = yield* Agent.resume({
+          ...settings,
+          transcript: result.transcript,
+          usage: result.usage,
+          decisions,
+          intercept: intercept(first, context)
+        })
+        modelCalls = first + result.steps.length
+      }
+      return { status: result.status === "stopped" ? "stopped" : "completed", text: result.text, transcript: result.transcript } as const
+    })
+
+  const payloadOf = (key: string, model: string, messages: ReadonlyArray<Protocol.Message>) => ({ key, model, messages })
+
+  return {
+    workflow,
+    /** Registers the workflow on a runner, with the toolkit's handlers and `Chat` from context. */
+    layer: workflow.toLayer(body) as Layer.Layer<never, never, WorkflowEngine | Chat.Chat | Toolkit.Handlers<T>>,
+    /** Starts the run with this key (or finds it); returns at once. */
+    start: (key: string, model: string, messages: ReadonlyArray<Protocol.Message>) =>
+      workflow.execute(payloadOf(key, model, messages), { discard: true }),
+    /** Starts the run with this key (or joins it) and waits for its end. */
+    run: (key: string, model: string, messages: ReadonlyArray<Protocol.Message>) =>
+      workflow.execute(payloadOf(key, model, messages)) as Effect.Effect<Outcome, SwitchboardError | AgentError.AgentError, WorkflowEngine>,
+    /** Gives the decisions a paused run waits for (`token` from `onApproval`). */
+    decide: (token: string, decisions: typeof Decisions.Type) =>
+      DurableDeferred.succeed(approvals(0), { token: DurableDeferred.Token.make(token), value: decisions }),
+    /** The run's result: `undefined` before it starts, `Suspended` while it waits, `Complete` at the end. */
+    result: (key: string) => Effect.flatMap(workflow.executionId(payloadOf(key, "-", [])), workflow.poll)
+  }
+}
+
+type WorkflowContext = Context.Context<WorkflowEngine | WorkflowInstance>

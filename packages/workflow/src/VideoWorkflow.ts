@@ -1,0 +1,216 @@
+/**
+ * A video task as a durable workflow: the submission is an activity (its
+ * result, the task id, is stored before anything else happens, so a runner
+ * that crashes afterwards never submits again), then status polls are
+ * activities with a `DurableClock` sleep between them, on the same schedule
+ * and deadline as `Videos.poll`, ending in the same typed results.
+ *
+ * The workflow is keyed by an idempotency key: starting it twice with one key
+ * gives the one task.
+ *
+ * @since 0.1.0
+ */
+import * as Activity from "@effect/workflow/Activity"
+import * as DurableClock from "@effect/workflow/DurableClock"
+import * as Workflow from "@effect/workflow/Workflow"
+import type { WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
+import { isTransient, type SwitchboardError, TaskFailedError, TaskTimeoutError } from "@switchboard/core/SwitchboardError"
+import * as TaskPoller from "@switchboard/core/TaskPoller"
+import * as Videos from "@switchboard/core/Videos"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Schemas from "./internal/schemas.js"
+
+/**
+ * What a finished workflow gives: the task and its video.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Video = Schema.Struct({ taskId: Schema.String, videoUrl: Schema.String })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Video = typeof Video.Type
+
+/**
+ * `Videos.SubmitRequest` unchecked: the submission activity checks it, so a
+ * bad request ends the workflow in `InvalidRequestError` naming the field,
+ * before anything is sent, instead of throwing from `execute`.
+ */
+const Request = Schema.Struct({
+  model: Schema.String,
+  prompt: Schema.String,
+  image: Schema.optional(Schema.String),
+  max_tokens: Schema.optional(Schema.Number)
+})
+
+/**
+ * The workflow: payload `{ key, request }`, success `Video`, failure any
+ * `SwitchboardError` (`TaskFailedError`, `TaskTimeoutError`, or the
+ * submission's or a status call's error once its retries are spent).
+ *
+ * @since 0.1.0
+ * @category workflows
+ */
+export const VideoWorkflow = Workflow.make({
+  name: "Switchboard/Video",
+  payload: { key: Schema.String, request: Request },
+  success: Video,
+  error: Schemas.SwitchboardError,
+  idempotencyKey: ({ key }) => key
+})
+
+/**
+ * The key of a request when the caller gives none: the same request is the
+ * same task.
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const keyOf = (request: Videos.SubmitRequest): string =>
+  JSON.stringify([request.model, request.prompt, request.image ?? null, request.max_tokens ?? null])
+
+const Submitted = Schema.Struct({ taskId: Schema.String, submittedAt: Schema.Number })
+
+/**
+ * The wait after poll `n` (from 0), or none when the schedule stops there.
+ * `Schedule.run` also gives the output of the step that stops, which is not a
+ * wait: hence one input more than needed, and the last output dropped when
+ * fewer came back.
+ */
+const waitAfter = (schedule: Schedule.Schedule<unknown>, n: number) =>
+  Effect.map(Schedule.run(Schedule.delays(schedule), 0, Array.from({ length: n + 2 }, () => undefined)), (chunk) => {
+    const outputs = Chunk.toReadonlyArray(chunk)
+    const waits = outputs.length < n + 2 ? outputs.length - 1 : outputs.length
+    return n < waits ? Option.some(outputs[n]!) : Option.none()
+  })
+
+const failed = (update: Extract<TaskPoller.TaskUpdate, { _tag: "Failed" }>) =>
+  new TaskFailedError({
+    message: `task ${update.taskId} failed${update.reason ? `: ${update.reason}` : ""}`,
+    taskId: update.taskId,
+    ...(update.reason ? { reason: update.reason } : {})
+  })
+
+const timedOut = (taskId: string, deadline: Duration.Duration, lastStatus: string, why: string) =>
+  new TaskTimeoutError({ message: `task ${taskId} ${why} within ${Duration.format(deadline)}`, taskId, lastStatus })
+
+/**
+ * The workflow's body, for the runner: `options` are `Videos.poll`'s
+ * (schedule, deadline from the submission, status retries).
+ */
+const body = (options: TaskPoller.PollOptions<SwitchboardError>) => {
+  const schedule = options.schedule ?? TaskPoller.defaultSchedule
+  const deadline = Duration.decode(options.deadline ?? "10 minutes")
+  const isRetryable = options.isRetryable ?? isTransient
+  const statusRetry = options.statusRetry ?? TaskPoller.defaultStatusRetry
+
+  return (payload: { readonly key: string; readonly request: Videos.SubmitRequest }) =>
+    Effect.gen(function*() {
+      const videos = yield* Videos.Videos
+      const { submittedAt, taskId } = yield* Activity.make({
+        name: "submit",
+        success: Submitted,
+        error: Schemas.SwitchboardError,
+        // Not interruptible: a runner handing its shards over (or shutting down)
+        // waits for a submission that may have reached the service, and stores
+        // its task id, rather than letting the next runner submit again.
+        execute: Effect.uninterruptible(
+          Effect.zipWith(videos.submit(payload.request), Clock.currentTimeMillis, (taskId, submittedAt) => ({
+            taskId,
+            submittedAt
+          }))
+        )
+      })
+      const status = Effect.retry(videos.status(taskId), { schedule: statusRetry, while: isRetryable })
+
+      const poll = (n: number): Effect.Effect<Video, SwitchboardError, Videos.Videos | WorkflowEngine | WorkflowInstance> =>
+        Effect.gen(function*() {
+          const update = yield* Activity.make({
+            name: `status-${n}`,
+            success: Schemas.TaskUpdate,
+            error: Schemas.SwitchboardError,
+            execute: status
+          })
+          if (update._tag === "Succeeded") return { taskId, videoUrl: update.videoUrl }
+          if (update._tag === "Failed") return yield* failed(update)
+          const wait = yield* waitAfter(schedule, n)
+          if (Option.isNone(wait)) return yield* timedOut(taskId, deadline, update.status, "ran out of polls by the schedule")
+          const left = submittedAt + Duration.toMillis(deadline) - (yield* Clock.currentTimeMillis)
+          // As `Videos.poll`: a wait that would cross the deadline ends at it, in `TaskTimeoutError`.
+          if (left <= Duration.toMillis(wait.value)) {
+            yield* DurableClock.sleep({ name: `wait-${n}`, duration: Math.max(0, left) })
+            return yield* timedOut(taskId, deadline, update.status, "did not finish")
+          }
+          yield* DurableClock.sleep({ name: `wait-${n}`, duration: wait.value })
+          return yield* poll(n + 1)
+        })
+
+      return yield* poll(0)
+    })
+}
+
+/**
+ * Registers the workflow with the engine: what a runner provides. `options`
+ * are those of `Videos.poll`; the deadline counts from the submission.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: TaskPoller.PollOptions<SwitchboardError> = {}
+): Layer.Layer<never, never, WorkflowEngine | Videos.Videos> => VideoWorkflow.toLayer(body(options))
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface StartOptions {
+  /** Default: `keyOf(request)`. */
+  readonly key?: string | undefined
+}
+
+const payloadOf = (request: Videos.SubmitRequest, options: StartOptions = {}) => ({
+  key: options.key ?? keyOf(request),
+  request
+})
+
+/**
+ * Starts the workflow (or finds the one with this key) and returns its
+ * execution id at once.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const start = (request: Videos.SubmitRequest, options?: StartOptions): Effect.Effect<string, never, WorkflowEngine> =>
+  VideoWorkflow.execute(payloadOf(request, options), { discard: true })
+
+/**
+ * Starts the workflow (or joins the one with this key) and waits for its end.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const generate = (
+  request: Videos.SubmitRequest,
+  options?: StartOptions
+): Effect.Effect<Video, SwitchboardError, WorkflowEngine> => VideoWorkflow.execute(payloadOf(request, options))
+
+/**
+ * The result of the workflow with this key: `undefined` when it never ran,
+ * `Suspended` while it waits, `Complete` with its exit at the end.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const result = (key: string) =>
+  Effect.flatMap(VideoWorkflow.executionId({ key, request: { model: "-", prompt: "-" } }), VideoWorkflow.poll)

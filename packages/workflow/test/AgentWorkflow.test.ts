@@ -1,0 +1,87 @@
+/**
+ * The agent workflow on the in-memory engine, against the emulator over real
+ * HTTP: model and tool calls as activities, a pause for approval given with
+ * `decide`, and a replay that repeats nothing that finished.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
+import { Tool, Toolkit } from "@switchboard/agent"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import { AgentWorkflow } from "../src/index.js"
+import { drive, emulated, requestsTo } from "./fixtures.js"
+
+const DeleteFile = Tool.make("delete_file", {
+  description: "Deletes a file",
+  parameters: Schema.Struct({ path: Schema.String.annotations({ description: "File path" }) }),
+  success: Schema.Struct({ deleted: Schema.String }),
+  needsApproval: true
+})
+const GetTime = Tool.make("get_time", {
+  description: "Local time in a time zone",
+  parameters: Schema.Struct({ zone: Schema.String.annotations({ description: "IANA zone" }) }),
+  success: Schema.String
+})
+const toolkit = Toolkit.make(DeleteFile, GetTime)
+
+const setup = Effect.gen(function*() {
+  const ran = yield* Ref.make<ReadonlyArray<string>>([])
+  const requests = yield* Ref.make<ReadonlyArray<AgentWorkflow.ApprovalRequest>>([])
+  const agent = AgentWorkflow.make({
+    name: "TestAgent",
+    toolkit,
+    onApproval: (request) => Ref.update(requests, (all) => [...all, request])
+  })
+  const handlers = toolkit.toLayer({
+    delete_file: ({ path }) => Effect.as(Ref.update(ran, (all) => [...all, `delete_file ${path}`]), { deleted: path }),
+    get_time: ({ zone }) => Effect.as(Ref.update(ran, (all) => [...all, `get_time ${zone}`]), "12:00")
+  })
+  const layer = agent.layer.pipe(Layer.provide(handlers), Layer.provideMerge(WorkflowEngine.layerMemory), Layer.provideMerge(emulated()))
+  return { agent, ran, requests, layer }
+})
+
+/** Polls (every second of the TestClock, driven) until `done`. */
+const until = <A, E, R>(poll: Effect.Effect<A, E, R>, done: (a: A) => boolean): Effect.Effect<A, E, R> => {
+  const loop: Effect.Effect<A, E, R> = Effect.flatMap(poll, (a) =>
+    done(a) ? Effect.succeed(a) : Effect.zipRight(Effect.sleep("1 second"), Effect.suspend(() => loop)))
+  return Effect.flatMap(Effect.fork(loop), drive)
+}
+
+describe("AgentWorkflow", () => {
+  it.effect("runs tool calls as activities and finishes", () =>
+    Effect.gen(function*() {
+      const { agent, layer, ran } = yield* setup
+      yield* Effect.gen(function*() {
+        const outcome = yield* Effect.flatMap(Effect.fork(agent.run("time-1", "gpt-4o-mini", [{ role: "user", content: `Use get_time({"zone": "Europe/Paris"})` }])), drive)
+        expect(outcome.status).toBe("completed")
+        expect(yield* Ref.get(ran)).toEqual(["get_time Europe/Paris"])
+        expect(yield* requestsTo("/chat/completions")).toHaveLength(2)
+        // The same key again: the stored run, nothing called again.
+        const again = yield* Effect.flatMap(Effect.fork(agent.run("time-1", "gpt-4o-mini", [])), drive)
+        expect(again).toEqual(outcome)
+        expect(yield* requestsTo("/chat/completions")).toHaveLength(2)
+      }).pipe(Effect.provide(layer))
+    }))
+
+  it.effect("pauses for approval, tells onApproval once, and goes on after decide", () =>
+    Effect.gen(function*() {
+      const { agent, layer, ran, requests } = yield* setup
+      yield* Effect.gen(function*() {
+        yield* agent.start("delete-1", "gpt-4o-mini", [{ role: "user", content: `Use delete_file({"path": "/tmp/a.txt"})` }])
+        yield* until(agent.result("delete-1"), (r) => r?._tag === "Suspended")
+        const [request] = yield* Ref.get(requests)
+        expect(request?.pending.map((p) => p.name)).toEqual(["delete_file"])
+        expect(yield* Ref.get(ran)).toEqual([])
+
+        yield* agent.decide(request!.token, { [request!.pending[0]!.callId]: "approve" })
+        const result = yield* until(agent.result("delete-1"), (r) => r?._tag === "Complete")
+        expect(result?._tag === "Complete" && result.exit._tag === "Success" ? result.exit.value.status : undefined).toBe("completed")
+        expect(yield* Ref.get(ran)).toEqual(["delete_file /tmp/a.txt"])
+        expect(yield* Ref.get(requests)).toHaveLength(1)
+        // The model call before the pause is not made again by the replay after it.
+        expect(yield* requestsTo("/chat/completions")).toHaveLength(2)
+      }).pipe(Effect.provide(layer))
+    }))
+})

@@ -1,0 +1,231 @@
+/**
+ * The workflows across real processes (`fixtures/runner.mjs` over the built
+ * package), against the emulator in this process, one scenario after the
+ * other (one build, one private Postgres):
+ * - one runner on sqlite, killed (SIGKILL) while polling 50 tasks, started again;
+ * - a fleet of 3 runners on Postgres, 200 tasks, 10 % status faults, one killed;
+ * - an agent run paused for approval, its runner killed, then approved.
+ * Each prints its figures.
+ */
+import { Toolkit } from "@switchboard/agent"
+import { Emulator } from "@switchboard/emulator"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Schedule from "effect/Schedule"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as TaskJournal from "@switchboard/core/TaskJournal"
+import * as Redacted from "effect/Redacted"
+import { AgentWorkflow, Cluster, SqlTaskJournal } from "../src/index.js"
+import { awaitRequests, checkPolls } from "./fleet.js"
+import { type Postgres, settled, startPostgres } from "./postgres.js"
+import { build, readLog, type Runner, startRunner, stopAll } from "./processes.js"
+
+let postgres: Postgres | undefined
+const dirs: Array<string> = []
+
+beforeAll(() => {
+  postgres = startPostgres(25000 + (process.pid % 5000))
+  build()
+}, 240_000)
+afterAll(async () => {
+  await stopAll()
+  postgres?.stop()
+  for (const dir of dirs) Fs.rmSync(dir, { recursive: true, force: true })
+})
+
+const tempDir = (prefix: string) => {
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), `switchboard-${prefix}-`))
+  dirs.push(dir)
+  return dir
+}
+
+/** Ports outside the ephemeral range, apart for each scenario. */
+const portBase = (offset: number) => 20000 + (process.pid % 1000) * 10 + offset
+
+const kill = (runners: ReadonlyArray<Runner>) => Promise.all(runners.map((runner) => runner.kill()))
+
+/** `promise`, or after `millis` a failure that says where things stand (a diagnosis, not a measured duration). */
+const explainAfter = <A>(millis: number, promise: Promise<A>, explain: () => Promise<string>): Promise<A> => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => void explain().then((why) => reject(new Error(why)), reject), millis)
+  })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
+}
+
+describe("a single runner on sqlite", () => {
+  const runtime = ManagedRuntime.make(Emulator.layer())
+  afterAll(() => runtime.dispose())
+
+  it("finishes 50/50 after a SIGKILL during polling, with 50 submissions", async () => {
+    const emulator = await runtime.runPromise(Emulator.Emulator)
+    const dir = tempDir("sqlite-runner")
+    const log = Path.join(dir, "log.jsonl")
+    const env = {
+      DATABASE: `sqlite:${Path.join(dir, "workflows.sqlite")}`,
+      BASE_URL: emulator.url,
+      API_KEY: emulator.apiKey,
+      LOG: log,
+      COUNT: "50",
+      PREFIX: "clip",
+      SLOW: "1",
+      POLL_MS: "100"
+    }
+    onTestFinished(stopAll)
+    const first = startRunner({ ...env, START: "1" })
+    await first.waitFor(/started/)
+    // Every task submitted, a third of the polls made: then the crash.
+    await awaitRequests(runtime, emulator, (submissions, polls) => submissions >= 50 && polls >= 180)
+    await first.kill()
+    expect(readLog(log).filter((e) => e.ev === "status-end" && e.tag === "Succeeded").length).toBeLessThan(50)
+
+    const second = startRunner({ ...env, FOLLOW: "1" })
+    const out = await second.waitFor(/complete /)
+    await second.kill()
+    const ends = JSON.parse(out.match(/complete (.*)/)![1]!) as ReadonlyArray<{ key: string; exit: string }>
+    const submissions = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions")).length
+    const events = readLog(log)
+    const { repeated } = checkPolls(events)
+    console.log(`sqlite runner: ${ends.filter((e) => e.exit === "Success").length}/50 ended, ${submissions} submissions, ${repeated} polls repeated after the kill`)
+    expect(ends.filter((end) => end.exit === "Success")).toHaveLength(50)
+    expect(submissions).toBe(50)
+    expect(events.filter((e) => e.ev === "submit" && e.pid === second.pid)).toHaveLength(0)
+  }, 180_000)
+})
+
+describe("a fleet of runners on Postgres", () => {
+  const runtime = ManagedRuntime.make(
+    Emulator.layer({
+      faults: { paths: ["/v1/chat/task/status"], rate: 0.1, random: [{ _tag: "Status", status: 503 }], seed: 19 }
+    })
+  )
+  afterAll(() => runtime.dispose())
+
+  it("finishes 200/200 with one runner killed, exactly 200 submissions", async () => {
+    const emulator = await runtime.runPromise(Emulator.Emulator)
+    const log = Path.join(tempDir("fleet"), "log.jsonl")
+    const database = postgres!.database("fleet")
+    const env = { DATABASE: database, BASE_URL: emulator.url, API_KEY: emulator.apiKey, LOG: log, COUNT: "200", PREFIX: "fleet", POLL_MS: "100" }
+    const runners = [0, 1, 2].map((i) => startRunner({ ...env, PORT: String(portBase(i)) }))
+    // Whatever happens, no runner outlives its scenario (the next one shares the machine).
+    onTestFinished(stopAll)
+    await Promise.all(runners.map((runner) => runner.waitFor(/ready/)))
+    // Tasks start once the shards are shared out: a shard handed over while
+    // its submission is in flight may submit again (see docs/fleet.md).
+    await settled(database, 3)
+    const client = startRunner({ ...env, CLIENT: "1", START: "1", FOLLOW: "1" })
+    await awaitRequests(runtime, emulator, (submissions, polls) => submissions >= 200 && polls >= 250)
+    const victim = runners[2]!
+    expect(readLog(log).some((e) => e.pid === victim.pid)).toBe(true)
+    await victim.kill()
+    // Past 420 s, fail with what the follower last reported rather than a bare timeout.
+    const out = await explainAfter(420_000, client.waitFor(/complete /), async () =>
+      `the fleet did not finish: ${client.stdout().match(/progress \d+\/\d+ ended/g)?.at(-1) ?? "no progress line"}, ` +
+      `${(await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions")).length} submissions`)
+    await kill([client, ...runners])
+    const ends = JSON.parse(out.match(/complete (.*)/)![1]!) as ReadonlyArray<{ key: string; exit: string }>
+
+    const requests = await runtime.runPromise(emulator.requests)
+    const submissions = requests.filter((r) => r.path.endsWith("/chat/completions")).length
+    const faulted = requests.filter((r) => r.fault !== undefined).length
+    const events = readLog(log)
+    const taskIds = events.filter((e) => e.ev === "submit").map((e) => e.taskId)
+    const { handovers, repeated } = checkPolls(events)
+    const byVictim = new Set(events.filter((e) => e.pid === victim.pid && e.ev === "status").map((e) => e.taskId)).size
+    console.log(
+      `postgres fleet: ${ends.filter((e) => e.exit === "Success").length}/200 ended, ${submissions} submissions, ` +
+        `${submissions - 200} duplicates, ${faulted} status calls faulted, ${byVictim} tasks polled by the killed runner, ` +
+        `${handovers} handovers, ${repeated} polls repeated`
+    )
+    expect(ends.filter((e) => e.exit === "Success")).toHaveLength(200)
+    expect(submissions).toBe(200)
+    expect(new Set(taskIds).size).toBe(200)
+    expect(taskIds).toHaveLength(200)
+    expect(faulted).toBeGreaterThan(0)
+    expect(byVictim).toBeGreaterThan(0)
+  }, 480_000)
+})
+
+describe("an agent run on a fleet", () => {
+  /** The workflow the runners register; a client needs only its name and schemas. */
+  const agent = AgentWorkflow.make({ name: "FleetTestAgent", toolkit: Toolkit.make() })
+
+  it("waits for an approval across a killed runner and runs the tool once", async () => {
+    const url = postgres!.database("agent")
+    const runtime = ManagedRuntime.make(
+      Layer.merge(Emulator.layer(), Layer.unwrapEffect(Effect.map(Cluster.parseDatabase(url), (database) => Cluster.layerClient({ database }))))
+    )
+    try {
+      const emulator = await runtime.runPromise(Emulator.Emulator)
+      const log = Path.join(tempDir("agent-fleet"), "log.jsonl")
+      const env = { DATABASE: url, BASE_URL: emulator.url, API_KEY: emulator.apiKey, LOG: log }
+      const runners = [0, 1].map((i) => startRunner({ ...env, PORT: String(portBase(5 + i)) }))
+      onTestFinished(stopAll)
+      await Promise.all(runners.map((runner) => runner.waitFor(/ready/)))
+      await settled(url, 2)
+
+      const key = "agent-approval-1"
+      await runtime.runPromise(agent.start(key, "gpt-4o-mini", [{ role: "user", content: `Use delete_file({"path": "/tmp/a.txt"})` }]))
+      const paused = await Promise.any(runners.map((runner) => runner.waitFor(/approval \S+/).then(() => runner)))
+      const token = paused.stdout().match(/approval (\S+)/)![1]!
+      // Paused: the run has stored that it waits (its request for approval with it).
+      await runtime.runPromise(
+        agent.result(key).pipe(Effect.repeat({ until: (r) => r?._tag === "Suspended", schedule: Schedule.spaced("200 millis") }))
+      )
+      await paused.kill()
+      const survivor = runners.find((runner) => runner !== paused)!
+
+      const callId = readLog(log).find((e) => e.ev === "approval")!.pending![0]!
+      await runtime.runPromise(agent.decide(token, { [callId]: "approve" }))
+      const result = await runtime.runPromise(
+        agent.result(key).pipe(
+          Effect.repeat({ until: (r) => r?._tag === "Complete", schedule: Schedule.spaced("500 millis") }),
+          Effect.zipRight(agent.result(key))
+        )
+      )
+      await survivor.kill()
+      const exit = result?._tag === "Complete" ? result.exit : undefined
+      const outcome = exit?._tag === "Success" ? exit.value : undefined
+      expect(outcome?.status).toBe("completed")
+      expect(outcome?.transcript.some((m) => m.role === "tool" && JSON.stringify(m.content).includes("/tmp/a.txt"))).toBe(true)
+
+      const events = readLog(log)
+      const completions = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions"))
+      console.log(
+        `agent approval: paused on runner ${paused.pid} (killed), tool run ${events.filter((e) => e.ev === "tool").length}× on ` +
+          `${survivor.pid}, ${completions.length} model calls`
+      )
+      expect(events.filter((e) => e.ev === "approval").map((e) => e.pid)).toEqual([paused.pid])
+      expect(events.filter((e) => e.ev === "tool").map((e) => e.pid)).toEqual([survivor.pid])
+      // The call before the pause and the one after the tool: none repeated.
+      expect(completions).toHaveLength(2)
+    } finally {
+      await runtime.dispose()
+    }
+  }, 180_000)
+})
+
+describe("SqlTaskJournal on Postgres", () => {
+  it("gives each task to one of many concurrent claimers", async () => {
+    const layer = SqlTaskJournal.layer.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(postgres!.database("journal")) })))
+    const claimed = await Effect.runPromise(
+      Effect.gen(function*() {
+        const journal = yield* TaskJournal.TaskJournal
+        const claims = yield* SqlTaskJournal.SqlTaskClaims
+        yield* Effect.forEach(Array.from({ length: 100 }, (_, i) => i), (i) =>
+          journal.record({ taskId: `task-${i}`, model: "video-1", prompt: `p${i}`, submittedAt: i }), { concurrency: 10 })
+        return yield* Effect.forEach(["a", "b", "c", "d"], (owner) => claims.claim({ owner, ttl: "1 minute", limit: 30 }), {
+          concurrency: "unbounded"
+        })
+      }).pipe(Effect.provide(layer), Effect.orDie)
+    )
+    const ids = claimed.flatMap((entries) => entries.map((e) => e.taskId))
+    expect(new Set(ids).size).toBe(ids.length)
+    expect(ids).toHaveLength(100)
+  })
+})
