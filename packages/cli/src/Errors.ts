@@ -100,6 +100,8 @@ const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
       return `Rate limited${http(error)}: ${message}${
         error.retryAfterMillis === undefined ? "" : ` (retry after ${Output.seconds(error.retryAfterMillis)})`
       }`
+    case "ClientError":
+      return `The service refused the request${http(error)}: ${message}`
     case "ServerError":
       return `The service failed${http(error)}: ${message}`
     case "TransportError":
@@ -109,7 +111,9 @@ const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
     case "ResponseDecodeError":
       return `Unexpected response from the service${http(error)}: ${message}`
     case "StreamError":
-      return `The reply stream failed: ${message}`
+      return `The reply stream ${error.reason === "cut" ? "was cut" : "failed"}: ${message}`
+    case "ResponseTooLargeError":
+      return `The reply was too large: ${message}`
     case "TaskFailedError":
       return `Video task ${error.taskId} failed${error.reason ? `: ${error.reason}` : ""}`
     case "TaskTimeoutError":

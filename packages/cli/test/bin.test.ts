@@ -145,6 +145,13 @@ describe.concurrent("errors", { timeout: 90_000 }, () => {
     expect(result.stderr).toContain("Invalid request, nothing was sent: n must be a positive integer")
   })
 
+  it("an --out directory that cannot be made fails at once with one line", async () => {
+    const result = await run(["image", "a fox for proc", "--out", "/proc/nope"], { env })
+    expect(result.code).toBe(1)
+    expectOneLine(result.stderr)
+    expect(result.stderr).toContain("/proc/nope")
+  })
+
   it("a missing --image file is named, exit 2", async () => {
     const result = await run(["chat", "Hi", "--image", "no-such-file.png"], { env, cwd: tempDir("missing") })
     expect(result.code).toBe(2)

@@ -23,7 +23,8 @@ import { TaskTimeoutError } from "./SwitchboardError.js"
 export type TaskUpdate = Data.TaggedEnum<{
   InProgress: { readonly taskId: string; readonly status: string; readonly progress?: number | undefined }
   Succeeded: { readonly taskId: string; readonly videoUrl: string }
-  Failed: { readonly taskId: string; readonly reason?: string | undefined }
+  /** `body`: the status reply, as JSON text (start only, secrets redacted). */
+  Failed: { readonly taskId: string; readonly reason?: string | undefined; readonly body?: string | undefined }
 }>
 
 /**

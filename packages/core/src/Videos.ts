@@ -20,6 +20,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Json from "./internal/json.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import {
@@ -33,7 +34,7 @@ import {
 } from "./SwitchboardError.js"
 import * as TaskJournal from "./TaskJournal.js"
 import * as TaskPoller from "./TaskPoller.js"
-import { Transport } from "./Transport.js"
+import { Transport, truncate } from "./Transport.js"
 
 /**
  * The id of a video task: the `id` of the submission's response.
@@ -150,21 +151,18 @@ const chatRequestOf = (request: SubmitRequest): Protocol.ChatRequest => ({
   }]
 })
 
-/** `failed` carries its reason in whichever field the service chose. */
-const reasonOf = (response: Protocol.TaskStatusResponse): string | undefined => {
-  const error = response.error
-  if (typeof error === "string") return error
-  if (error && typeof error === "object" && typeof (error as { message?: unknown }).message === "string") {
-    return (error as { message: string }).message
-  }
-  return response.fail_reason ?? response.message
-}
+/** `failed` carries its reason in whichever field (and shape) the service chose. */
+const reasonOf = (response: Protocol.TaskStatusResponse): string | undefined =>
+  [response.reason, response.fail_reason, response.error, response.message]
+    .map((field) => Json.serviceError({ error: field })?.message)
+    .find((reason) => reason !== undefined)
 
 const isHttpUrl = (url: string) => /^https?:\/\/[^\s/?#]+[^\s]*$/i.test(url)
 
 const updateOf = (
   taskId: string,
-  response: Protocol.TaskStatusResponse
+  response: Protocol.TaskStatusResponse,
+  redact: (text: string) => string
 ): Effect.Effect<TaskPoller.TaskUpdate, ResponseDecodeError> => {
   switch (response.status) {
     case "succeed":
@@ -175,11 +173,17 @@ const updateOf = (
             message: response.video_url
               ? `task ${taskId} succeeded with a video_url that is not an http(s) URL`
               : `task ${taskId} succeeded without a video_url`,
-            body: JSON.stringify(response).slice(0, 200)
+            body: redact(truncate(JSON.stringify(response), 200))
           })
         )
-    case "failed":
-      return Effect.succeed(TaskPoller.TaskUpdate.Failed({ taskId, reason: reasonOf(response) }))
+    case "failed": {
+      const reason = reasonOf(response)
+      return Effect.succeed(TaskPoller.TaskUpdate.Failed({
+        taskId,
+        reason: reason === undefined ? undefined : redact(truncate(reason, 1000)),
+        body: redact(truncate(JSON.stringify(response), 1000))
+      }))
+    }
     default:
       return Effect.succeed(TaskPoller.TaskUpdate.InProgress({ taskId, status: response.status, progress: response.progress }))
   }
@@ -225,9 +229,14 @@ export const outcome = <E, R>(
   Effect.flatMap(Stream.runLast(updates), (last): Effect.Effect<Succeeded, TaskFailedError | ResponseDecodeError> => {
     if (Option.isSome(last) && last.value._tag === "Succeeded") return Effect.succeed(last.value)
     if (Option.isSome(last) && last.value._tag === "Failed") {
-      const reason = last.value.reason
+      const { body, reason } = last.value
       return Effect.fail(
-        new TaskFailedError({ message: `task ${taskId} failed${reason ? `: ${reason}` : ""}`, taskId, ...(reason ? { reason } : {}) })
+        new TaskFailedError({
+          message: `task ${taskId} failed${reason ? `: ${reason}` : ""}`,
+          taskId,
+          ...(reason ? { reason } : {}),
+          ...(body ? { body } : {})
+        })
       )
     }
     return Effect.fail(new ResponseDecodeError({ message: `polling task ${taskId} ended before the task did`, body: "" }))
@@ -325,7 +334,7 @@ export const make = Effect.gen(function*() {
       span: "Switchboard.Videos.status"
     }).pipe(
       Effect.catchTag("NotFoundError", (error) => notFound(taskId, error)),
-      Effect.flatMap((response) => updateOf(taskId, response))
+      Effect.flatMap((response) => updateOf(taskId, response, transport.redact))
     )
 
   /** Keeps the journal in step: a succeeded task keeps its URL, a failed one leaves. */

@@ -13,10 +13,12 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import type { GeneratedImage } from "@switchboard/core/Images"
 import * as Protocol from "@switchboard/core/Protocol"
+import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
 import * as SwitchboardError from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import type * as TaskPoller from "@switchboard/core/TaskPoller"
 import * as Videos from "@switchboard/core/Videos"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Encoding from "effect/Encoding"
 import * as Layer from "effect/Layer"
@@ -45,6 +47,26 @@ const extensionOf: Record<string, string> = {
 }
 
 /**
+ * `mkdir -p`, one level at a time. Node's recursive `mkdir` never returns
+ * under `/proc` (it spins at full CPU): each missing level is made on its
+ * own, so an impossible one fails at once.
+ */
+const makeDirectories = (fs: FileSystem.FileSystem, paths: Path.Path, directory: string) =>
+  Effect.gen(function*() {
+    const missing: Array<string> = []
+    for (let dir = directory; !(yield* fs.exists(dir)); dir = paths.dirname(dir)) {
+      missing.unshift(dir)
+      if (paths.dirname(dir) === dir) break
+    }
+    for (const dir of missing) {
+      yield* fs.makeDirectory(dir).pipe(
+        // Made meanwhile by someone else: as good.
+        Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "AlreadyExists", () => Effect.void)
+      )
+    }
+  })
+
+/**
  * Writes `bytes` to `path` through a temporary file and a rename.
  * Media URLs point anywhere, so downloads use a plain client: the service's
  * key is never sent with them.
@@ -54,7 +76,7 @@ const writeAtomically = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E,
     const fs = yield* FileSystem.FileSystem
     const paths = yield* Path.Path
     const failed = (e: { readonly message: string }) => new SaveError({ path, message: e.message })
-    yield* Effect.mapError(fs.makeDirectory(paths.dirname(path), { recursive: true }), failed)
+    yield* Effect.mapError(makeDirectories(fs, paths, paths.dirname(path)), failed)
     const temporary = `${path}.${process.pid}.${Date.now()}.part`
     yield* Stream.run(bytes, Sink.mapError(fs.sink(temporary), failed)).pipe(
       Effect.zipRight(Effect.mapError(fs.rename(temporary, path), failed)),
@@ -81,7 +103,7 @@ const writeNew = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E, R>) =>
     const fs = yield* FileSystem.FileSystem
     const paths = yield* Path.Path
     const failed = (target: string) => (e: { readonly message: string }) => new SaveError({ path: target, message: e.message })
-    yield* Effect.mapError(fs.makeDirectory(paths.dirname(path), { recursive: true }), failed(path))
+    yield* Effect.mapError(makeDirectories(fs, paths, paths.dirname(path)), failed(path))
     // Unique within the process too: saves of the same name may run at once.
     const temporary = `${path}.${process.pid}.${++writes}.part`
     const claim = (attempt: number): Effect.Effect<string, SaveError> => {
@@ -101,16 +123,33 @@ const writeNew = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E, R>) =>
     )
   })
 
-const download = (url: string) =>
-  Stream.unwrap(
+/** Redirects a download follows; the plain client carries no key to leak along them. */
+const maxRedirects = 5
+
+/** What a media download may not be: a page or an error body saved as a video is no video. */
+const notMedia = /^(?:text\/|application\/(?:json|xml|xhtml|problem)|[^;]*\+(?:json|xml))/i
+
+const download = (url: string, timeout: Duration.Duration) => {
+  const timedOut = Effect.fail(
+    new SwitchboardError.TimeoutError({ message: `download of ${url} took longer than ${Duration.format(timeout)}`, phase: "request" })
+  )
+  const bytes = Stream.unwrapScoped(
     Effect.gen(function*() {
-      const client = yield* HttpClient.HttpClient
+      const client = HttpClient.followRedirects(yield* HttpClient.HttpClient, maxRedirects)
       const response = yield* Effect.mapError(
         client.get(url),
         () => new SwitchboardError.TransportError({ message: `download of ${url} failed`, sent: true })
       )
-      if (response.status >= 400) {
+      if (response.status < 200 || response.status >= 300) {
         return yield* SwitchboardError.fromStatus({ status: response.status, message: `download of ${url} answered HTTP ${response.status}` })
+      }
+      const type = response.headers["content-type"] ?? ""
+      if (notMedia.test(type)) {
+        return yield* new SwitchboardError.ResponseDecodeError({
+          message: `download of ${url} is ${type.split(";")[0]}, not media: nothing was saved`,
+          body: "",
+          status: response.status
+        })
       }
       return Stream.mapError(
         response.stream,
@@ -118,10 +157,27 @@ const download = (url: string) =>
       )
     })
   )
+  // The whole download, from the request to the last byte.
+  return Duration.isFinite(timeout) ? Stream.interruptWhen(bytes, Effect.zipRight(Effect.sleep(timeout), timedOut)) : bytes
+}
 
-const bytesOf = (url: string): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError, HttpClient.HttpClient> => {
+const defaultSaveTimeout = Duration.minutes(10)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SaveOptions {
+  /** Time limit of a download, from the request to its last byte. Default 10 minutes. */
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+const bytesOf = (
+  url: string,
+  timeout: Duration.Duration
+): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError, HttpClient.HttpClient> => {
   const data = Protocol.parseDataUri(url)
-  if (data === undefined) return download(url)
+  if (data === undefined) return download(url, timeout)
   const decoded = Encoding.decodeBase64(data.base64.replace(/\s+/g, ""))
   return decoded._tag === "Right"
     ? Stream.make(decoded.right)
@@ -129,12 +185,17 @@ const bytesOf = (url: string): Stream.Stream<Uint8Array, SwitchboardError.Switch
 }
 
 /**
- * Saves a file from a URL or data URI to `path`, returning the path.
+ * Saves a file from a URL or data URI to `path`, returning the path. A
+ * download follows up to 5 redirects, must answer 2xx with a media content
+ * type (not a page or an error body) and end within `timeout`; else nothing
+ * is written.
  *
  * @since 0.1.0
  * @category saving
  */
-export const save = (url: string, path: string) => writeAtomically(path, bytesOf(url))
+export const save = (url: string, path: string, options: SaveOptions = {}) =>
+  Effect.flatMap(SwitchboardConfig.duration("timeout", options.timeout ?? defaultSaveTimeout), (timeout) =>
+    writeAtomically(path, bytesOf(url, timeout)))
 
 /**
  * Saves generated images into `directory` as `<prefix>-<n><ext>`, returning
@@ -150,7 +211,7 @@ export const saveImages = (images: ReadonlyArray<GeneratedImage>, directory: str
     Effect.forEach(images, (image, i) => {
       const fromUrl = /\.(png|jpe?g|gif|webp)(?:$|\?)/i.exec(image.url)?.[1]
       const extension = image.mediaType ? extensionOf[image.mediaType] ?? ".img" : fromUrl ? `.${fromUrl.toLowerCase()}` : ".png"
-      return writeNew(paths.join(directory, `${prefix}-${i + 1}${extension}`), bytesOf(image.url))
+      return writeNew(paths.join(directory, `${prefix}-${i + 1}${extension}`), bytesOf(image.url, defaultSaveTimeout))
     }))
 
 /**

@@ -145,6 +145,9 @@ const errorPaths = Effect.gen(function*() {
   yield* observe("409", Moderations.create({ input: "x" }))
   yield* faults({ _tag: "Status", status: 429, retryAfter: 0 }, { _tag: "Status", status: 429, retryAfterMs: 0 })
   yield* observe("429", Chat.create(hello))
+  yield* faults({ _tag: "Status", status: 413 })
+  yield* observe("413", Chat.create(hello))
+  yield* observe("too large", Chat.accumulate(Chat.stream(hello), { maxCharacters: 5 }))
   yield* faults({ _tag: "Status", status: 500 }, { _tag: "Status", status: 503 })
   yield* observe("5xx", Stream.runDrain(Chat.stream(hello)))
   yield* faults({ _tag: "Status", status: 408 }, { _tag: "Status", status: 408 })
@@ -221,6 +224,8 @@ const expectedErrors: Record<string, SwitchboardError.SwitchboardError["_tag"]> 
   "404 task": "TaskNotFoundError",
   "409": "ConflictError",
   "429": "RateLimitError",
+  "413": "ClientError",
+  "too large": "ResponseTooLargeError",
   "5xx": "ServerError",
   "408": "TimeoutError",
   "reset": "TransportError",
