@@ -16,9 +16,11 @@
 import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
-import type { SwitchboardError } from "@switchboard/core/SwitchboardError"
+import { duration } from "@switchboard/core/SwitchboardConfig"
+import { InvalidRequestError, type SwitchboardError } from "@switchboard/core/SwitchboardError"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Mailbox from "effect/Mailbox"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -135,7 +137,10 @@ export interface Budget {
    */
   readonly totalTokens?: number | undefined
   readonly toolCalls?: number | undefined
-  /** Measured with `Clock`, from the start of the run. */
+  /**
+   * Measured with `Clock`, from the start of the run, and bounding all of
+   * it: reaching it interrupts a model call or a tool that is running.
+   */
   readonly duration?: Duration.DurationInput | undefined
 }
 
@@ -307,32 +312,48 @@ export interface Finished<A = undefined> {
  */
 export type AgentEvent<A = undefined> = TextDelta | ToolCallStarted | ToolResultEvent | StepFinished | Finished<A>
 
+const count = (field: string, value: number | undefined, fallback: number, min: number) => {
+  const n = value ?? fallback
+  return Number.isSafeInteger(n) && n >= min
+    ? Either.right(n)
+    : Either.left(new InvalidRequestError({ field, message: `${field} must be an integer of ${min} or more` }))
+}
+
+/** The options with defaults filled in; a limit that makes no sense fails, naming it, before any call. */
 const settings = <T extends Toolkit.Tools, A, I>(
   options: Omit<RunOptions<T, A, I>, "messages"> & { readonly usage?: Protocol.Usage | undefined },
   decisions: Readonly<Record<string, Decision>>,
   complete: Loop.Settings["complete"],
   emit: Loop.Settings["emit"]
-): Loop.Settings => ({
-  model: options.model,
-  toolkit: options.toolkit as unknown as Toolkit.Any,
-  toolChoice: options.toolChoice,
-  maxTokens: options.maxTokens,
-  output: options.output === undefined
-    ? undefined
-    : StructuredOutput.plan(options.output as Schema.Schema<unknown>, { mode: "tool" }),
-  prepareStep: options.prepareStep,
-  onStep: options.onStep,
-  priorUsage: options.usage,
-  maxSteps: options.maxSteps ?? 10,
-  budget: options.budget ?? {},
-  concurrency: options.concurrency ?? 4,
-  stopWhen: options.stopWhen === undefined ? [] : typeof options.stopWhen === "function" ? [options.stopWhen] : options.stopWhen,
-  loopLimit: options.loopLimit ?? 3,
-  intercept: options.intercept ?? Loop.noIntercept,
-  decisions,
-  complete,
-  emit
-})
+): Either.Either<Loop.Settings, InvalidRequestError> =>
+  Either.gen(function*() {
+    const budget = options.budget ?? {}
+    return {
+      model: options.model,
+      toolkit: options.toolkit as unknown as Toolkit.Any,
+      toolChoice: options.toolChoice,
+      maxTokens: options.maxTokens,
+      output: options.output === undefined
+        ? undefined
+        : StructuredOutput.plan(options.output as Schema.Schema<unknown>, { mode: "tool" }),
+      prepareStep: options.prepareStep,
+      onStep: options.onStep,
+      priorUsage: options.usage,
+      maxSteps: yield* count("maxSteps", options.maxSteps, 10, 1),
+      budget: {
+        ...(budget.totalTokens === undefined ? {} : { totalTokens: yield* count("budget.totalTokens", budget.totalTokens, 0, 0) }),
+        ...(budget.toolCalls === undefined ? {} : { toolCalls: yield* count("budget.toolCalls", budget.toolCalls, 0, 0) }),
+        ...(budget.duration === undefined ? {} : { duration: yield* duration("budget.duration", budget.duration) })
+      },
+      concurrency: yield* count("concurrency", options.concurrency, 4, 1),
+      stopWhen: options.stopWhen === undefined ? [] : typeof options.stopWhen === "function" ? [options.stopWhen] : options.stopWhen,
+      loopLimit: yield* count("loopLimit", options.loopLimit, 3, 1),
+      intercept: options.intercept ?? Loop.noIntercept,
+      decisions,
+      complete,
+      emit
+    }
+  })
 
 /**
  * Every way a run can fail: a limit or a tool defect (`AgentError`), the
@@ -367,7 +388,7 @@ const silent: Loop.Settings["emit"] = () => Effect.void
 export const run = <T extends Toolkit.Tools, A = undefined, I = A>(
   options: RunOptions<T, A, I>
 ): Effect.Effect<AgentResult<A>, RunError<A>, Chat.Chat | Toolkit.Handlers<T>> =>
-  Loop.run(settings(options, {}, create, silent), options.messages) as Effect.Effect<
+  Effect.flatMap(settings(options, {}, create, silent), (resolved) => Loop.run(resolved, options.messages)) as Effect.Effect<
     AgentResult<A>,
     RunError<A>,
     Chat.Chat | Toolkit.Handlers<T>
@@ -385,7 +406,7 @@ export const run = <T extends Toolkit.Tools, A = undefined, I = A>(
 export const resume = <T extends Toolkit.Tools, A = undefined, I = A>(
   options: ResumeOptions<T, A, I>
 ): Effect.Effect<AgentResult<A>, RunError<A>, Chat.Chat | Toolkit.Handlers<T>> =>
-  Loop.run(settings(options, options.decisions ?? {}, create, silent), options.transcript) as Effect.Effect<
+  Effect.flatMap(settings(options, options.decisions ?? {}, create, silent), (resolved) => Loop.run(resolved, options.transcript)) as Effect.Effect<
     AgentResult<A>,
     RunError<A>,
     Chat.Chat | Toolkit.Handlers<T>
@@ -424,7 +445,8 @@ export const stream = <T extends Toolkit.Tools, A = undefined, I = A>(
       // Typed loosely inside; the signature narrows the error when there is no `output`.
       const mailbox = yield* Mailbox.make<AgentEvent<unknown>, RunError<unknown>>(16)
       const emit = (event: AgentEvent<unknown>) => Effect.asVoid(mailbox.offer(event))
-      yield* Loop.run(settings(options, {}, streamed(emit), emit), options.messages).pipe(
+      const resolved = yield* settings(options, {}, streamed(emit), emit)
+      yield* Loop.run(resolved, options.messages).pipe(
         Effect.flatMap((result) => emit({ _tag: "Finished", result })),
         Mailbox.into(mailbox),
         Effect.forkScoped

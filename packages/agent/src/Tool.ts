@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { EffectVersionError } from "@switchboard/core/EffectVersion"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -181,6 +182,12 @@ export const make = <
 ): Tool<Name, Parameters, Success, Failure> => {
   if (!namePattern.test(name)) {
     throw new Cause.IllegalArgumentException(`tool name "${name}" must be 1-64 letters, digits, _ or -`)
+  }
+  // A schema from Effect 4 or another copy of effect would fail deep inside JSONSchema.
+  for (const [field, schema] of [["parameters", options.parameters], ["success", options.success], ["failure", options.failure]]) {
+    if (schema !== undefined && !Schema.isSchema(schema)) {
+      throw new EffectVersionError(`a ${field} schema for tool "${name}" that is not an Effect 3 schema`)
+    }
   }
   return {
     [TypeId]: TypeId,

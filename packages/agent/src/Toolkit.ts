@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as EffectVersion from "@switchboard/core/EffectVersion"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -114,7 +115,7 @@ export const make = <const List extends ReadonlyArray<Tool.Any>>(...list: List):
     definitions: list.map((tool) => tool.definition),
     toLayer: (handlers) => {
       const byName = handlers as unknown as Record<string, (params: unknown) => Effect.Effect<unknown, unknown>>
-      return Layer.effectContext(
+      return EffectVersion.guard(Layer.effectContext(
         Effect.map(Effect.context<never>(), (context) =>
           list.reduce(
             (acc, tool) =>
@@ -124,7 +125,7 @@ export const make = <const List extends ReadonlyArray<Tool.Any>>(...list: List):
               }),
             Context.empty() as Context.Context<Tool.Handler<string>>
           ))
-      ) as never
+      )) as never
     }
   }
 }

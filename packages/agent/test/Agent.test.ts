@@ -216,7 +216,7 @@ describe("Agent.run over HTTP to the emulator", () => {
       expect((yield* events)).toHaveLength(2) // the first run's get_weather only
     }).pipe(setup()))
 
-  it.effect("measures the duration budget with the Clock", () =>
+  it.effect("measures the duration budget with the Clock, and ends the run when it is reached", () =>
     Effect.gen(function*() {
       const fiber = yield* Effect.fork(
         Agent.run({ model, toolkit, budget: { duration: "150 millis" }, messages: [user("Use slow then slow")] })
@@ -224,9 +224,11 @@ describe("Agent.run over HTTP to the emulator", () => {
       yield* awaitSleepers(1, 100)
       yield* TestClock.adjust("100 millis")
       yield* awaitSleepers(1, 100)
-      yield* TestClock.adjust("100 millis")
+      // The second slow call would end at 200 ms: the budget ends the run at 150.
+      yield* TestClock.adjust("50 millis")
       const error = yield* Effect.flip(Fiber.join(fiber))
-      expect(error).toMatchObject({ _tag: "BudgetExceeded", limit: "duration", max: 150, used: 200 })
+      expect(error).toMatchObject({ _tag: "BudgetExceeded", limit: "duration", max: 150, used: 150 })
+      expect(error._tag === "BudgetExceeded" && error.transcript.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"])
     }).pipe(setup()))
 
   it.effect("stops when a stopWhen condition holds", () =>

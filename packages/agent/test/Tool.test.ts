@@ -81,6 +81,14 @@ describe("Tool", () => {
     expect(make("get-weather_2")).not.toThrow()
   })
 
+  it("rejects a schema that is not Effect 3's with the Effect version sentence", () => {
+    // What an Effect 4 schema looks like to this copy: a value without Effect 3's schema marker.
+    const foreign = { "~effect/Schema": "~effect/Schema", fields: {} } as unknown as Schema.Struct<{}>
+    expect(() => Tool.make("add", { description: "", parameters: foreign, success: Schema.Void })).toThrow(
+      /^Switchboard needs effect 3\.x but found a parameters schema for tool "add" that is not an Effect 3 schema: install a single Effect 3 with `pnpm add effect@\^3`/
+    )
+  })
+
   it("rejects two tools of one name in a toolkit", () => {
     expect(() => Toolkit.make(Forecast, Forecast)).toThrow(/two tools are named "get_forecast"/)
   })

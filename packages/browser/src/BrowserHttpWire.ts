@@ -77,7 +77,29 @@ const bodyOf = (
 }
 
 /**
- * A wire over the global `fetch`.
+ * The first `max` bytes of the body as text, and whether it is longer; the
+ * rest is never read (the caller aborts the exchange).
+ */
+const readAtMost = async (response: Response, max: number): Promise<{ text: string; over: boolean }> => {
+  if (response.body === null) return { text: "", over: false }
+  const reader = response.body.getReader()
+  const decoder = new TextDecoder()
+  let text = ""
+  let size = 0
+  while (size <= max) {
+    const { done, value } = await reader.read()
+    if (done) return { text: text + decoder.decode(), over: false }
+    text += decoder.decode(value.subarray(0, Math.max(0, max - size)), { stream: true })
+    size += value.length
+  }
+  return { text: text + decoder.decode(), over: true }
+}
+
+/**
+ * A wire over the global `fetch`. A 2xx body past `Limits.maxBytes` (or
+ * whose `content-length` says it will be) fails with `too-large`; any other
+ * status's body is cut at `HttpWire.maxErrorBytes`. Either way the exchange
+ * is aborted.
  *
  * @since 0.1.0
  * @category constructors
@@ -98,11 +120,24 @@ export const make = (): HttpWire.Service => ({
         controller.abort()
       }, limits.timeoutMillis)
       send(request, controller.signal).then(
-        (response) =>
-          response.text().then(
-            (text) => settle(Effect.succeed({ status: response.status, headers: headersOf(response.headers), text })),
+        (response) => {
+          const success = response.status >= 200 && response.status < 300
+          const max = success ? limits?.maxBytes : HttpWire.maxErrorBytes
+          const tooLarge = () => {
+            settle(Effect.fail(new HttpWire.WireError({ reason: "too-large" })))
+            controller.abort()
+          }
+          if (success && max !== undefined && Number(response.headers.get("content-length")) > max) return tooLarge()
+          const read = max === undefined ? response.text().then((text) => ({ text, over: false })) : readAtMost(response, max)
+          read.then(
+            ({ over, text }) => {
+              if (over) controller.abort()
+              if (over && success) return tooLarge()
+              settle(Effect.succeed({ status: response.status, headers: headersOf(response.headers), text }))
+            },
             (cause: unknown) => settle(Effect.fail(new HttpWire.WireError({ reason: "response", cause })))
-          ),
+          )
+        },
         (cause: unknown) => settle(Effect.fail(new HttpWire.WireError({ reason: "request", cause })))
       )
       return Effect.sync(() => {

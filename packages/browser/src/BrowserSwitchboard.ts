@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import * as Chat from "@switchboard/core/Chat"
+import * as EffectVersion from "@switchboard/core/EffectVersion"
 import * as Switchboard from "@switchboard/core/Switchboard"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
 import type { InvalidRequestError, JournalError } from "@switchboard/core/SwitchboardError"
@@ -148,11 +149,11 @@ const configLayer = (
 export const layer = (
   options: Options
 ): Layer.Layer<Services, ApiKeyInBrowserError | InvalidRequestError | JournalError> =>
-  Switchboard.layer.pipe(
+  EffectVersion.guard(Switchboard.layer.pipe(
     Layer.provideMerge(configLayer(options)),
     Layer.provideMerge(journalLayer(options.journal)),
     Layer.provide(BrowserHttpWire.layer)
-  )
+  ))
 
 /**
  * What `layerChat` provides.
@@ -179,8 +180,8 @@ export type ChatServices = Chat.Chat | Transport.Transport | SwitchboardConfig.S
  * @category layers
  */
 export const layerChat = (options: Options): Layer.Layer<ChatServices, ApiKeyInBrowserError | InvalidRequestError> =>
-  Chat.layer.pipe(
+  EffectVersion.guard(Chat.layer.pipe(
     Layer.provideMerge(Transport.layer),
     Layer.provideMerge(configLayer(options)),
     Layer.provide(BrowserHttpWire.layer)
-  )
+  ))

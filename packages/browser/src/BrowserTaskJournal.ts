@@ -6,10 +6,11 @@
  *
  * @since 0.1.0
  */
-import * as BrowserKeyValueStore from "@effect/platform-browser/BrowserKeyValueStore"
+import { JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 /**
  * Where the journal lives:
@@ -44,15 +45,62 @@ export const isStorageAvailable = (name: "localStorage" | "sessionStorage" = "lo
   }
 }
 
+const prefix = "switchboard-video-tasks/"
+const legacyKey = "switchboard-video-tasks"
+
+const storageError = (action: string) => (cause: unknown) =>
+  new JournalError({ message: `task journal could not ${action}: ${cause instanceof Error ? cause.message : String(cause)}` })
+
 /**
- * The journal in `localStorage`, under the key `switchboard-video-tasks`.
+ * A journal `Storage` over a Web Storage: one item per record, under
+ * `switchboard-video-tasks/<key>`. A page runs one event loop, so each step
+ * is atomic within it; tabs of one origin share `localStorage` without a
+ * lock, so two tabs resuming at the same instant may both follow a task
+ * (`docs/browser.md`). A journal of an earlier version (one item,
+ * `switchboard-video-tasks`) is imported once.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeStorage = (storage: globalThis.Storage): TaskJournal.Storage => {
+  const attempt = <A>(action: string, f: () => A) => Effect.try({ try: f, catch: storageError(action) })
+  const keys = () => Array.from({ length: storage.length }, (_, i) => storage.key(i)).filter((k): k is string => k !== null)
+  return {
+    keys: attempt("list its records", () => keys().filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length))),
+    read: (key) => attempt(`read ${key}`, () => Option.fromNullable(storage.getItem(prefix + key))),
+    write: (key, value) => attempt(`write ${key}`, () => storage.setItem(prefix + key, value)),
+    create: (key, value) =>
+      attempt(`create ${key}`, () => storage.getItem(prefix + key) === null && (storage.setItem(prefix + key, value), true)),
+    removeIf: (key, expected) =>
+      attempt(`remove ${key}`, () => storage.getItem(prefix + key) === expected && (storage.removeItem(prefix + key), true)),
+    remove: (key) => attempt(`remove ${key}`, () => storage.removeItem(prefix + key)),
+    quarantine: (key) =>
+      attempt(`set ${key} aside`, () => {
+        const movedTo = `switchboard-video-tasks-quarantine/${key}.${TaskJournal.randomId()}`
+        storage.setItem(movedTo, storage.getItem(prefix + key) ?? "")
+        storage.removeItem(prefix + key)
+        return movedTo
+      }),
+    owner: { id: TaskJournal.randomId() },
+    isAlive: () => undefined,
+    shared: true,
+    legacy: {
+      read: attempt("read the old journal", () => Option.fromNullable(storage.getItem(legacyKey))),
+      remove: attempt("remove the old journal", () => storage.removeItem(legacyKey))
+    }
+  }
+}
+
+const over = (name: "localStorage" | "sessionStorage"): Layer.Layer<TaskJournal.TaskJournal, JournalError> =>
+  TaskJournal.layer(Effect.sync(() => makeStorage((globalThis as unknown as Record<string, globalThis.Storage>)[name]!)))
+
+/**
+ * The journal in `localStorage`, one item per task under `switchboard-video-tasks/`.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerLocalStorage: Layer.Layer<TaskJournal.TaskJournal> = TaskJournal.layer.pipe(
-  Layer.provide(BrowserKeyValueStore.layerLocalStorage)
-)
+export const layerLocalStorage: Layer.Layer<TaskJournal.TaskJournal, JournalError> = over("localStorage")
 
 /**
  * The journal in `sessionStorage`: survives reloads of this tab only.
@@ -60,9 +108,7 @@ export const layerLocalStorage: Layer.Layer<TaskJournal.TaskJournal> = TaskJourn
  * @since 0.1.0
  * @category layers
  */
-export const layerSessionStorage: Layer.Layer<TaskJournal.TaskJournal> = TaskJournal.layer.pipe(
-  Layer.provide(BrowserKeyValueStore.layerSessionStorage)
-)
+export const layerSessionStorage: Layer.Layer<TaskJournal.TaskJournal, JournalError> = over("sessionStorage")
 
 /**
  * The journal in the chosen storage. A storage the page may not use falls
@@ -72,7 +118,7 @@ export const layerSessionStorage: Layer.Layer<TaskJournal.TaskJournal> = TaskJou
  * @since 0.1.0
  * @category layers
  */
-export const layer = (storage: Storage = "auto"): Layer.Layer<TaskJournal.TaskJournal> =>
+export const layer = (storage: Storage = "auto"): Layer.Layer<TaskJournal.TaskJournal, JournalError> =>
   Layer.unwrapEffect(Effect.sync(() => {
     switch (storage) {
       case "memory":

@@ -13,6 +13,8 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
 import { BrowserSwitchboard } from "../src/index.js"
 
 const hello = {
@@ -91,4 +93,37 @@ describe("BrowserHttpWire", () => {
       )
       expect(error._tag).toBe("TransportError")
     }))
+
+  it.scoped("a reply over maxResponseBytes fails with ResponseTooLargeError, not retried", () =>
+    Effect.gen(function*() {
+      const emulator = yield* Emulator.Emulator
+      const error = yield* Effect.flip(Chat.create(hello))
+      expect(error).toMatchObject({ _tag: "ResponseTooLargeError", limit: 64 })
+      expect(yield* emulator.requestCount).toBe(1)
+    }).pipe(Effect.provide(emulated({ maxResponseBytes: 64 }))))
+
+  it.live("a reply without a length, over maxResponseBytes, fails with ResponseTooLargeError once past the limit", () =>
+    Effect.gen(function*() {
+      // Chunked, no content-length: the limit is found while reading.
+      const server = yield* Effect.acquireRelease(
+        Effect.async<Http.Server>((resume) => {
+          const server = Http.createServer((_request, response) => {
+            response.writeHead(200, { "content-type": "application/json" })
+            response.write(`{"id":"${"x".repeat(600)}`)
+            response.end(`${"y".repeat(600)}"}`)
+          })
+          server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+        }),
+        (server) =>
+          Effect.async<void>((resume) => {
+            server.close(() => resume(Effect.void))
+          })
+      )
+      const { port } = server.address() as AddressInfo
+      const error = yield* Effect.flip(Effect.provide(
+        Chat.create(hello),
+        BrowserSwitchboard.layerChat({ baseUrl: `http://127.0.0.1:${port}`, maxResponseBytes: 1000, maxRetries: 0 })
+      ))
+      expect(error).toMatchObject({ _tag: "ResponseTooLargeError", limit: 1000 })
+    }).pipe(Effect.scoped))
 })

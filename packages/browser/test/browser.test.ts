@@ -209,7 +209,7 @@ describe("@switchboard/browser in Chromium", () => {
   it("a video task polled to succeed, journaled in localStorage while it ran", () => {
     ready()
     const video = result("video")
-    expect(video).toMatchObject({ journaledWhileRunning: true, last: "Succeeded", journalAfter: 0 })
+    expect(video).toMatchObject({ journaledWhileRunning: true, keptWithUrl: true, last: "Succeeded", journalAfter: 0 })
     expect(video["statuses"]).toEqual(["queued", "processing", "Succeeded"])
     expect(video["videoUrl"]).toMatch(/\/files\/task_.*\.mp4$/)
   })

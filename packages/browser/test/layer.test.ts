@@ -9,6 +9,8 @@ import { Chat, TaskJournal } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
@@ -121,11 +123,46 @@ describe("BrowserTaskJournal", () => {
         expect(BrowserTaskJournal.isStorageAvailable()).toBe(true)
         const entry = { taskId: "t1", model: "video-1", prompt: "p", submittedAt: 1 }
         yield* Effect.provide(Effect.flatMap(TaskJournal.TaskJournal, (j) => j.record(entry)), BrowserTaskJournal.layer())
-        expect(storage.getItem("switchboard-video-tasks")).toContain("t1")
+        expect(storage.getItem("switchboard-video-tasks/task-t1")).toContain("t1")
         const after = yield* Effect.provide(Effect.flatMap(TaskJournal.TaskJournal, (j) => j.list), BrowserTaskJournal.layer())
         expect(after).toEqual([entry])
         const memory = yield* Effect.provide(Effect.flatMap(TaskJournal.TaskJournal, (j) => j.list), BrowserTaskJournal.layer("memory"))
         expect(memory).toEqual([])
+      })
+    )
+  })
+
+  it.effect("one item per task: a bad one is set aside, the others still listed; an old single-item journal is imported", () => {
+    const storage = fakeStorage()
+    storage.setItem("switchboard-video-tasks", JSON.stringify([{ taskId: "old", model: "video-1", prompt: "p", submittedAt: 0 }]))
+    storage.setItem("switchboard-video-tasks/task-bad", "{\"taskId\": 42")
+    return withLocalStorage(
+      storage,
+      Effect.gen(function*() {
+        const journal = yield* TaskJournal.TaskJournal
+        yield* journal.record({ taskId: "t2", model: "video-1", prompt: "q", submittedAt: 1 })
+        const listing = yield* journal.scan
+        expect(listing.entries.map((e) => e.taskId)).toEqual(["old", "t2"])
+        expect(listing.quarantined).toMatchObject([{ key: "task-bad", movedTo: expect.stringContaining("quarantine") }])
+        expect(storage.getItem("switchboard-video-tasks")).toBeNull()
+        expect(storage.getItem("switchboard-video-tasks/task-bad")).toBeNull()
+        expect(storage.getItem(listing.quarantined[0]!.movedTo)).toBe("{\"taskId\": 42")
+      }).pipe(Effect.provide(BrowserTaskJournal.layer()))
+    )
+  })
+
+  it.effect("a task claimed by one page is not claimed by another until released", () => {
+    const storage = fakeStorage()
+    return withLocalStorage(
+      storage,
+      Effect.gen(function*() {
+        const claimIn = (layer: typeof BrowserTaskJournal.layerLocalStorage) =>
+          Effect.flatMap(TaskJournal.TaskJournal, (j) => j.claim("t1")).pipe(Effect.provide(layer))
+        const first = yield* Scope.make()
+        expect(yield* Scope.extend(claimIn(BrowserTaskJournal.layer()), first)).toBe(true)
+        expect(yield* Effect.scoped(claimIn(BrowserTaskJournal.layer()))).toBe(false)
+        yield* Scope.close(first, Exit.void)
+        expect(yield* Effect.scoped(claimIn(BrowserTaskJournal.layer()))).toBe(true)
       })
     )
   })

@@ -88,7 +88,8 @@ const withoutParserErrors = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
  * @category running
  */
 export const run = (argv: ReadonlyArray<string>) => {
-  const args = Inputs.normalizeArgs(argv)
+  // `video "<prompt>"` is short for `video generate "<prompt>"`.
+  const args = Video.expandShortForm(Inputs.normalizeArgs(argv))
   // No command at all is a request for help too (@effect/cli would print its own).
   const program = Help.requested(args.slice(2)) || args.length <= 2
     ? Help.print(

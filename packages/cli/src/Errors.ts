@@ -24,8 +24,8 @@ import * as Help from "./Help.js"
 import * as Output from "./Output.js"
 
 /**
- * A command line that parses but makes no sense, e.g. `video` with neither a
- * prompt nor `--resume`.
+ * A command line that parses but makes no sense, e.g. `video forget` of a
+ * task the journal does not hold.
  *
  * @since 0.1.0
  * @category errors
@@ -100,6 +100,8 @@ const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
       return `Rate limited${http(error)}: ${message}${
         error.retryAfterMillis === undefined ? "" : ` (retry after ${Output.seconds(error.retryAfterMillis)})`
       }`
+    case "ClientError":
+      return `The service refused the request${http(error)}: ${message}`
     case "ServerError":
       return `The service failed${http(error)}: ${message}`
     case "TransportError":
@@ -109,13 +111,19 @@ const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
     case "ResponseDecodeError":
       return `Unexpected response from the service${http(error)}: ${message}`
     case "StreamError":
-      return `The reply stream failed: ${message}`
+      return `The reply stream ${error.reason === "cut" ? "was cut" : "failed"}: ${message}`
+    case "ResponseTooLargeError":
+      return `The reply was too large: ${message}`
     case "TaskFailedError":
       return `Video task ${error.taskId} failed${error.reason ? `: ${error.reason}` : ""}`
     case "TaskTimeoutError":
       return `Video task ${error.taskId} is not finished yet${
         error.lastStatus ? ` (last status: ${error.lastStatus})` : ""
-      }; it stays in the journal — finish it later with: switchboard video --resume`
+      }; it stays in the journal — finish it later with: switchboard video resume`
+    case "TaskNotFoundError":
+      return `The service does not know video task ${error.taskId}${http(error)}: ${
+        error.hint ?? "is --model a video model? (or the service has forgotten the task)"
+      }. It is no longer in the journal.`
     case "NoImageInResponseError":
       return `The reply holds no image${error.content ? `: "${Output.truncate(error.content, 80)}"` : ""}`
     case "JournalError":
@@ -151,7 +159,7 @@ export const describe = (error: unknown): string => {
   return `Unexpected error: ${messageOf(error)}`
 }
 
-const detailFields = ["status", "requestId", "type", "code", "param", "field", "reason", "source", "taskId", "retryAfterMillis"]
+const detailFields = ["status", "requestId", "type", "code", "param", "field", "reason", "source", "taskId", "model", "hint", "retryAfterMillis"]
 
 /**
  * What `--verbose` adds under the line: the error's tag and fields (never a

@@ -115,7 +115,7 @@ export const video = (
     yield* Output.line(path)
   }).pipe(
     Effect.onInterrupt(() =>
-      narrate(`Interrupted. The workflow goes on; follow it with: switchboard video --resume --key ${JSON.stringify(key)} --database …`)
+      narrate(`Interrupted. The workflow goes on; follow it with: switchboard video resume --key ${JSON.stringify(key)} --database …`)
     ),
     Effect.provide(clientLayer(options))
   )

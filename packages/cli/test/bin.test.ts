@@ -1,7 +1,7 @@
 /**
  * The built `switchboard` command run as real processes against an emulator
  * started in this test process: output, files and exit codes, errors
- * included, and a video interrupted with SIGINT then finished by `--resume`.
+ * included, and a video interrupted with SIGINT then finished by `video resume`.
  *
  * dist is built once, in `beforeAll`, with `tsc -b packages/cli/tsconfig.build.json`
  * (incremental, so a no-op when up to date). Every process test lives in this
@@ -143,6 +143,13 @@ describe.concurrent("errors", { timeout: 90_000 }, () => {
     expect(result.code).toBe(2)
     expectOneLine(result.stderr)
     expect(result.stderr).toContain("Invalid request, nothing was sent: n must be a positive integer")
+  })
+
+  it("an --out directory that cannot be made fails at once with one line", async () => {
+    const result = await run(["image", "a fox for proc", "--out", "/proc/nope"], { env })
+    expect(result.code).toBe(1)
+    expectOneLine(result.stderr)
+    expect(result.stderr).toContain("/proc/nope")
   })
 
   it("a missing --image file is named, exit 2", async () => {
@@ -304,8 +311,17 @@ describe.concurrent("switchboard embed and moderate", { timeout: 90_000 }, () =>
   })
 })
 
+/** The task records of a journal directory (one file per task). */
+const records = (journal: string) =>
+  Fs.existsSync(journal) ? Fs.readdirSync(journal).filter((name) => name.startsWith("task-") && name.endsWith(".json")) : []
+
+const writeRecord = (journal: string, entry: Record<string, unknown>) => {
+  Fs.mkdirSync(journal, { recursive: true })
+  Fs.writeFileSync(Path.join(journal, `task-${String(entry["taskId"])}.json`), JSON.stringify(entry))
+}
+
 describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
-  it("submits, shows progress, saves the video", async () => {
+  it("submits, shows progress, saves the video, and only then drops the task from the journal", async () => {
     const dir = tempDir("video")
     const result = await run(["video", "A paper boat", "--poll-interval", "10ms", "--out", "videos"], { env, cwd: dir })
     expect(result.code).toBe(0)
@@ -316,7 +332,11 @@ describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
     // Off a terminal the progress is one plain line per change.
     expect(result.stderr).toMatch(/Submitted video task task_\w+ \(video-1\)/)
     expect(lines(result.stderr)).toEqual(expect.arrayContaining(["  queued 0%", "  processing 50%", "  succeed 100%"]))
-    expect(Fs.readFileSync(Path.join(dir, ".switchboard/tasks/switchboard-video-tasks.json"), "utf8")).toBe("[]")
+    expect(records(Path.join(dir, ".switchboard/tasks"))).toEqual([])
+    // The long form does the same.
+    const long = await run(["video", "generate", "A paper boat", "--poll-interval", "10ms", "--out", "videos"], { env, cwd: dir })
+    expect(long.code).toBe(0)
+    expect(lines(long.stdout)[0]).toMatch(/^videos\/task_\w+\.mp4$/)
   })
 
   it("a failed task is exit 1 with the reason", async () => {
@@ -326,21 +346,35 @@ describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
     expect(result.stderr).toContain("failed: The emulator was asked to fail this task.")
   })
 
-  it("needs exactly one of a prompt, --resume, --status, --forget", async () => {
-    const none = await run(["video"], { env })
-    expect(none.code).toBe(2)
-    expect(none.stderr).toContain("Give a prompt to make a video, or --resume")
-    const two = await run(["video", "A boat", "--resume"], { env })
-    expect(two.code).toBe(2)
+  it("each subcommand has its own help; a missing task id is a usage error", async () => {
+    const help = await run(["video", "--help"], { env })
+    expect(help.code).toBe(0)
+    for (const name of ["generate", "resume", "status", "forget"]) expect(help.stdout).toContain(name)
+    const resumeHelp = await run(["video", "resume", "--help"], { env })
+    expect(resumeHelp.stdout).toContain("Finish every task earlier runs left in the journal")
+    expect(resumeHelp.stdout).not.toContain("--from")
+    const noId = await run(["video", "status"], { env })
+    expect(noId.code).toBe(2)
   })
 
-  it("--status of an unknown task is a 404, exit 1", async () => {
-    const result = await run(["video", "--status", "task_unknown"], { env })
+  it("a model named like a chat or image model is refused before anything is paid for", async () => {
+    const prompt = `A boat for the wrong model ${Date.now()}`
+    for (const model of ["gpt-4o-mini", "image2"]) {
+      const result = await run(["video", prompt, "--model", model], { env, cwd: tempDir("model") })
+      expect(result.code).toBe(2)
+      expect(result.stderr).toContain(`--model ${model} is not a video model`)
+      expectOneLine(result.stderr)
+    }
+    expect(await chatRequestsAbout(prompt)).toHaveLength(0)
+  })
+
+  it("status of an unknown task is a 404 asking whether --model is a video model, exit 1", async () => {
+    const result = await run(["video", "status", "task_unknown"], { env })
     expect(result.code).toBe(1)
-    expect(result.stderr).toContain("Not found (HTTP 404): No task with id 'task_unknown'.")
+    expect(result.stderr).toContain("The service does not know video task task_unknown (HTTP 404): is --model a video model?")
   })
 
-  it("Ctrl-C leaves the task in the journal; --resume finishes that same task, submitted once", async () => {
+  it("Ctrl-C leaves the task in the journal; resume finishes that same task, submitted once, saved where the first run was told", async () => {
     const dir = tempDir("resume")
     const journal = Path.join(dir, "journal")
     const prompt = `A slow pan over a harbour ${Path.basename(dir)}`
@@ -348,22 +382,22 @@ describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
     const first = start(["video", prompt, "--journal", journal, "--poll-interval", "1h", "--out", "videos"], { env, cwd: dir })
     const submitted = await first.waitFor(/Submitted video task (task_\w+)/)
     const taskId = /Submitted video task (task_\w+)/.exec(submitted)![1]!
-    const journalFile = Path.join(journal, "switchboard-video-tasks.json")
-    expect(Fs.readFileSync(journalFile, "utf8")).toContain(taskId)
+    expect(records(journal)).toEqual([`task-${taskId}.json`])
     await first.waitFor(/queued/)
     first.signal("SIGINT")
     const interrupted = await first.exited
     expect(interrupted.code).toBe(130)
     expect(interrupted.stderr).toContain(`Interrupted. Task ${taskId} is still in the journal ${journal}`)
-    expect(interrupted.stderr).toContain(`switchboard video --resume --journal ${JSON.stringify(journal)}`)
-    expect(Fs.readFileSync(journalFile, "utf8")).toContain(taskId)
+    expect(interrupted.stderr).toContain(`switchboard video resume --journal ${JSON.stringify(journal)}`)
+    expect(records(journal)).toEqual([`task-${taskId}.json`])
 
-    const status = await run(["video", "--status", taskId], { env })
+    const status = await run(["video", "status", taskId], { env })
     expect(status.code).toBe(0)
     expect(status.stdout).toMatch(new RegExp(`^${taskId}  processing  \\d+%\\n$`))
 
-    // The environment variable names the journal as well as the flag does.
-    const resumed = await run(["video", "--resume", "--poll-interval", "10ms", "--out", "videos"], {
+    // The environment variable names the journal as well as the flag does;
+    // the video goes to the first run's --out, not to this run's directory.
+    const resumed = await run(["video", "resume", "--poll-interval", "10ms"], {
       env: { ...env, SWITCHBOARD_JOURNAL_DIR: journal },
       cwd: dir
     })
@@ -371,28 +405,49 @@ describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
     expect(resumed.stderr).toContain(`Resuming 1 unfinished video task from ${journal}`)
     expect(lines(resumed.stdout)).toEqual([`videos/${taskId}.mp4`])
     expect(Fs.existsSync(Path.join(dir, "videos", `${taskId}.mp4`))).toBe(true)
-    expect(JSON.parse(Fs.readFileSync(journalFile, "utf8"))).toEqual([])
+    expect(records(journal)).toEqual([])
     expect(await chatRequestsAbout(prompt)).toHaveLength(1)
 
-    const again = await run(["video", "--resume", "--journal", journal], { env, cwd: dir })
+    const again = await run(["video", "resume", "--journal", journal], { env, cwd: dir })
     expect(again.code).toBe(0)
     expect(again.stderr).toContain(`No unfinished video tasks in ${journal}.`)
   })
 
-  it("--forget drops a task from the journal", async () => {
+  it("resume saves a task that succeeded before its run stopped, from the URL in the journal, without polling", async () => {
+    const dir = tempDir("saved-url")
+    const journal = Path.join(dir, "journal")
+    const out = Path.join(dir, "first-out")
+    const taskId = `task_done_${Date.now().toString(36)}`
+    writeRecord(journal, { taskId, model: "video-1", prompt: "done", submittedAt: 0, videoUrl: `${emulator.url}/files/${taskId}.mp4`, output: out })
+    const before = (await requests()).filter((r) => r.path === "/v1/chat/task/status" && JSON.stringify(r.body).includes(taskId))
+    const resumed = await run(["video", "resume", "--journal", journal], { env, cwd: dir })
+    expect(resumed.code).toBe(0)
+    expect(Fs.readFileSync(Path.join(out, `${taskId}.mp4`)).subarray(4, 8).toString("latin1")).toBe("ftyp")
+    const after = (await requests()).filter((r) => r.path === "/v1/chat/task/status" && JSON.stringify(r.body).includes(taskId))
+    expect(after.length).toBe(before.length)
+    expect(records(journal)).toEqual([])
+  })
+
+  it("resume drops a task the service answers 404 for and says why; a bad record is set aside; forget drops a task", async () => {
     const dir = tempDir("forget")
     const journal = Path.join(dir, "journal")
-    Fs.mkdirSync(journal)
-    Fs.writeFileSync(
-      Path.join(journal, "switchboard-video-tasks.json"),
-      JSON.stringify([{ taskId: "task_gone", model: "video-1", prompt: "lost", submittedAt: 0 }])
-    )
-    const resumed = await run(["video", "--resume", "--journal", journal], { env })
+    writeRecord(journal, { taskId: "chatcmpl-gone", model: "gpt-4o-mini", prompt: "lost", submittedAt: 0 })
+    Fs.writeFileSync(Path.join(journal, "task-broken.json"), "{ not json")
+    const resumed = await run(["video", "resume", "--journal", journal], { env })
     expect(resumed.code).toBe(1)
-    expect(resumed.stderr).toContain("switchboard video --forget task_gone")
-    const forgot = await run(["video", "--forget", "task_gone", "--journal", journal], { env })
+    expect(resumed.stderr).toContain("gpt-4o-mini does not look like a video model")
+    expect(resumed.stderr).toContain("A journal record could not be read")
+    expect(records(journal)).toEqual([])
+    expect(Fs.readdirSync(Path.join(journal, "quarantine"))).toHaveLength(1)
+    // Nothing left: the next resume succeeds.
+    expect((await run(["video", "resume", "--journal", journal], { env })).code).toBe(0)
+
+    writeRecord(journal, { taskId: "task_kept", model: "video-1", prompt: "kept", submittedAt: 0 })
+    const forgot = await run(["video", "forget", "task_kept", "--journal", journal], { env })
     expect(forgot.code).toBe(0)
-    expect(JSON.parse(Fs.readFileSync(Path.join(journal, "switchboard-video-tasks.json"), "utf8"))).toEqual([])
+    expect(records(journal)).toEqual([])
+    const unknown = await run(["video", "forget", "task_kept", "--journal", journal], { env })
+    expect(unknown.code).toBe(2)
   })
 })
 
@@ -470,7 +525,7 @@ describe("switchboard demo", { timeout: 90_000 }, () => {
 })
 
 describe.concurrent("switchboard video --database", { timeout: 120_000 }, () => {
-  it("runs the task as a workflow on a sqlite file: one task per key, found again by --resume --key", async () => {
+  it("runs the task as a workflow on a sqlite file: one task per key, found again by resume --key", async () => {
     const dir = tempDir("video-db")
     const args = ["--database", "sqlite:tasks.sqlite", "--poll-interval", "10ms", "--out", "videos"]
     const first = await run(["video", "A durable paper boat", "--key", "boat-1", ...args], { env, cwd: dir })
@@ -482,7 +537,7 @@ describe.concurrent("switchboard video --database", { timeout: 120_000 }, () => 
 
     const again = await run(["video", "A durable paper boat", "--key", "boat-1", ...args], { env, cwd: dir })
     expect(lines(again.stdout)[0]).toBe(path)
-    const resumed = await run(["video", "--resume", "--key", "boat-1", ...args], { env, cwd: dir })
+    const resumed = await run(["video", "resume", "--key", "boat-1", ...args], { env, cwd: dir })
     expect(resumed.code).toBe(0)
     expect(lines(resumed.stdout)[0]).toBe(path)
     expect(await chatRequestsAbout("A durable paper boat")).toHaveLength(1)
@@ -490,7 +545,7 @@ describe.concurrent("switchboard video --database", { timeout: 120_000 }, () => 
 
   it("says so when no workflow has the key", async () => {
     const dir = tempDir("video-db-missing")
-    const result = await run(["video", "--resume", "--key", "nothing-here", "--database", "sqlite:tasks.sqlite"], { env, cwd: dir })
+    const result = await run(["video", "resume", "--key", "nothing-here", "--database", "sqlite:tasks.sqlite"], { env, cwd: dir })
     expect(result.code).not.toBe(0)
     expect(result.stderr).toMatch(/No video workflow with key nothing-here/)
   })

@@ -18,6 +18,20 @@ import * as Errors from "../src/Errors.js"
 import * as Inputs from "../src/Inputs.js"
 import * as Output from "../src/Output.js"
 import * as Progress from "../src/Progress.js"
+import * as Video from "../src/commands/video.js"
+
+describe("video's short form", () => {
+  const argv = (...args: Array<string>) => ["node", "switchboard", ...args]
+  it("puts generate before a prompt or flags, never before a subcommand or --help; video alone is its help", () => {
+    expect(Video.expandShortForm(argv("video", "A boat", "--out", "v"))).toEqual(argv("video", "generate", "A boat", "--out", "v"))
+    expect(Video.expandShortForm(argv("video", "--model", "video-1", "A boat"))).toEqual(argv("video", "generate", "--model", "video-1", "A boat"))
+    for (const sub of ["generate", "resume", "status", "forget", "--help", "-h"]) {
+      expect(Video.expandShortForm(argv("video", sub))).toEqual(argv("video", sub))
+    }
+    expect(Video.expandShortForm(argv("video"))).toEqual(argv("video", "--help"))
+    expect(Video.expandShortForm(argv("chat", "video"))).toEqual(argv("chat", "video"))
+  })
+})
 
 describe("Output", () => {
   it("indents streamed text whatever the chunk boundaries", () => {
@@ -78,7 +92,7 @@ describe("Errors", () => {
       "Authentication failed (HTTP 401): bad key — check --api-key or SWITCHBOARD_API_KEY"
     )
     expect(Errors.describe(new SwitchboardError.TaskTimeoutError({ message: "late", taskId: "t1", lastStatus: "processing" })))
-      .toBe("Video task t1 is not finished yet (last status: processing); it stays in the journal — finish it later with: switchboard video --resume")
+      .toBe("Video task t1 is not finished yet (last status: processing); it stays in the journal — finish it later with: switchboard video resume")
     expect(Errors.describe(new Attachment.AttachmentError({ source: "a.png", reason: "NotFound", message: "a.png does not exist" })))
       .toBe("Cannot use this image: a.png does not exist")
   })

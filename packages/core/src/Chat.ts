@@ -14,7 +14,8 @@ import * as ChatStream from "./internal/chatStream.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import * as StructuredOutput from "./StructuredOutput.js"
-import { InvalidRequestError, type SwitchboardError } from "./SwitchboardError.js"
+import { defaultMaxResponseBytes, duration } from "./SwitchboardConfig.js"
+import { InvalidRequestError, type SwitchboardError, TimeoutError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
 
 /**
@@ -33,6 +34,8 @@ export interface StreamOptions {
   readonly firstByteTimeout?: Duration.DurationInput | undefined
   /** Overrides the config's `streamIdleTimeout` for this call. */
   readonly idleTimeout?: Duration.DurationInput | undefined
+  /** Overrides the config's `streamTotalTimeout` for this call. */
+  readonly totalTimeout?: Duration.DurationInput | undefined
 }
 
 /**
@@ -87,12 +90,17 @@ export const make = Effect.map(Transport, (transport): Service => ({
         span: "Switchboard.Chat.create",
         model: request.model
       })),
-  stream: (request, options) =>
-    Stream.unwrapScoped(
-      Effect.gen(function*() {
+  stream: (request, options) => {
+    const config = transport.config
+    const limits = Effect.all({
+      firstByte: duration("firstByteTimeout", options?.firstByteTimeout ?? config.streamFirstByteTimeout),
+      idle: duration("idleTimeout", options?.idleTimeout ?? config.streamIdleTimeout),
+      total: duration("totalTimeout", options?.totalTimeout ?? config.streamTotalTimeout)
+    })
+    return Stream.unwrap(Effect.map(limits, ({ firstByte, idle, total }) => {
+      const chunks = Stream.unwrapScoped(Effect.gen(function*() {
         const body = yield* encodeRequest(ChatStream.streamingRequest(request, options?.includeUsage))
-        const idleTimeout = Duration.decode(options?.idleTimeout ?? transport.config.streamIdleTimeout)
-        // Retried until the body's first bytes arrive, each attempt within the
+        // Retried until the body's first event arrives, each attempt within the
         // first-byte timeout; never after (decision 6).
         const opened = yield* transport.openWith({
           method: "POST",
@@ -100,12 +108,18 @@ export const make = Effect.map(Transport, (transport): Service => ({
           body,
           span: "Switchboard.Chat.stream",
           model: request.model,
-          firstByteTimeout: options?.firstByteTimeout ?? transport.config.streamFirstByteTimeout,
-          idleTimeout
-        }, ChatStream.firstBytes(idleTimeout))
+          firstByteTimeout: firstByte,
+          idleTimeout: idle
+        }, ChatStream.firstEvent(idle, transport.redact))
         return ChatStream.decodeBody(opened)
-      })
-    )
+      }))
+      // From the request to the last event, retries included: pings or a
+      // trickle of events cannot keep a stream open for ever.
+      return Duration.isFinite(total) ? Stream.interruptWhen(chunks, Effect.zipRight(Effect.sleep(total), Effect.fail(
+        new TimeoutError({ message: `the stream took longer than ${Duration.format(total)} in all`, phase: "total" })
+      ))) : chunks
+    }))
+  }
 }))
 
 /**
@@ -228,7 +242,7 @@ export const streamWithCompletion = (
  * (by `index`; by `id`, else by position, when a server omits `index`),
  * `finish_reason` and `usage` kept, `id`, `model` and `created` from the
  * chunks. An empty stream, or a tool call that never got an id or a name,
- * fails.
+ * fails; so does a completion past `maxCharacters`.
  *
  * @example
  * ```ts
@@ -237,6 +251,21 @@ export const streamWithCompletion = (
  * @since 0.1.0
  * @category combinators
  */
-export const accumulate: <E, R>(
-  stream: Stream.Stream<Protocol.ChatCompletionChunk, E, R>
-) => Effect.Effect<Protocol.ChatCompletion, E | SwitchboardError, R> = ChatStream.accumulate
+export const accumulate = <E, R>(
+  stream: Stream.Stream<Protocol.ChatCompletionChunk, E, R>,
+  options?: AccumulateOptions
+): Effect.Effect<Protocol.ChatCompletion, E | SwitchboardError, R> =>
+  ChatStream.accumulate(stream, options?.maxCharacters ?? defaultMaxResponseBytes)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface AccumulateOptions {
+  /**
+   * Most characters of content, refusal and tool-call arguments gathered;
+   * past it a `ResponseTooLargeError`, the stream (and its connection)
+   * ended. Default 32 Mi (`SwitchboardConfig.defaultMaxResponseBytes`).
+   */
+  readonly maxCharacters?: number | undefined
+}

@@ -38,11 +38,19 @@ export const make = (httpClient: HttpClient.HttpClient): HttpWire.Service => {
   const lost = (cause: HttpClientError.HttpClientError) => new HttpWire.WireError({ reason: "response", cause: cause.cause ?? cause })
   return {
     text: (request, limits) => {
-      const exchange = Effect.flatMap(execute(request), (response) =>
-        Effect.map(
-          Effect.mapError(response.text, lost),
-          (text): HttpWire.TextResponse => ({ status: response.status, headers: response.headers, text })
-        ))
+      const exchange = Effect.scoped(Effect.flatMap(execute(request), (response) => {
+        const success = response.status >= 200 && response.status < 300
+        const max = success ? limits?.maxBytes : HttpWire.maxErrorBytes
+        const tooLarge = Effect.fail(new HttpWire.WireError({ reason: "too-large" }))
+        if (success && max !== undefined && Number(response.headers["content-length"]) > max) return tooLarge
+        const read = max === undefined ?
+          Effect.map(Effect.mapError(response.text, lost), (text) => ({ text, size: 0 })) :
+          HttpWire.readUpTo(Stream.mapError(response.stream, lost), max)
+        return Effect.flatMap(read, ({ size, text }): Effect.Effect<HttpWire.TextResponse, HttpWire.WireError> =>
+          success && max !== undefined && size > max ?
+            tooLarge :
+            Effect.succeed({ status: response.status, headers: response.headers, text }))
+      }))
       return limits?.timeoutMillis === undefined ? exchange : Effect.timeoutFail(exchange, {
         duration: limits.timeoutMillis,
         onTimeout: () => new HttpWire.WireError({ reason: "timeout" })

@@ -67,15 +67,73 @@ export interface OpenResponse extends Head {
  * - `request`: before any response arrived (the cause tells whether the
  *   request left, e.g. `ECONNREFUSED`);
  * - `response`: the connection was lost while the body was read;
- * - `timeout`: the time limit the caller gave ran out.
+ * - `timeout`: the time limit the caller gave ran out;
+ * - `too-large`: a successful response's body is (or says it is) longer
+ *   than `Limits.maxBytes`; the exchange was aborted.
  *
  * @since 0.1.0
  * @category errors
  */
 export class WireError extends Data.TaggedError("WireError")<{
-  readonly reason: "request" | "response" | "timeout"
+  readonly reason: "request" | "response" | "timeout" | "too-large"
   readonly cause?: unknown
 }> {}
+
+/**
+ * Most bytes of an error body (a status outside 2xx) that are read: enough
+ * for any message; the rest is never read and the exchange is aborted.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxErrorBytes = 64 * 1024
+
+// As `URL` in SwitchboardConfig: present everywhere the SDK runs, untyped in core's build.
+declare const TextDecoder: new () => { readonly decode: (bytes: Uint8Array) => string }
+
+const joinBytes = (parts: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
+  if (parts.length === 1) return parts[0]!.subarray(0, size)
+  const out = new Uint8Array(size)
+  let offset = 0
+  for (const part of parts) {
+    if (offset >= size) break
+    const piece = part.subarray(0, size - offset)
+    out.set(piece, offset)
+    offset += piece.length
+  }
+  return out
+}
+
+/**
+ * The first `maxBytes` bytes of a body as UTF-8 text; what comes after is
+ * never read (closing the exchange's scope aborts it).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const readText = <E>(body: Stream.Stream<Uint8Array, E>, maxBytes: number): Effect.Effect<string, E> =>
+  Effect.map(readUpTo(body, maxBytes), ({ text }) => text)
+
+/**
+ * `readText`, and how many bytes were read (past `maxBytes` when the body
+ * is longer).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const readUpTo = <E>(body: Stream.Stream<Uint8Array, E>, maxBytes: number) =>
+  Effect.map(
+    Stream.runFoldWhile(
+      body,
+      { parts: [] as Array<Uint8Array>, size: 0 },
+      (state) => state.size <= maxBytes,
+      (state, part) => {
+        state.parts.push(part)
+        return { parts: state.parts, size: state.size + part.length }
+      }
+    ),
+    ({ parts, size }) => ({ size, text: new TextDecoder().decode(joinBytes(parts, Math.min(size, maxBytes))) })
+  )
 
 /**
  * Time limits measured on the wall clock. `Transport` hands them to the wire
@@ -88,6 +146,12 @@ export class WireError extends Data.TaggedError("WireError")<{
 export interface Limits {
   /** `text`: the whole exchange, from sending to the last byte. */
   readonly timeoutMillis?: number | undefined
+  /**
+   * `text`: most bytes of a 2xx body; a longer one (or one whose
+   * `content-length` says so) fails with `too-large`. Any other status's
+   * body is cut at `maxErrorBytes` instead. Default: no limit.
+   */
+  readonly maxBytes?: number | undefined
   /** `open`: the longest silence between two reads of the body, after the first (`timeoutBetweenReads`). */
   readonly idleMillis?: number | undefined
 }

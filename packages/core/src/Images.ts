@@ -9,10 +9,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { Chat } from "./Chat.js"
-import { encoder } from "./internal/validate.js"
+import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import { NoImageInResponseError, type SwitchboardError } from "./SwitchboardError.js"
+import { Transport } from "./Transport.js"
 
 /**
  * @since 0.1.0
@@ -105,6 +105,8 @@ export class Images extends Context.Tag("@switchboard/core/Images")<Images, Serv
 
 const validateGenerate = encoder(GenerateRequest)
 const validateTransform = encoder(TransformRequest)
+const encodeChat = encoder(Protocol.ChatRequest)
+const decodeCompletion = plainDecoder(Protocol.ChatCompletion)
 
 type UserContent = Extract<Protocol.Message, { role: "user" }>["content"]
 
@@ -126,30 +128,42 @@ const imagesOf = (completion: Protocol.ChatCompletion) => {
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.map(Chat, (chat): Service => ({
-  generate: (request) =>
-    Effect.zipRight(
-      validateGenerate(request),
-      Effect.flatMap(chat.create(chatRequestOf(request, request.prompt)), imagesOf)
-    ),
-  transform: (request) =>
-    Effect.zipRight(
-      validateTransform(request),
-      Effect.flatMap(
-        chat.create(chatRequestOf(request, [
-          { type: "text", text: request.prompt },
-          { type: "image_url", image_url: { url: request.image } }
-        ])),
-        imagesOf
+export const make = Effect.map(Transport, (transport): Service => {
+  const create = (request: Protocol.ChatRequest) =>
+    Effect.flatMap(encodeChat(request), (body) =>
+      transport.call({
+        method: "POST",
+        path: "/chat/completions",
+        body,
+        decode: decodeCompletion,
+        span: "Switchboard.Images.generate",
+        model: request.model,
+        // An image is paid for: retried only when the request surely was not
+        // received, like a video submission (decision 6).
+        retry: "unsent"
+      }))
+  return {
+    generate: (request) =>
+      Effect.zipRight(validateGenerate(request), Effect.flatMap(create(chatRequestOf(request, request.prompt)), imagesOf)),
+    transform: (request) =>
+      Effect.zipRight(
+        validateTransform(request),
+        Effect.flatMap(
+          create(chatRequestOf(request, [
+            { type: "text", text: request.prompt },
+            { type: "image_url", image_url: { url: request.image } }
+          ])),
+          imagesOf
+        )
       )
-    )
-}))
+  }
+})
 
 /**
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Images, never, Chat> = Layer.effect(Images, make)
+export const layer: Layer.Layer<Images, never, Transport> = Layer.effect(Images, make)
 
 /**
  * Text-to-image with `image2`. Options are validated before sending.

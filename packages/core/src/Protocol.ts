@@ -5,13 +5,26 @@
  * Request schemas carry the service's rules as filters with messages phrased
  * after the field (`must be one of …`, `is required when …`) so that a request
  * the service would reject fails locally with an error naming the field.
- * Response schemas are tolerant: unknown fields pass through.
+ * Reply schemas are tolerant (`docs/decisions.md`, "Tolerant reading"): they
+ * require only what the contract shows or what the SDK cannot work without,
+ * fill documented defaults for the rest, and keep unknown fields.
  *
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import * as Json from "./internal/json.js"
 
 const optional = Schema.optional
+
+/**
+ * `JSON.parse` for text from the wire or from a model: no `__proto__` key
+ * survives, so no later copy of the value can change a prototype. Throws on
+ * text that is not JSON.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseJson: (text: string) => unknown = Json.parse
 
 /**
  * A string that must not be empty, with a message that names the rule.
@@ -28,8 +41,23 @@ export const NonEmptyString = Schema.String.pipe(
  * @category primitives
  */
 export const PositiveInt = Schema.Number.pipe(
-  Schema.filter((n) => (Number.isInteger(n) && n > 0) || "must be a positive integer")
+  Schema.filter((n) => (Number.isSafeInteger(n) && n > 0) || "must be a positive integer")
 )
+
+/**
+ * `index` of a reply's list element may be absent: each element then gets
+ * its position. `wire` has `index` optional, `typed` requires it; a list
+ * whose elements all carry `index` decodes to itself.
+ */
+const positioned = <W extends { readonly index?: number | undefined }, WI, T extends { readonly index: number }, TI>(
+  wire: Schema.Schema<W, WI>,
+  typed: Schema.Schema<T, TI>
+) =>
+  Schema.transform(Schema.Array(wire), Schema.Array(Schema.typeSchema(typed)), {
+    strict: false,
+    decode: (items) => items.map((item, index) => (item.index === undefined ? { ...item, index } : item)),
+    encode: (items) => items
+  })
 
 // ---------------------------------------------------------------------------
 // Content parts and messages (spec 2.2)
@@ -174,6 +202,19 @@ export const AssistantMessage = Schema.Struct({
  * @category messages
  */
 export type AssistantMessage = typeof AssistantMessage.Type
+
+/**
+ * The message of a reply: `role` may be absent (the contract shows only
+ * `content` and `tool_calls`) and is then `"assistant"`, so the message can
+ * be sent back as it is.
+ *
+ * @since 0.1.0
+ * @category messages
+ */
+export const ReplyMessage = Schema.Struct({
+  ...AssistantMessage.fields,
+  role: Schema.optionalWith(Schema.Literal("assistant"), { default: () => "assistant" as const })
+})
 
 /**
  * @since 0.1.0
@@ -383,14 +424,18 @@ export const ChatRequest = Schema.Struct({
  */
 export type ChatRequest = typeof ChatRequest.Type
 
+const tokenCount = Schema.optionalWith(Schema.Number, { default: () => 0 })
+
 /**
+ * Token counts; a count the reply leaves out is 0.
+ *
  * @since 0.1.0
  * @category chat
  */
 export const Usage = Schema.Struct({
-  prompt_tokens: Schema.Number,
-  completion_tokens: Schema.Number,
-  total_tokens: Schema.Number
+  prompt_tokens: tokenCount,
+  completion_tokens: tokenCount,
+  total_tokens: tokenCount
 })
 /**
  * @since 0.1.0
@@ -402,13 +447,24 @@ export type Usage = typeof Usage.Type
  * @since 0.1.0
  * @category chat
  */
-export const ChatChoice = Schema.Struct({
-  index: Schema.Number,
-  message: AssistantMessage,
-  finish_reason: Schema.NullishOr(Schema.String)
-})
+const choiceFields = {
+  message: ReplyMessage,
+  finish_reason: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
+}
 
 /**
+ * One choice of a completion. Required: `message`. `index` defaults to the
+ * choice's position, `finish_reason` to `null`.
+ *
+ * @since 0.1.0
+ * @category chat
+ */
+export const ChatChoice = Schema.Struct({ index: Schema.Number, ...choiceFields })
+
+/**
+ * A chat completion. Required: `id` (a video's task id) and `choices`; the
+ * rest is optional (decisions, "Tolerant reading").
+ *
  * @since 0.1.0
  * @category chat
  */
@@ -417,7 +473,7 @@ export const ChatCompletion = Schema.Struct({
   object: optional(Schema.String),
   created: optional(Schema.Number),
   model: optional(Schema.String),
-  choices: Schema.Array(ChatChoice),
+  choices: positioned(Schema.Struct({ index: optional(Schema.Number), ...choiceFields }), ChatChoice),
   usage: optional(Schema.NullOr(Usage))
 })
 /**
@@ -445,28 +501,41 @@ export const ToolCallDelta = Schema.Struct({
  */
 export type ToolCallDelta = typeof ToolCallDelta.Type
 
+const chunkChoiceFields = {
+  delta: Schema.optionalWith(
+    Schema.Struct({
+      role: optional(Schema.String),
+      content: optional(Schema.NullOr(Schema.String)),
+      tool_calls: optional(Schema.Array(ToolCallDelta))
+    }),
+    { default: () => ({}) }
+  ),
+  finish_reason: optional(Schema.NullOr(Schema.String))
+}
+
 /**
- * One `data:` event of a streamed chat completion (decision 1).
+ * One choice of a stream chunk. `index` defaults to its position, `delta`
+ * to `{}`.
+ *
+ * @since 0.1.0
+ * @category streaming
+ */
+export const ChunkChoice = Schema.Struct({ index: Schema.Number, ...chunkChoiceFields })
+
+/**
+ * One `data:` event of a streamed chat completion (decision 1). Required:
+ * `choices`, the one thing a chunk carries; `id` is optional (the contract
+ * shows no chunk format).
  *
  * @since 0.1.0
  * @category streaming
  */
 export const ChatCompletionChunk = Schema.Struct({
-  id: Schema.String,
+  id: optional(Schema.String),
   object: optional(Schema.String),
   created: optional(Schema.Number),
   model: optional(Schema.String),
-  choices: Schema.Array(
-    Schema.Struct({
-      index: Schema.Number,
-      delta: Schema.Struct({
-        role: optional(Schema.String),
-        content: optional(Schema.NullOr(Schema.String)),
-        tool_calls: optional(Schema.Array(ToolCallDelta))
-      }),
-      finish_reason: optional(Schema.NullOr(Schema.String))
-    })
-  ),
+  choices: positioned(Schema.Struct({ index: optional(Schema.Number), ...chunkChoiceFields }), ChunkChoice),
   usage: optional(Schema.NullOr(Usage))
 })
 /**
@@ -520,20 +589,28 @@ export const Vector: Schema.Schema<ReadonlyArray<number>> = Schema.declare(isVec
 })
 
 /**
+ * One vector of an embeddings reply.
+ *
+ * @since 0.1.0
+ * @category embeddings
+ */
+export const Embedding = Schema.Struct({ object: optional(Schema.String), index: Schema.Number, embedding: Vector })
+
+/**
+ * Required: `data` and each element's `embedding`; `index` defaults to the
+ * element's position.
+ *
  * @since 0.1.0
  * @category embeddings
  */
 export const EmbeddingResponse = Schema.Struct({
   object: optional(Schema.String),
   model: optional(Schema.String),
-  data: Schema.Array(
-    Schema.Struct({
-      object: optional(Schema.String),
-      index: Schema.Number,
-      embedding: Vector
-    })
+  data: positioned(
+    Schema.Struct({ object: optional(Schema.String), index: optional(Schema.Number), embedding: Vector }),
+    Embedding
   ),
-  usage: optional(Schema.Struct({ prompt_tokens: Schema.Number, total_tokens: Schema.Number }))
+  usage: optional(Schema.Struct({ prompt_tokens: tokenCount, total_tokens: tokenCount }))
 })
 /**
  * @since 0.1.0
@@ -646,9 +723,11 @@ export const TaskStatusResponse = Schema.Struct({
   status: Schema.String,
   video_url: optional(Schema.String),
   progress: optional(Schema.Number),
+  // Where a failed task's reason may be, in whatever shape: read, never required.
+  reason: optional(Schema.Unknown),
+  fail_reason: optional(Schema.Unknown),
   error: optional(Schema.Unknown),
-  message: optional(Schema.String),
-  fail_reason: optional(Schema.String)
+  message: optional(Schema.Unknown)
 })
 /**
  * @since 0.1.0

@@ -4,8 +4,10 @@
  * Line and field parsing is `eventsource-parser`'s (linear in the input, and
  * it holds back a `\r` that ends a read until it knows whether a `\n`
  * follows); this module adapts it to a `Channel` and adds what a response
- * body needs: a final event without its blank line is still dispatched, and
- * an event larger than `maxEventSize` fails instead of growing the buffer.
+ * body needs: a final event without its blank line is still dispatched
+ * (marked `unterminated` when even its last line lacks its end, so a reader
+ * can tell a complete event from a cut one), and an event larger than
+ * `maxEventSize` fails instead of growing the buffer.
  * See `docs/streaming.md` for why this parser and not `@effect/experimental`'s.
  *
  * @since 0.1.0
@@ -16,7 +18,7 @@ import { dual } from "effect/Function"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import { createParser } from "eventsource-parser"
-import { StreamError } from "./SwitchboardError.js"
+import { ResponseTooLargeError } from "./SwitchboardError.js"
 
 /**
  * One dispatched event. `event` is `undefined` for the default `message`
@@ -29,6 +31,11 @@ export interface Event {
   readonly event?: string | undefined
   readonly id?: string | undefined
   readonly data: string
+  /**
+   * The body ended inside this event's last line: its data may be whole
+   * (a server that closed right after it) or cut. Only the last event can be.
+   */
+  readonly unterminated?: true | undefined
 }
 
 /**
@@ -38,7 +45,7 @@ export interface Event {
 export interface DecodeOptions {
   /**
    * Most characters one pending event may hold before the stream fails with
-   * a `StreamError`; what bounds the decoder's memory. Default 16 MiB.
+   * a `ResponseTooLargeError`; what bounds the decoder's memory. Default 16 MiB.
    */
   readonly maxEventSize?: number | undefined
 }
@@ -64,16 +71,17 @@ const CR = 13
  */
 export const channel = <E>(
   options?: DecodeOptions
-): Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<string>, E | StreamError, E, void, unknown> =>
+): Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<string>, E | ResponseTooLargeError, E, void, unknown> =>
   Channel.suspend(() => {
     const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
     let events: Array<Event> = []
     let tooLarge = false
     // Whether the text so far ends at a line end: decides what happens at the end.
     let atLineEnd = true
+    let ended = false
     const parser = createParser({
       onEvent: (event) => {
-        events.push(event)
+        events.push(ended && !atLineEnd ? { ...event, unterminated: true } : event)
       },
       onError: (error) => {
         // Unknown fields and bad `retry` values are ignored, as the spec says.
@@ -91,13 +99,15 @@ export const channel = <E>(
       return Channel.zipRight(Channel.write(out), next)
     }
 
-    const loop: Out<E | StreamError, void> = Channel.readWithCause({
+    const loop: Out<E | ResponseTooLargeError, void> = Channel.readWithCause({
       onInput: (texts: Chunk.Chunk<string>) => {
         for (const text of texts) {
           if (text.length === 0) continue
           parser.feed(text)
           if (tooLarge) {
-            return emit(Channel.fail(new StreamError({ message: `a server-sent event exceeded ${maxEventSize} characters` })))
+            return emit(Channel.fail(
+              new ResponseTooLargeError({ message: `a server-sent event exceeded ${maxEventSize} characters`, limit: maxEventSize })
+            ))
           }
           const last = text.charCodeAt(text.length - 1)
           atLineEnd = last === LF || last === CR
@@ -106,10 +116,10 @@ export const channel = <E>(
       },
       onFailure: (cause) => emit(Channel.failCause(cause)),
       onDone: () => {
-        // A last event whose lines are complete but that lacks the blank line
-        // is dispatched; an unterminated last line may be a cut and is dropped
-        // (the spec drops both).
-        if (atLineEnd) parser.feed("\n\n")
+        // A last event that lacks its blank line is dispatched (the spec drops
+        // it); one whose last line lacks its end too is marked `unterminated`.
+        ended = true
+        parser.feed("\n\n")
         return emit(Channel.void)
       }
     })
@@ -125,8 +135,8 @@ const isStream = (args: IArguments) => Predicate.hasProperty(args[0], Stream.Str
  * @category decoding
  */
 export const decodeText: {
-  (options?: DecodeOptions): <E, R>(self: Stream.Stream<string, E, R>) => Stream.Stream<Event, E | StreamError, R>
-  <E, R>(self: Stream.Stream<string, E, R>, options?: DecodeOptions): Stream.Stream<Event, E | StreamError, R>
+  (options?: DecodeOptions): <E, R>(self: Stream.Stream<string, E, R>) => Stream.Stream<Event, E | ResponseTooLargeError, R>
+  <E, R>(self: Stream.Stream<string, E, R>, options?: DecodeOptions): Stream.Stream<Event, E | ResponseTooLargeError, R>
 } = dual(
   isStream,
   <E, R>(self: Stream.Stream<string, E, R>, options?: DecodeOptions) =>
@@ -141,8 +151,8 @@ export const decodeText: {
  * @category decoding
  */
 export const decode: {
-  (options?: DecodeOptions): <E, R>(self: Stream.Stream<Uint8Array, E, R>) => Stream.Stream<Event, E | StreamError, R>
-  <E, R>(self: Stream.Stream<Uint8Array, E, R>, options?: DecodeOptions): Stream.Stream<Event, E | StreamError, R>
+  (options?: DecodeOptions): <E, R>(self: Stream.Stream<Uint8Array, E, R>) => Stream.Stream<Event, E | ResponseTooLargeError, R>
+  <E, R>(self: Stream.Stream<Uint8Array, E, R>, options?: DecodeOptions): Stream.Stream<Event, E | ResponseTooLargeError, R>
 } = dual(
   isStream,
   <E, R>(self: Stream.Stream<Uint8Array, E, R>, options?: DecodeOptions) =>

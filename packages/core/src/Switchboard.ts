@@ -7,6 +7,7 @@
  */
 import * as Layer from "effect/Layer"
 import * as Chat from "./Chat.js"
+import * as EffectVersion from "./EffectVersion.js"
 import * as Embeddings from "./Embeddings.js"
 import * as Images from "./Images.js"
 import * as Models from "./Models.js"
@@ -33,9 +34,14 @@ export type Services =
   | Videos.Videos
 
 /**
+ * Checks, when built, that the application runs one copy of Effect 3
+ * (`EffectVersion`).
+ *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Services, never, SwitchboardConfig | HttpWire | TaskJournal> = Layer
-  .mergeAll(Images.layer.pipe(Layer.provideMerge(Chat.layer)), Embeddings.layer, Models.layer, Moderations.layer, Videos.layer)
-  .pipe(Layer.provideMerge(Transport.layer))
+export const layer: Layer.Layer<Services, never, SwitchboardConfig | HttpWire | TaskJournal> = EffectVersion.guard(
+  Layer
+    .mergeAll(Chat.layer, Images.layer, Embeddings.layer, Models.layer, Moderations.layer, Videos.layer)
+    .pipe(Layer.provideMerge(Transport.layer))
+)

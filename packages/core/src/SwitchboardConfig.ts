@@ -10,10 +10,13 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type * as Schedule from "effect/Schedule"
 import { InvalidRequestError } from "./SwitchboardError.js"
+import * as TaskPoller from "./TaskPoller.js"
 
 /**
  * What a user passes to `layer`. Only `baseUrl` is required; a page that talks
@@ -38,8 +41,19 @@ export interface Options {
   readonly streamFirstByteTimeout?: Duration.DurationInput | undefined
   /** Time limit between two events of a stream. Default 60 s. */
   readonly streamIdleTimeout?: Duration.DurationInput | undefined
+  /** Time limit of a whole stream, from the request to its last event. Default 10 minutes. */
+  readonly streamTotalTimeout?: Duration.DurationInput | undefined
+  /**
+   * Most bytes of a JSON reply (and of the events an `accumulate` gathers);
+   * past it a `ResponseTooLargeError`, the connection closed. Default 32 MiB.
+   */
+  readonly maxResponseBytes?: number | undefined
   /** Name of the task id field in a task-status request. Default `task_id`. */
   readonly taskIdField?: string | undefined
+  /** The wait between status calls of a video task, unless a call gives its own. Default `TaskPoller.defaultSchedule`. */
+  readonly pollSchedule?: Schedule.Schedule<unknown> | undefined
+  /** How long a video task is polled before `TaskTimeoutError`, unless a call says. Default 10 minutes. */
+  readonly pollDeadline?: Duration.DurationInput | undefined
   /** Extra headers sent with every request. */
   readonly headers?: Readonly<Record<string, string>> | undefined
 }
@@ -60,7 +74,11 @@ export interface ResolvedConfig {
   readonly maxRetryDelay: Duration.Duration
   readonly streamFirstByteTimeout: Duration.Duration
   readonly streamIdleTimeout: Duration.Duration
+  readonly streamTotalTimeout: Duration.Duration
+  readonly maxResponseBytes: number
   readonly taskIdField: string
+  readonly pollSchedule: Schedule.Schedule<unknown>
+  readonly pollDeadline: Duration.Duration
   readonly headers: Readonly<Record<string, string>>
 }
 
@@ -79,41 +97,105 @@ const apiUrlOf = (baseUrl: string): string => {
   return /\/v1$/.test(trimmed) ? trimmed : `${trimmed}/v1`
 }
 
-const durationOr = (input: Duration.DurationInput | undefined, fallback: Duration.DurationInput) =>
-  Duration.decode(input ?? fallback)
+/**
+ * A time limit given by a caller: a `DurationInput` that is not negative and
+ * not NaN (Effect would read both as 0, a limit every call reaches at once).
+ * `Infinity` is no limit.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const duration = (field: string, input: unknown): Either.Either<Duration.Duration, InvalidRequestError> => {
+  const invalid = () =>
+    Either.left(new InvalidRequestError({ field, message: `${field} must be a duration of 0 or more, e.g. "30 seconds"` }))
+  if (typeof input === "number") return Number.isNaN(input) || input < 0 ? invalid() : Either.right(Duration.millis(input))
+  if (typeof input === "string" && /^\s*-|nan/i.test(input)) return invalid()
+  if (Array.isArray(input) && input.some((n) => typeof n !== "number" || !Number.isFinite(n) || n < 0)) return invalid()
+  return Option.match(Duration.decodeUnknown(input), { onNone: invalid, onSome: Either.right })
+}
+
+const durationOr = (field: keyof Options, options: Options, fallback: Duration.DurationInput) =>
+  duration(field, options[field] ?? fallback)
+
+const invalid = (field: string, message: string) => Either.left(new InvalidRequestError({ field, message: `${field} ${message}` }))
+
+// Every runtime the SDK runs on (Node 20+, browsers) has the WHATWG `URL`;
+// core is built without DOM or Node typings, hence the declaration.
+declare const URL: new (input: string) => { readonly protocol: string; readonly hostname: string }
+
+/** An http(s) URL that parses, host and port included. */
+const checkBaseUrl = (baseUrl: unknown): Either.Either<string, InvalidRequestError> => {
+  if (typeof baseUrl !== "string") return invalid("baseUrl", "must be an http(s) URL")
+  try {
+    const url = new URL(baseUrl.trim())
+    if ((url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "") return Either.right(baseUrl)
+  } catch {
+    // reported below
+  }
+  return invalid("baseUrl", "must be an http(s) URL with a host and a valid port")
+}
+
+// A header value may not hold CR, LF or NUL (it would split the request);
+// a name must be an HTTP token.
+const badHeaderValue = /[\r\n\0]/
+const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+/** The key and extra headers: nothing that would break the request's head. Never echoes a value. */
+const checkHeaders = (options: Options): Either.Either<void, InvalidRequestError> => {
+  const key = options.apiKey
+  const keyText = key === undefined ? "" : typeof key === "string" ? key : Redacted.value(key)
+  if (typeof keyText !== "string" || badHeaderValue.test(keyText)) return invalid("apiKey", "must not contain CR, LF or NUL")
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    if (!headerName.test(name)) return invalid(`headers.${name}`, "is not a valid header name")
+    if (typeof value !== "string" || badHeaderValue.test(value)) {
+      return invalid(`headers.${name}`, "must be a string without CR, LF or NUL")
+    }
+  }
+  return Either.void
+}
+
+const checkCount = (field: string, value: number, min: number): Either.Either<number, InvalidRequestError> =>
+  Number.isSafeInteger(value) && value >= min ? Either.right(value) : invalid(field, `must be an integer of ${min} or more`)
 
 /**
- * Validates options and fills in the defaults.
+ * Validates options and fills in the defaults: a base URL that does not
+ * parse, a key or header that would break the request, a negative or NaN
+ * time limit or count are `InvalidRequestError`s naming the option, and the
+ * layer fails to build before anything is sent.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options): Effect.Effect<ResolvedConfig, InvalidRequestError> => {
-  if (!/^https?:\/\/[^\s/]+/i.test(options.baseUrl.trim())) {
-    return Effect.fail(
-      new InvalidRequestError({ field: "baseUrl", message: "baseUrl must be an http(s) URL" })
-    )
-  }
-  const maxRetries = options.maxRetries ?? 2
-  if (!Number.isInteger(maxRetries) || maxRetries < 0) {
-    return Effect.fail(
-      new InvalidRequestError({ field: "maxRetries", message: "maxRetries must be a non-negative integer" })
-    )
-  }
-  const key = options.apiKey
-  return Effect.succeed({
-    apiUrl: apiUrlOf(options.baseUrl),
-    apiKey: key === undefined || key === "" ? Option.none() : Option.some(typeof key === "string" ? Redacted.make(key) : key),
-    timeout: durationOr(options.timeout, "60 seconds"),
-    maxRetries,
-    retryBaseDelay: durationOr(options.retryBaseDelay, "500 millis"),
-    maxRetryDelay: durationOr(options.maxRetryDelay, "60 seconds"),
-    streamFirstByteTimeout: durationOr(options.streamFirstByteTimeout, "60 seconds"),
-    streamIdleTimeout: durationOr(options.streamIdleTimeout, "60 seconds"),
-    taskIdField: options.taskIdField ?? "task_id",
-    headers: options.headers ?? {}
+export const make = (options: Options): Effect.Effect<ResolvedConfig, InvalidRequestError> =>
+  Either.gen(function*() {
+    const baseUrl = yield* checkBaseUrl(options.baseUrl)
+    yield* checkHeaders(options)
+    const key = options.apiKey
+    return {
+      apiUrl: apiUrlOf(baseUrl),
+      apiKey: key === undefined || key === "" ? Option.none() : Option.some(typeof key === "string" ? Redacted.make(key) : key),
+      timeout: yield* durationOr("timeout", options, "60 seconds"),
+      maxRetries: yield* checkCount("maxRetries", options.maxRetries ?? 2, 0),
+      retryBaseDelay: yield* durationOr("retryBaseDelay", options, "500 millis"),
+      maxRetryDelay: yield* durationOr("maxRetryDelay", options, "60 seconds"),
+      streamFirstByteTimeout: yield* durationOr("streamFirstByteTimeout", options, "60 seconds"),
+      streamIdleTimeout: yield* durationOr("streamIdleTimeout", options, "60 seconds"),
+      streamTotalTimeout: yield* durationOr("streamTotalTimeout", options, "10 minutes"),
+      maxResponseBytes: yield* checkCount("maxResponseBytes", options.maxResponseBytes ?? defaultMaxResponseBytes, 1),
+      taskIdField: options.taskIdField ?? "task_id",
+      pollSchedule: options.pollSchedule ?? TaskPoller.defaultSchedule,
+      pollDeadline: yield* durationOr("pollDeadline", options, TaskPoller.defaultDeadline),
+      headers: options.headers ?? {}
+    }
   })
-}
+
+/**
+ * The default of `maxResponseBytes`: 32 MiB.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxResponseBytes = 32 * 1024 * 1024
 
 /**
  * @since 0.1.0

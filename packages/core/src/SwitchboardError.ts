@@ -87,7 +87,18 @@ export class RateLimitError extends Schema.TaggedError<RateLimitError>()("RateLi
 }) {}
 
 /**
- * 5xx, or any other status the SDK has no closer name for.
+ * A status that says the request, as sent, will not succeed and that has no
+ * closer name: any 4xx but 400, 401, 403, 404, 408, 409, 422 and 429 (413:
+ * the request was too large), or a status outside 2xx that is no error at all
+ * (a 3xx redirect: the base URL is probably wrong). Never retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ClientError extends Schema.TaggedError<ClientError>()("ClientError", apiFields) {}
+
+/**
+ * 5xx.
  *
  * @since 0.1.0
  * @category errors
@@ -111,15 +122,16 @@ export class TransportError extends Schema.TaggedError<TransportError>()("Transp
 }) {}
 
 /**
- * A time limit was reached: the whole request, the first byte of a stream,
- * the gap between two stream events, or a 408 from the service.
+ * A time limit was reached: the whole request, the first event of a stream,
+ * the gap between two reads of a stream, a whole stream (`total`), or a 408
+ * from the service.
  *
  * @since 0.1.0
  * @category errors
  */
 export class TimeoutError extends Schema.TaggedError<TimeoutError>()("TimeoutError", {
   message: Schema.String,
-  phase: Schema.Literal("request", "first-byte", "idle", "service"),
+  phase: Schema.Literal("request", "first-byte", "idle", "total", "service"),
   requestId: Schema.optional(Schema.String)
 }) {}
 
@@ -138,20 +150,44 @@ export class ResponseDecodeError extends Schema.TaggedError<ResponseDecodeError>
 }) {}
 
 /**
- * A stream that failed after it started: an `{"error"}` event, or a stream
- * that ended before it was complete.
+ * A stream that failed after it started. `reason` tells a caller whether a
+ * retry may help:
+ * - `cut`: the stream ended before the completion did (the connection was
+ *   lost, or the body ended without `finish_reason` or `[DONE]`);
+ * - `error-event`: the service sent an error (an `error` event, an
+ *   `{"error"}` chunk, or a JSON error body instead of a stream); `message`
+ *   is the service's.
  *
  * @since 0.1.0
  * @category errors
  */
 export class StreamError extends Schema.TaggedError<StreamError>()("StreamError", {
   message: Schema.String,
+  reason: Schema.Literal("cut", "error-event"),
   requestId: Schema.optional(Schema.String),
   code: Schema.optional(Schema.String)
 }) {}
 
 /**
- * A video task ended `failed`.
+ * A reply past a size limit: a JSON body over `maxResponseBytes`, a stream
+ * event over its limit, or more than `accumulate` gathers. The connection
+ * is closed; never retried. `limit` is in bytes (characters for events and
+ * `accumulate`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResponseTooLargeError extends Schema.TaggedError<ResponseTooLargeError>()("ResponseTooLargeError", {
+  message: Schema.String,
+  limit: Schema.Number,
+  status: Schema.optional(Schema.Number),
+  requestId: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * A video task ended `failed`. `reason` is read from the usual fields
+ * (`reason`, `fail_reason`, `error`, `error.message`, `message`); `body` is
+ * the status reply as JSON text.
  *
  * @since 0.1.0
  * @category errors
@@ -159,7 +195,8 @@ export class StreamError extends Schema.TaggedError<StreamError>()("StreamError"
 export class TaskFailedError extends Schema.TaggedError<TaskFailedError>()("TaskFailedError", {
   message: Schema.String,
   taskId: Schema.String,
-  reason: Schema.optional(Schema.String)
+  reason: Schema.optional(Schema.String),
+  body: Schema.optional(Schema.String)
 }) {}
 
 /**
@@ -173,6 +210,24 @@ export class TaskTimeoutError extends Schema.TaggedError<TaskTimeoutError>()("Ta
   message: Schema.String,
   taskId: Schema.String,
   lastStatus: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * The service answered a task's status with 404: it does not know the task
+ * (an id from a submission to a model that is not a video model, or a task
+ * it has forgotten). The task leaves the journal; `hint` says what may be
+ * wrong.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TaskNotFoundError extends Schema.TaggedError<TaskNotFoundError>()("TaskNotFoundError", {
+  message: Schema.String,
+  status: Schema.optional(Schema.Number),
+  requestId: Schema.optional(Schema.String),
+  taskId: Schema.String,
+  model: Schema.optional(Schema.String),
+  hint: Schema.optional(Schema.String)
 }) {}
 
 /**
@@ -212,13 +267,16 @@ export type SwitchboardError =
   | NotFoundError
   | ConflictError
   | RateLimitError
+  | ClientError
   | ServerError
   | TransportError
   | TimeoutError
   | ResponseDecodeError
+  | ResponseTooLargeError
   | StreamError
   | TaskFailedError
   | TaskTimeoutError
+  | TaskNotFoundError
   | NoImageInResponseError
   | JournalError
 
@@ -235,6 +293,7 @@ export type ApiError =
   | NotFoundError
   | ConflictError
   | RateLimitError
+  | ClientError
   | ServerError
   | TimeoutError
 
@@ -252,13 +311,16 @@ export const errorTags: ReadonlyArray<SwitchboardError["_tag"]> = [
   "NotFoundError",
   "ConflictError",
   "RateLimitError",
+  "ClientError",
   "ServerError",
   "TransportError",
   "TimeoutError",
   "ResponseDecodeError",
+  "ResponseTooLargeError",
   "StreamError",
   "TaskFailedError",
   "TaskTimeoutError",
+  "TaskNotFoundError",
   "NoImageInResponseError",
   "JournalError"
 ]
@@ -309,7 +371,9 @@ export interface ApiErrorDetails {
 }
 
 /**
- * Maps an HTTP status to its typed error (decision 2).
+ * Maps a status outside 2xx to its typed error (decision 2): 400 and 422,
+ * 401, 403, 404, 408, 409 and 429 have their own; any other status from 500
+ * up is a `ServerError`, any other below 500 a `ClientError`.
  *
  * @since 0.1.0
  * @category constructors
@@ -336,8 +400,12 @@ export const fromStatus = (details: ApiErrorDetails): ApiError => {
       return new ConflictError(fields)
     case 429:
       return new RateLimitError(dropUndefined({ ...fields, retryAfterMillis }))
+    case 413:
+      return new ClientError({ ...fields, message: `request too large: ${fields.message}` })
     default:
-      return new ServerError(dropUndefined({ ...fields, retryAfterMillis }))
+      return details.status >= 500
+        ? new ServerError(dropUndefined({ ...fields, retryAfterMillis }))
+        : new ClientError(fields)
   }
 }
 

@@ -1,16 +1,26 @@
 /**
- * A record of submitted video tasks that have not ended yet, over
- * `@effect/platform`'s `KeyValueStore`, so a restarted process resumes its
- * tasks instead of losing them or submitting them again.
+ * A record of submitted video tasks, one record per task, so a restarted
+ * process resumes its tasks instead of losing them or submitting them again.
+ *
+ * The journal is built over a small `Storage` (a directory in
+ * `@switchboard/node`, `localStorage` in `@switchboard/browser`, memory here):
+ * each task is its own key, so writers never rewrite each other's records; a
+ * record that cannot be decoded is moved aside, never in the way of the
+ * others; and a process claims a task before it follows it, so two processes
+ * resuming one journal poll each task once.
  *
  * @since 0.1.0
  */
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import { JournalError } from "./SwitchboardError.js"
 
 /**
@@ -18,12 +28,16 @@ import { JournalError } from "./SwitchboardError.js"
  * @category models
  */
 export const Entry = Schema.Struct({
-  taskId: Schema.String,
+  taskId: Schema.NonEmptyString,
   model: Schema.String,
   /** The prompt's first 200 characters, to tell tasks apart. */
   prompt: Schema.String,
   /** Epoch milliseconds. */
-  submittedAt: Schema.Number
+  submittedAt: Schema.Number,
+  /** Set when the task succeeded; the record stays until the caller completes it. */
+  videoUrl: Schema.optional(Schema.String),
+  /** Where the caller means to save the video (the CLI's output directory), so a resumed run saves there too. */
+  output: Schema.optional(Schema.String)
 })
 /**
  * @since 0.1.0
@@ -32,13 +46,99 @@ export const Entry = Schema.Struct({
 export type Entry = typeof Entry.Type
 
 /**
+ * A record that could not be decoded, moved aside to `movedTo`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Quarantined {
+  readonly key: string
+  readonly movedTo: string
+  readonly message: string
+}
+
+/**
+ * What a journal holds: the valid records, and the ones set aside by this read.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Listing {
+  readonly entries: ReadonlyArray<Entry>
+  readonly quarantined: ReadonlyArray<Quarantined>
+}
+
+/**
+ * Who holds a claim: a random id, and where the storage can tell, the process
+ * (then a claim of a process that is gone is taken over at once).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Owner = Schema.Struct({
+  id: Schema.String,
+  pid: Schema.optional(Schema.Number),
+  host: Schema.optional(Schema.String)
+})
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Owner = typeof Owner.Type
+
+/**
+ * The operations a journal needs from where it keeps its records. Keys are
+ * short strings chosen by the journal.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Storage {
+  /** Every key. */
+  readonly keys: Effect.Effect<ReadonlyArray<string>, JournalError>
+  readonly read: (key: string) => Effect.Effect<Option.Option<string>, JournalError>
+  /** Replaces the value at once: a reader sees the old one or the new one, never a part. */
+  readonly write: (key: string, value: string) => Effect.Effect<void, JournalError>
+  /** Writes only when the key is absent, in one step; `false` when it was there. */
+  readonly create: (key: string, value: string) => Effect.Effect<boolean, JournalError>
+  /** Removes the key only while its value is still `expected`; `false` otherwise. */
+  readonly removeIf: (key: string, expected: string) => Effect.Effect<boolean, JournalError>
+  readonly remove: (key: string) => Effect.Effect<void, JournalError>
+  /** Moves the key out of `keys`, keeping its value for a person to look at; returns where. */
+  readonly quarantine: (key: string) => Effect.Effect<string, JournalError>
+  /** This process, as a claim names it. */
+  readonly owner: Owner
+  /** Whether a claim's owner still runs; `undefined` when the storage cannot tell. */
+  readonly isAlive: (owner: Owner) => boolean | undefined
+  /** Whether other processes may share this storage (then claims expire and are renewed). */
+  readonly shared: boolean
+  /** The journal of earlier versions, one JSON array, imported once when found. */
+  readonly legacy?: {
+    readonly read: Effect.Effect<Option.Option<string>, JournalError>
+    readonly remove: Effect.Effect<void, JournalError>
+  } | undefined
+}
+
+/**
  * @since 0.1.0
  * @category models
  */
 export interface Service {
+  /** Fails when the journal cannot be written: asked before a paid submission. */
+  readonly check: Effect.Effect<void, JournalError>
   readonly record: (entry: Entry) => Effect.Effect<void, JournalError>
+  readonly get: (taskId: string) => Effect.Effect<Option.Option<Entry>, JournalError>
   readonly remove: (taskId: string) => Effect.Effect<void, JournalError>
+  /** The valid records; a record that cannot be decoded is quarantined and reported. */
+  readonly scan: Effect.Effect<Listing, JournalError>
+  /** The valid records (`scan` without the report). */
   readonly list: Effect.Effect<ReadonlyArray<Entry>, JournalError>
+  /**
+   * Claims a task for this process until the scope closes: `false` when a
+   * live process holds it. An expired claim, or one of a process that is
+   * gone, is taken over.
+   */
+  readonly claim: (taskId: string) => Effect.Effect<boolean, JournalError, Scope.Scope>
 }
 
 /**
@@ -47,54 +147,195 @@ export interface Service {
  */
 export class TaskJournal extends Context.Tag("@switchboard/core/TaskJournal")<TaskJournal, Service>() {}
 
-/** All entries live under one key: a `KeyValueStore` cannot list its keys. */
-const key = "switchboard-video-tasks"
-const Entries = Schema.parseJson(Schema.Array(Entry))
-const decodeEntries = Schema.decodeEither(Entries)
-const encodeEntries = Schema.encodeSync(Entries)
+/**
+ * How long a claim lasts unless renewed; its holder renews it every third of that.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const claimTtl: Duration.Duration = Duration.minutes(2)
+const renewEvery = Duration.seconds(40)
 
-const journalError = (action: string) => (cause: unknown) =>
-  new JournalError({ message: `task journal could not ${action}: ${cause instanceof Error ? cause.message : String(cause)}` })
+const taskPrefix = "task-"
+const claimPrefix = "claim-"
+const EntryJson = Schema.parseJson(Entry)
+const decodeEntry = Schema.decodeEither(EntryJson)
+const encodeEntry = Schema.encodeSync(EntryJson)
+const decodeLegacy = Schema.decodeEither(Schema.parseJson(Schema.Array(Schema.Unknown)))
+const decodeLegacyEntry = Schema.decodeUnknownEither(Entry)
+const ClaimJson = Schema.parseJson(Schema.Struct({ owner: Owner, expiresAt: Schema.Number }))
+const decodeClaim = Schema.decodeEither(ClaimJson)
+const encodeClaim = Schema.encodeSync(ClaimJson)
+
+let probes = 0
 
 /**
- * Builds the journal on the `KeyValueStore` in context. Writes are
- * serialised, so concurrent submissions never overwrite each other.
+ * Builds the journal over `storage`, importing a journal of an earlier
+ * version once.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.gen(function*() {
-  const store = yield* KeyValueStore.KeyValueStore
-  const lock = yield* Effect.makeSemaphore(1)
+export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
+  Effect.gen(function*() {
+    const record = (entry: Entry) => storage.write(taskPrefix + entry.taskId, encodeEntry(entry))
 
-  const list = store.get(key).pipe(
-    Effect.mapError(journalError("be read")),
-    Effect.flatMap(Option.match({
-      onNone: () => Effect.succeed<ReadonlyArray<Entry>>([]),
-      onSome: (text) => Effect.mapError(decodeEntries(text), journalError("be decoded"))
-    }))
-  )
+    const get = (taskId: string) =>
+      Effect.map(storage.read(taskPrefix + taskId), Option.flatMap((text) => Either.getRight(decodeEntry(text))))
 
-  const update = (action: string, f: (entries: ReadonlyArray<Entry>) => ReadonlyArray<Entry>) =>
-    lock.withPermits(1)(
-      Effect.flatMap(list, (entries) => Effect.mapError(store.set(key, encodeEntries(f(entries))), journalError(action)))
-    )
+    const readRecord = (key: string) =>
+      Effect.flatMap(storage.read(key), Option.match({
+        onNone: () => Effect.succeed(undefined),
+        onSome: (text) =>
+          Either.match(decodeEntry(text), {
+            onRight: (entry) => Effect.succeed<Entry | Quarantined>(entry),
+            onLeft: (error) =>
+              Effect.map(storage.quarantine(key), (movedTo): Entry | Quarantined => ({ key, movedTo, message: error.message }))
+          })
+      }))
 
-  return TaskJournal.of({
-    list,
-    record: (entry) => update("record a task", (entries) => [...entries.filter((e) => e.taskId !== entry.taskId), entry]),
-    remove: (taskId) => update("remove a task", (entries) => entries.filter((e) => e.taskId !== taskId))
+    const scan = Effect.gen(function*() {
+      const all = yield* storage.keys
+      const keys = all.filter((key) => key.startsWith(taskPrefix))
+      yield* dropOrphanClaims(all)
+      const read = yield* Effect.forEach(keys, readRecord, { concurrency: 8 })
+      const entries: Array<Entry> = []
+      const quarantined: Array<Quarantined> = []
+      for (const item of read) {
+        if (item === undefined) continue
+        if ("movedTo" in item) quarantined.push(item)
+        else entries.push(item)
+      }
+      return { entries: entries.sort((a, b) => a.submittedAt - b.submittedAt), quarantined } satisfies Listing
+    })
+
+    /** Whether a claim's text names a live holder other than this process. */
+    const isLiveClaim = (text: string, now: number) =>
+      Either.match(decodeClaim(text), {
+        onLeft: () => false,
+        onRight: (held) => held.expiresAt > now && storage.isAlive(held.owner) !== false
+      })
+
+    /** Claims left by a process that died after its task's record was removed. */
+    const dropOrphanClaims = (keys: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const records = new Set(keys.filter((key) => key.startsWith(taskPrefix)).map((key) => key.slice(taskPrefix.length)))
+        const orphans = keys.filter((key) => key.startsWith(claimPrefix) && !records.has(key.slice(claimPrefix.length)))
+        yield* Effect.forEach(orphans, (key) =>
+          Effect.flatMap(storage.read(key), (text) =>
+            Option.isSome(text) && !isLiveClaim(text.value, now) ? Effect.asVoid(storage.removeIf(key, text.value)) : Effect.void), {
+          discard: true
+        })
+      })
+
+    const claimText = (now: number) =>
+      encodeClaim({ owner: storage.owner, expiresAt: now + Duration.toMillis(claimTtl) })
+
+    const tryClaim = (key: string) =>
+      Effect.gen(function*() {
+        const mine = claimText(yield* Clock.currentTimeMillis)
+        if (yield* storage.create(key, mine)) return true
+        const current = yield* storage.read(key)
+        if (Option.isNone(current)) return yield* storage.create(key, mine)
+        const held = decodeClaim(current.value)
+        if (Either.isRight(held) && held.right.owner.id === storage.owner.id) return true
+        if (isLiveClaim(current.value, yield* Clock.currentTimeMillis)) return false
+        // Expired, of a process that is gone, or unreadable: take it over,
+        // unless another process did so first.
+        return (yield* storage.removeIf(key, current.value)) && (yield* storage.create(key, mine))
+      })
+
+    const release = (key: string) =>
+      Effect.flatMap(storage.read(key), (current) =>
+        Option.isSome(current) && Either.getRight(decodeClaim(current.value)).pipe(Option.exists((c) => c.owner.id === storage.owner.id))
+          ? Effect.asVoid(storage.removeIf(key, current.value))
+          : Effect.void)
+
+    const renew = (key: string) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => storage.write(key, claimText(now)))
+
+    const claim = (taskId: string) =>
+      Effect.gen(function*() {
+        const key = claimPrefix + taskId
+        const taken = yield* Effect.acquireRelease(tryClaim(key), (taken) => (taken ? Effect.ignore(release(key)) : Effect.void))
+        if (taken && storage.shared) {
+          // Interruptible even when claimed from an uninterruptible region (a submission).
+          yield* Effect.forkScoped(Effect.interruptible(Effect.ignore(Effect.repeat(renew(key), Schedule.spaced(renewEvery)))))
+        }
+        return taken
+      })
+
+    const check = Effect.suspend(() => {
+      const key = `probe-${storage.owner.id}-${++probes}`
+      return Effect.zipRight(storage.write(key, "{}"), storage.remove(key))
+    })
+
+    yield* importLegacy(storage, record)
+
+    return TaskJournal.of({
+      check,
+      record,
+      get,
+      remove: (taskId) => Effect.zipRight(storage.remove(taskPrefix + taskId), Effect.ignore(release(claimPrefix + taskId))),
+      scan,
+      list: Effect.map(scan, (listing) => listing.entries),
+      claim
+    })
   })
-})
+
+/** Writes each valid entry of an earlier version's journal as its own record, then drops that journal. */
+const importLegacy = (storage: Storage, record: (entry: Entry) => Effect.Effect<void, JournalError>) =>
+  Effect.gen(function*() {
+    if (storage.legacy === undefined) return
+    const text = yield* storage.legacy.read
+    if (Option.isNone(text)) return
+    const items = Either.getOrElse(decodeLegacy(text.value), () => [] as ReadonlyArray<unknown>)
+    for (const item of items) {
+      const entry = decodeLegacyEntry(item)
+      if (Either.isRight(entry) && Option.isNone(yield* storage.read(taskPrefix + entry.right.taskId))) {
+        yield* record(entry.right)
+      }
+    }
+    yield* storage.legacy.remove
+  })
 
 /**
- * The journal over a `KeyValueStore` you provide (a file-backed one in
- * `@switchboard/node`, `localStorage` in `@switchboard/browser`).
+ * A `Storage` in memory, for one process.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const memoryStorage = (): Storage => {
+  const values = new Map<string, string>()
+  return {
+    keys: Effect.sync(() => [...values.keys()]),
+    read: (key) => Effect.sync(() => Option.fromNullable(values.get(key))),
+    write: (key, value) => Effect.sync(() => void values.set(key, value)),
+    create: (key, value) => Effect.sync(() => (values.has(key) ? false : (values.set(key, value), true))),
+    removeIf: (key, expected) => Effect.sync(() => values.get(key) === expected && values.delete(key)),
+    remove: (key) => Effect.sync(() => void values.delete(key)),
+    quarantine: (key) =>
+      Effect.sync(() => {
+        const movedTo = `quarantine-${key}`
+        values.set(movedTo, values.get(key) ?? "")
+        values.delete(key)
+        return movedTo
+      }),
+    owner: { id: "memory" },
+    isAlive: () => true,
+    shared: false
+  }
+}
+
+/**
+ * The journal over the `Storage` `storage` builds.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<TaskJournal, never, KeyValueStore.KeyValueStore> = Layer.effect(TaskJournal, make)
+export const layer = <E, R>(storage: Effect.Effect<Storage, E, R>): Layer.Layer<TaskJournal, E | JournalError, R> =>
+  Layer.effect(TaskJournal, Effect.flatMap(storage, make))
 
 /**
  * A journal in memory: tasks are tracked within one process only.
@@ -102,4 +343,13 @@ export const layer: Layer.Layer<TaskJournal, never, KeyValueStore.KeyValueStore>
  * @since 0.1.0
  * @category layers
  */
-export const layerMemory: Layer.Layer<TaskJournal> = layer.pipe(Layer.provide(KeyValueStore.layerMemory))
+export const layerMemory: Layer.Layer<TaskJournal> = Layer.orDie(layer(Effect.sync(memoryStorage)))
+
+/**
+ * A random id for a claim's owner.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const randomId = (): string =>
+  `${Date.now().toString(36)}${Math.floor(Math.random() * 0x1_0000_0000).toString(36)}${Math.floor(Math.random() * 0x1_0000_0000).toString(36)}`

@@ -23,7 +23,8 @@ import { TaskTimeoutError } from "./SwitchboardError.js"
 export type TaskUpdate = Data.TaggedEnum<{
   InProgress: { readonly taskId: string; readonly status: string; readonly progress?: number | undefined }
   Succeeded: { readonly taskId: string; readonly videoUrl: string }
-  Failed: { readonly taskId: string; readonly reason?: string | undefined }
+  /** `body`: the status reply, as JSON text (start only, secrets redacted). */
+  Failed: { readonly taskId: string; readonly reason?: string | undefined; readonly body?: string | undefined }
 }>
 
 /**
@@ -51,6 +52,14 @@ export const defaultSchedule: Schedule.Schedule<unknown> = Schedule.exponential(
   Schedule.either(Schedule.spaced("15 seconds")),
   Schedule.jittered
 )
+
+/**
+ * How long a task is polled by default before `TaskTimeoutError`.
+ *
+ * @since 0.1.0
+ * @category schedules
+ */
+export const defaultDeadline: Duration.Duration = Duration.minutes(10)
 
 /**
  * The default budget for failed status calls within one poll: 5 retries with
@@ -99,7 +108,7 @@ export const poll = <E>(
     while: isRetryable
   })
   let last: string | undefined
-  const deadline = Duration.decode(options.deadline ?? "10 minutes")
+  const deadline = Duration.decode(options.deadline ?? defaultDeadline)
   const timedOut = Effect.suspend(() =>
     Effect.fail(
       new TaskTimeoutError({

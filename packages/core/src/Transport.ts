@@ -16,12 +16,11 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import * as HttpWire from "./HttpWire.js"
 import { errorCode } from "./internal/errorCode.js"
-import * as Protocol from "./Protocol.js"
+import * as Issue from "./internal/issue.js"
+import * as Json from "./internal/json.js"
 import { SwitchboardConfig } from "./SwitchboardConfig.js"
 import * as SwitchboardError from "./SwitchboardError.js"
 
@@ -104,6 +103,12 @@ export interface Service {
   ) => Effect.Effect<A, SwitchboardError.SwitchboardError, R | Scope.Scope>
   /** The resolved configuration, for capabilities that need its settings. */
   readonly config: SwitchboardConfig["Type"]
+  /**
+   * Server-provided text with the configured key and secret header values
+   * replaced by `[redacted]`: applied to everything the SDK surfaces from a
+   * reply (error messages and bodies, stream errors, task failure reasons).
+   */
+  readonly redact: (text: string) => string
 }
 
 /**
@@ -131,24 +136,51 @@ const retryAfterMillis = (headers: Readonly<Record<string, string>>, now: number
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 
-const decodeErrorBody = Schema.decodeUnknownOption(Schema.parseJson(Protocol.ErrorBody))
+// Header names whose values are secrets, besides the key's `authorization`.
+const secretHeader = /auth|key|token|secret|cookie|password|session/i
 
-const stringOf = (value: string | number | null | undefined) =>
-  value === null || value === undefined ? undefined : String(value)
+/**
+ * Replaces every configured secret (the key, secret header values) in a
+ * server-provided text. Gateways echo a wrong key in their 401 message.
+ */
+const redactor = (config: SwitchboardConfig["Type"]): (text: string) => string => {
+  const secrets = [
+    ...Option.toArray(Option.map(config.apiKey, Redacted.value)),
+    ...Object.entries(config.headers).filter(([name]) => secretHeader.test(name)).map(([, value]) => value)
+  ].filter((secret) => secret.length >= 4)
+  if (secrets.length === 0) return (text) => text
+  return (text) => {
+    let out = text
+    for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join("[redacted]")
+    return out
+  }
+}
 
-/** A status ≥ 400 → its typed error with the service's message (decision 2). */
-const failure = (head: HttpWire.Head, body: Effect.Effect<string>) =>
+/** What a status without a body says: a redirect names where it points. */
+const statusText = (head: HttpWire.Head): string => {
+  const location = head.headers["location"]
+  return head.status >= 300 && head.status < 400 && location
+    ? `HTTP ${head.status}, redirected to ${truncate(location)}: is the base URL right?`
+    : `HTTP ${head.status}`
+}
+
+/**
+ * A status outside 2xx → its typed error with the service's message
+ * (decision 2), found in any of the usual error shapes, redacted.
+ */
+const failure = (head: HttpWire.Head, body: Effect.Effect<string>, redact: (text: string) => string) =>
   Effect.flatMap(body, (text) =>
     Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) => {
-      const error = Option.getOrUndefined(decodeErrorBody(text))?.error
+      const error = Json.serviceErrorOf(text)
+      const optional = (value: string | undefined) => (value === undefined ? undefined : redact(truncate(value)))
       return Effect.fail(
         SwitchboardError.fromStatus({
           status: head.status,
-          message: error?.message ?? (truncate(text.trim()) || `HTTP ${head.status}`),
-          requestId: head.headers["x-request-id"],
-          type: stringOf(error?.type),
-          code: stringOf(error?.code),
-          param: stringOf(error?.param),
+          message: redact(error === undefined ? truncate(text.trim()) || statusText(head) : truncate(error.message, 1000)),
+          requestId: optional(head.headers["x-request-id"]),
+          type: optional(error?.type),
+          code: optional(error?.code),
+          param: optional(error?.param),
           retryAfterMillis: retryAfterMillis(head.headers, now)
         })
       )
@@ -204,12 +236,23 @@ const retrying = <A, R>(
     }))
 
 /** A wire failure before or while reading a response → its typed error. */
-const wireFailure = (error: HttpWire.WireError, where: string, timeoutMillis: number): SwitchboardError.SwitchboardError => {
+const wireFailure = (
+  error: HttpWire.WireError,
+  where: string,
+  timeoutMillis: number,
+  maxBytes: number
+): SwitchboardError.SwitchboardError => {
   if (error.reason === "timeout") {
     return new SwitchboardError.TimeoutError({ message: `${where} took longer than ${timeoutMillis} ms`, phase: "request" })
   }
   if (error.reason === "response") {
     return new SwitchboardError.TransportError({ message: `connection lost while reading ${where}`, sent: true })
+  }
+  if (error.reason === "too-large") {
+    return new SwitchboardError.ResponseTooLargeError({
+      message: `the reply to ${where} is larger than ${maxBytes} bytes (maxResponseBytes)`,
+      limit: maxBytes
+    })
   }
   const code = errorCode(error.cause)
   return new SwitchboardError.TransportError({
@@ -231,7 +274,9 @@ export const make = Effect.gen(function*() {
   if (Option.isSome(config.apiKey)) headers["authorization"] = `Bearer ${Redacted.value(config.apiKey.value)}`
   const jsonHeaders: Record<string, string> = { ...headers, "content-type": "application/json" }
   const timeoutMillis = Duration.toMillis(config.timeout)
-  const liveLimits: HttpWire.Limits = { timeoutMillis }
+  const maxBytes: HttpWire.Limits = { maxBytes: config.maxResponseBytes }
+  const liveLimits: HttpWire.Limits = { timeoutMillis, maxBytes: config.maxResponseBytes }
+  const redact = redactor(config)
   const schedules = { transient: retrySchedule(config, "transient"), unsent: retrySchedule(config, "unsent") }
 
   const request = (options: Omit<CallOptions<unknown>, "decode">): HttpWire.Request =>
@@ -254,26 +299,26 @@ export const make = Effect.gen(function*() {
       }
     })
 
-  /** The status on the span; a status ≥ 400 → its typed error. */
+  /** The status on the span; a status outside 2xx → its typed error, never a success. */
   const checkStatus = (head: HttpWire.Head, body: Effect.Effect<string>) =>
     Effect.zipRight(
       Effect.annotateCurrentSpan("http.response.status_code", head.status),
-      head.status >= 400 ? failure(head, body) : Effect.void
+      head.status >= 200 && head.status < 300 ? Effect.void : failure(head, body, redact)
     )
 
   const call = <A>(options: CallOptions<A>): Effect.Effect<A, SwitchboardError.SwitchboardError> => {
     const where = `${options.method} /v1${options.path}`
     const req = request(options)
     const exchange = Effect.clockWith((clock) =>
-      clock === defaultClock ? wire.text(req, liveLimits) : Effect.timeoutFail(wire.text(req), {
+      clock === defaultClock ? wire.text(req, liveLimits) : Effect.timeoutFail(wire.text(req, maxBytes), {
         duration: config.timeout,
         onTimeout: () => new HttpWire.WireError({ reason: "timeout" })
       })
     )
     const attempt = Effect.flatMap(
-      Effect.mapError(exchange, (error) => wireFailure(error, where, timeoutMillis)),
+      Effect.mapError(exchange, (error) => wireFailure(error, where, timeoutMillis, config.maxResponseBytes)),
       (response) =>
-        Effect.flatMap(checkStatus(response, Effect.succeed(response.text)), () => readJson(response, options.decode, where))
+        Effect.flatMap(checkStatus(response, Effect.succeed(response.text)), () => readJson(response, options.decode, where, redact))
     )
     return withPolicy(options, attempt)
   }
@@ -292,7 +337,7 @@ export const make = Effect.gen(function*() {
       )
     )
     const attempt = inOwnScope(Effect.flatMap(
-      Effect.mapError(opened, (error) => wireFailure(error, where, timeoutMillis)),
+      Effect.mapError(opened, (error) => wireFailure(error, where, timeoutMillis, config.maxResponseBytes)),
       (response) => Effect.flatMap(checkStatus(response, bodyText(response)), () => commit(response))
     ))
     if (options.firstByteTimeout === undefined) return withPolicy(options, attempt)
@@ -312,7 +357,7 @@ export const make = Effect.gen(function*() {
 
   const open = (options: OpenOptions) => openWith(options, Effect.succeed)
 
-  return Transport.of({ call, open, openWith, config })
+  return Transport.of({ call, open, openWith, config, redact })
 })
 
 /**
@@ -327,37 +372,44 @@ const inOwnScope = <A, E, R>(attempt: Effect.Effect<A, E, R>): Effect.Effect<A, 
         (exit) => Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void
       )))
 
-/** The whole body of an opened response, or what arrived of it. */
+/** The start of an opened response's error body (up to `maxErrorBytes`), or what arrived of it. */
 const bodyText = (response: HttpWire.OpenResponse): Effect.Effect<string> =>
-  Effect.orElseSucceed(Stream.mkString(Stream.decodeText(response.body)), () => "")
+  Effect.orElseSucceed(HttpWire.readText(response.body, HttpWire.maxErrorBytes), () => "")
 
 const readJson = <A>(
   response: HttpWire.TextResponse,
   decode: (u: unknown) => Either.Either<A, ParseResult.ParseError>,
-  where: string
+  where: string,
+  redact: (text: string) => string
 ): Effect.Effect<A, SwitchboardError.SwitchboardError> => {
   const text = response.text
-  const decodeError = (message: string) => {
+  // The reason first, then where and the start of the body.
+  const decodeError = (reason: string) => {
     const requestId = response.headers["x-request-id"]
     return new SwitchboardError.ResponseDecodeError({
-      message: `${where}: ${message}`,
-      body: truncate(text),
+      message: redact(`${reason} (reply to ${where}: ${truncate(text, 80)})`),
+      body: redact(truncate(text)),
       status: response.status,
-      ...(requestId === undefined ? {} : { requestId })
+      ...(requestId === undefined ? {} : { requestId: redact(truncate(requestId)) })
     })
   }
   let json: unknown
   try {
-    json = JSON.parse(text)
+    json = Json.parse(text)
   } catch {
-    return Effect.fail(decodeError(`response is not JSON: ${truncate(text, 80)}`))
+    return Effect.fail(decodeError("reply: is not JSON"))
   }
   const decoded = decode(json)
-  return Either.isRight(decoded)
-    ? Effect.succeed(decoded.right)
-    : Effect.fail(
-      decodeError(`unexpected response shape: ${truncate(ParseResult.TreeFormatter.formatErrorSync(decoded.left), 300)}`)
+  if (Either.isRight(decoded)) return Effect.succeed(decoded.right)
+  // A success status with an error body: the service's message says more than the shape.
+  const error = Json.serviceError(json)
+  return Effect.fail(
+    decodeError(
+      error !== undefined && typeof json === "object" && json !== null && "error" in json
+        ? `reply: the service answered ${response.status} with an error: ${truncate(error.message)}`
+        : Issue.describe(decoded.left)
     )
+  )
 }
 
 /**

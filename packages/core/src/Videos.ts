@@ -1,8 +1,11 @@
 /**
  * Video generation as an asynchronous task (spec 3, 4.1 use 4, 4.3): submit
  * through chat with a video model, then poll `POST /v1/chat/task/status`
- * until `succeed` or `failed`. Submitted tasks are kept in the `TaskJournal`
- * until they end, so none is lost across a restart.
+ * until `succeed` or `failed`. Every submitted task is kept in the
+ * `TaskJournal` until the caller is done with it: a failed task leaves it
+ * when the failure is seen, a succeeded one (with its `videoUrl`) only when
+ * the caller calls `complete`, after saving the video. None is lost across a
+ * restart or an interruption.
  *
  * @since 0.1.0
  */
@@ -10,21 +13,28 @@ import * as Brand from "effect/Brand"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Json from "./internal/json.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import {
   isTransient,
   JournalError,
+  type NotFoundError,
   ResponseDecodeError,
   TaskFailedError,
+  TaskNotFoundError,
   type SwitchboardError
 } from "./SwitchboardError.js"
 import * as TaskJournal from "./TaskJournal.js"
 import * as TaskPoller from "./TaskPoller.js"
-import { Transport } from "./Transport.js"
+import { Transport, truncate } from "./Transport.js"
 
 /**
  * The id of a video task: the `id` of the submission's response.
@@ -67,24 +77,35 @@ export type Succeeded = Extract<TaskPoller.TaskUpdate, { _tag: "Succeeded" }>
  * @since 0.1.0
  * @category models
  */
+export interface SubmitOptions {
+  /** Where the caller means to save the video; kept in the journal, so a resumed run saves it there too. */
+  readonly output?: string | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Service {
-  readonly submit: (request: SubmitRequest) => Effect.Effect<TaskId, SwitchboardError>
+  readonly submit: (request: SubmitRequest, options?: SubmitOptions) => Effect.Effect<TaskId, SwitchboardError>
   readonly status: (taskId: string) => Effect.Effect<TaskPoller.TaskUpdate, SwitchboardError>
   readonly poll: (
     taskId: string,
     options?: TaskPoller.PollOptions<SwitchboardError>
   ) => Stream.Stream<TaskPoller.TaskUpdate, SwitchboardError>
+  readonly complete: (taskId: string) => Effect.Effect<void, JournalError>
   readonly generate: (
     request: SubmitRequest,
     options?: TaskPoller.PollOptions<SwitchboardError>
   ) => Effect.Effect<Succeeded, SwitchboardError>
   readonly resumePending: (
     options?: TaskPoller.PollOptions<SwitchboardError>
-  ) => Effect.Effect<ReadonlyArray<Pending>, SwitchboardError>
+  ) => Effect.Effect<Resumed, SwitchboardError>
 }
 
 /**
- * A task found in the journal, with the stream that polls it to its end.
+ * A task found in the journal, with the stream that polls it to its end (a
+ * task that already succeeded gives its stored `Succeeded` update at once).
  *
  * @since 0.1.0
  * @category models
@@ -92,6 +113,20 @@ export interface Service {
 export interface Pending {
   readonly entry: TaskJournal.Entry
   readonly updates: Stream.Stream<TaskPoller.TaskUpdate, SwitchboardError>
+}
+
+/**
+ * What `resumePending` found: the tasks this process now follows, the ones
+ * another live process follows, and the records that could not be read
+ * (set aside, not in the way of the others).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Resumed {
+  readonly pending: ReadonlyArray<Pending>
+  readonly busy: ReadonlyArray<TaskJournal.Entry>
+  readonly quarantined: ReadonlyArray<TaskJournal.Quarantined>
 }
 
 /**
@@ -116,31 +151,96 @@ const chatRequestOf = (request: SubmitRequest): Protocol.ChatRequest => ({
   }]
 })
 
-/** `failed` carries its reason in whichever field the service chose. */
-const reasonOf = (response: Protocol.TaskStatusResponse): string | undefined => {
-  const error = response.error
-  if (typeof error === "string") return error
-  if (error && typeof error === "object" && typeof (error as { message?: unknown }).message === "string") {
-    return (error as { message: string }).message
-  }
-  return response.fail_reason ?? response.message
-}
+/** `failed` carries its reason in whichever field (and shape) the service chose. */
+const reasonOf = (response: Protocol.TaskStatusResponse): string | undefined =>
+  [response.reason, response.fail_reason, response.error, response.message]
+    .map((field) => Json.serviceError({ error: field })?.message)
+    .find((reason) => reason !== undefined)
+
+const isHttpUrl = (url: string) => /^https?:\/\/[^\s/?#]+[^\s]*$/i.test(url)
 
 const updateOf = (
   taskId: string,
-  response: Protocol.TaskStatusResponse
+  response: Protocol.TaskStatusResponse,
+  redact: (text: string) => string
 ): Effect.Effect<TaskPoller.TaskUpdate, ResponseDecodeError> => {
   switch (response.status) {
     case "succeed":
-      return response.video_url
+      return response.video_url && isHttpUrl(response.video_url)
         ? Effect.succeed(TaskPoller.TaskUpdate.Succeeded({ taskId, videoUrl: response.video_url }))
-        : Effect.fail(new ResponseDecodeError({ message: `task ${taskId} succeeded without a video_url`, body: JSON.stringify(response) }))
-    case "failed":
-      return Effect.succeed(TaskPoller.TaskUpdate.Failed({ taskId, reason: reasonOf(response) }))
+        : Effect.fail(
+          new ResponseDecodeError({
+            message: response.video_url
+              ? `task ${taskId} succeeded with a video_url that is not an http(s) URL`
+              : `task ${taskId} succeeded without a video_url`,
+            body: redact(truncate(JSON.stringify(response), 200))
+          })
+        )
+    case "failed": {
+      const reason = reasonOf(response)
+      return Effect.succeed(TaskPoller.TaskUpdate.Failed({
+        taskId,
+        reason: reason === undefined ? undefined : redact(truncate(reason, 1000)),
+        body: redact(truncate(JSON.stringify(response), 1000))
+      }))
+    }
     default:
       return Effect.succeed(TaskPoller.TaskUpdate.InProgress({ taskId, status: response.status, progress: response.progress }))
   }
 }
+
+/**
+ * Whether `model` is surely not a video model, by its name: the image model
+ * `image2`, and the chat, embedding and moderation families (`gpt-…`,
+ * `o1…`, `text-embedding-…`, …). A name that mentions video is never ruled
+ * out; an unknown name is not either (the service's model list carries no
+ * kind).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const isKnownNonVideoModel = (model: string): boolean =>
+  !/video|sora|veo|kling|hailuo|seedance|vidu/i.test(model) &&
+  /^(image2$|gpt-|chatgpt-|o\d(-|$)|text-embedding-|omni-moderation|text-moderation|dall-e|whisper|tts-|claude-|gemini-|llama|mistral|qwen|deepseek)/i
+    .test(model.trim())
+
+/**
+ * The hint a `TaskNotFoundError` carries.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const notFoundHint = (model: string | undefined): string | undefined =>
+  model !== undefined && isKnownNonVideoModel(model)
+    ? `${model} does not look like a video model: its reply was not a task (is --model a video model?)`
+    : undefined
+
+/**
+ * The end of a task's update stream as a result: the `Succeeded` update, or
+ * `TaskFailedError` with the service's reason.
+ *
+ * @since 0.1.0
+ * @category polling
+ */
+export const outcome = <E, R>(
+  taskId: string,
+  updates: Stream.Stream<TaskPoller.TaskUpdate, E, R>
+): Effect.Effect<Succeeded, E | TaskFailedError | ResponseDecodeError, R> =>
+  Effect.flatMap(Stream.runLast(updates), (last): Effect.Effect<Succeeded, TaskFailedError | ResponseDecodeError> => {
+    if (Option.isSome(last) && last.value._tag === "Succeeded") return Effect.succeed(last.value)
+    if (Option.isSome(last) && last.value._tag === "Failed") {
+      const { body, reason } = last.value
+      return Effect.fail(
+        new TaskFailedError({
+          message: `task ${taskId} failed${reason ? `: ${reason}` : ""}`,
+          taskId,
+          ...(reason ? { reason } : {}),
+          ...(body ? { body } : {})
+        })
+      )
+    }
+    return Effect.fail(new ResponseDecodeError({ message: `polling task ${taskId} ended before the task did`, body: "" }))
+  })
 
 /**
  * @since 0.1.0
@@ -149,11 +249,33 @@ const updateOf = (
 export const make = Effect.gen(function*() {
   const transport = yield* Transport
   const journal = yield* TaskJournal.TaskJournal
+  const layerScope = yield* Effect.scope
+  const config = transport.config
 
-  const submit = (request: SubmitRequest) =>
+  /** Claims this process holds, each in its own scope, closed by `release` or with the layer. */
+  const held = new Map<string, Scope.CloseableScope>()
+  const hold = (taskId: string) =>
+    Effect.gen(function*() {
+      if (held.has(taskId)) return true
+      const scope = yield* Scope.fork(layerScope, ExecutionStrategy.sequential)
+      const taken = yield* Effect.onError(Scope.extend(journal.claim(taskId), scope), () => Scope.close(scope, Exit.void))
+      if (taken) held.set(taskId, scope)
+      else yield* Scope.close(scope, Exit.void)
+      return taken
+    })
+  const release = (taskId: string) =>
+    Effect.suspend(() => {
+      const scope = held.get(taskId)
+      held.delete(taskId)
+      return scope === undefined ? Effect.void : Scope.close(scope, Exit.void)
+    })
+
+  const submit = (request: SubmitRequest, options: SubmitOptions = {}) =>
     Effect.gen(function*() {
       yield* validateSubmit(request)
       const body = yield* encodeChat(chatRequestOf(request))
+      // Before paying: a journal that cannot be written fails here, with nothing sent.
+      yield* journal.check
       const completion = yield* transport.call({
         method: "POST",
         path: "/chat/completions",
@@ -164,50 +286,116 @@ export const make = Effect.gen(function*() {
         // A duplicate task costs money: only retried when it surely was not received.
         retry: "unsent"
       })
+      if (completion.id.trim() === "") {
+        return yield* new ResponseDecodeError({
+          message: "the submission's reply has no task id",
+          body: JSON.stringify(completion).slice(0, 200)
+        })
+      }
       const taskId = TaskId(completion.id)
       const submittedAt = yield* Clock.currentTimeMillis
-      yield* journal.record({ taskId, model: request.model, prompt: request.prompt.slice(0, 200), submittedAt }).pipe(
+      const entry: TaskJournal.Entry = {
+        taskId,
+        model: request.model,
+        prompt: request.prompt.slice(0, 200),
+        submittedAt,
+        ...(options.output === undefined ? {} : { output: options.output })
+      }
+      yield* Effect.zipRight(hold(taskId), journal.record(entry)).pipe(
         Effect.mapError((e) => new JournalError({ message: `task ${taskId} was submitted but not recorded: ${e.message}`, taskId }))
       )
       return taskId
     })
 
+  /** The service does not know the task: it leaves the journal, and the error says what may be wrong. */
+  const notFound = (taskId: string, error: NotFoundError) =>
+    Effect.flatMap(Effect.orElseSucceed(journal.get(taskId), () => Option.none()), (entry) => {
+      const model = Option.getOrUndefined(entry)?.model
+      const hint = notFoundHint(model)
+      const forget = Option.isSome(entry) ? Effect.zipRight(journal.remove(taskId), release(taskId)) : Effect.void
+      return Effect.zipRight(forget, Effect.fail(
+        new TaskNotFoundError({
+          message: `the service does not know task ${taskId}${hint ? `; ${hint}` : ""}`,
+          status: 404,
+          ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
+          taskId,
+          ...(model === undefined ? {} : { model }),
+          ...(hint === undefined ? {} : { hint })
+        })
+      ))
+    })
+
   const status = (taskId: string) =>
-    Effect.flatMap(
-      transport.call({
-        method: "POST",
-        path: "/chat/task/status",
-        body: { [transport.config.taskIdField]: taskId },
-        decode: decodeStatus,
-        span: "Switchboard.Videos.status"
-      }),
-      (response) => updateOf(taskId, response)
+    transport.call({
+      method: "POST",
+      path: "/chat/task/status",
+      body: { [config.taskIdField]: taskId },
+      decode: decodeStatus,
+      span: "Switchboard.Videos.status"
+    }).pipe(
+      Effect.catchTag("NotFoundError", (error) => notFound(taskId, error)),
+      Effect.flatMap((response) => updateOf(taskId, response, transport.redact))
     )
+
+  /** Keeps the journal in step: a succeeded task keeps its URL, a failed one leaves. */
+  const note = (update: TaskPoller.TaskUpdate) => {
+    switch (update._tag) {
+      case "Succeeded":
+        return Effect.flatMap(journal.get(update.taskId), Option.match({
+          onNone: () => Effect.void,
+          onSome: (entry) => journal.record({ ...entry, videoUrl: update.videoUrl })
+        }))
+      case "Failed":
+        return Effect.zipRight(journal.remove(update.taskId), release(update.taskId))
+      default:
+        return Effect.void
+    }
+  }
 
   const poll = (taskId: string, options: TaskPoller.PollOptions<SwitchboardError> = {}) =>
-    TaskPoller.poll(taskId, status(taskId), { isRetryable: isTransient, ...options }).pipe(
-      Stream.tap((update) => (TaskPoller.isTerminal(update) ? journal.remove(taskId) : Effect.void))
-    )
+    Stream.suspend(() => {
+      let succeeded = false
+      return TaskPoller.poll(taskId, status(taskId), {
+        isRetryable: isTransient,
+        schedule: config.pollSchedule,
+        deadline: config.pollDeadline,
+        ...options
+      }).pipe(
+        Stream.tap((update) => Effect.zipRight(note(update), Effect.sync(() => (succeeded ||= update._tag === "Succeeded")))),
+        // Until the caller completes a succeeded task, this process keeps it.
+        Stream.ensuring(Effect.suspend(() => (succeeded ? Effect.void : release(taskId))))
+      )
+    })
 
-  const finish = (taskId: string, options?: TaskPoller.PollOptions<SwitchboardError>) =>
-    Effect.flatMap(Stream.runLast(poll(taskId, options)), (last) =>
-      last._tag === "Some" && last.value._tag === "Succeeded"
-        ? Effect.succeed(last.value)
-        : Effect.fail(
-          new TaskFailedError({
-            message: `task ${taskId} failed${last._tag === "Some" && last.value._tag === "Failed" && last.value.reason ? `: ${last.value.reason}` : ""}`,
-            taskId,
-            ...(last._tag === "Some" && last.value._tag === "Failed" && last.value.reason ? { reason: last.value.reason } : {})
-          })
-        ))
+  const complete = (taskId: string) => Effect.zipRight(journal.remove(taskId), release(taskId))
+
+  const resumePending = (options?: TaskPoller.PollOptions<SwitchboardError>) =>
+    Effect.gen(function*() {
+      const { entries, quarantined } = yield* journal.scan
+      const pending: Array<Pending> = []
+      const busy: Array<TaskJournal.Entry> = []
+      for (const entry of entries) {
+        if (!(yield* hold(entry.taskId))) {
+          busy.push(entry)
+        } else {
+          const updates = entry.videoUrl === undefined
+            ? poll(entry.taskId, options)
+            : Stream.make(TaskPoller.TaskUpdate.Succeeded({ taskId: entry.taskId, videoUrl: entry.videoUrl }))
+          pending.push({ entry, updates })
+        }
+      }
+      return { pending, busy, quarantined } satisfies Resumed
+    })
 
   return Videos.of({
     submit,
     status,
     poll,
-    generate: (request, options) => Effect.flatMap(submit(request), (taskId) => finish(taskId, options)),
-    resumePending: (options) =>
-      Effect.map(journal.list, (entries) => entries.map((entry) => ({ entry, updates: poll(entry.taskId, options) })))
+    complete,
+    generate: (request, options) =>
+      Effect.flatMap(submit(request), (taskId) =>
+        Effect.tap(outcome(taskId, poll(taskId, options)), () => complete(taskId))),
+    resumePending
   })
 })
 
@@ -215,16 +403,18 @@ export const make = Effect.gen(function*() {
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Videos, never, Transport | TaskJournal.TaskJournal> = Layer.effect(Videos, make)
+export const layer: Layer.Layer<Videos, never, Transport | TaskJournal.TaskJournal> = Layer.scoped(Videos, make)
 
 /**
- * Submits a video task and returns its id once it is recorded in the journal.
+ * Submits a video task and returns its id once it is recorded in the
+ * journal. The journal is checked first: when it cannot be written, this
+ * fails with `JournalError` and nothing is sent.
  *
  * @since 0.1.0
  * @category accessors
  */
-export const submit = (request: SubmitRequest): Effect.Effect<TaskId, SwitchboardError, Videos> =>
-  Effect.flatMap(Videos, (videos) => videos.submit(request))
+export const submit = (request: SubmitRequest, options?: SubmitOptions): Effect.Effect<TaskId, SwitchboardError, Videos> =>
+  Effect.flatMap(Videos, (videos) => videos.submit(request, options))
 
 /**
  * One status call.
@@ -236,7 +426,9 @@ export const status = (taskId: string): Effect.Effect<TaskPoller.TaskUpdate, Swi
   Effect.flatMap(Videos, (videos) => videos.status(taskId))
 
 /**
- * Every update of a task until it ends; the task leaves the journal then.
+ * Every update of a task until it ends. A failed task leaves the journal
+ * then; a succeeded one stays, with its URL, until `complete`. A task the
+ * service answers 404 for ends with `TaskNotFoundError` and leaves it.
  *
  * @since 0.1.0
  * @category accessors
@@ -248,8 +440,8 @@ export const poll = (
   Stream.unwrap(Effect.map(Videos, (videos) => videos.poll(taskId, options)))
 
 /**
- * Submit and poll to the end: the succeeded update, or `TaskFailedError` /
- * `TaskTimeoutError`.
+ * Submit and poll to the end: the succeeded update (the task then leaves
+ * the journal), or `TaskFailedError` / `TaskTimeoutError`.
  *
  * @since 0.1.0
  * @category accessors
@@ -261,12 +453,35 @@ export const generate = (
   Effect.flatMap(Videos, (videos) => videos.generate(request, options))
 
 /**
- * A poll stream for every task the journal holds, e.g. after a restart.
+ * A poll stream for every task the journal holds that no other live process
+ * follows, e.g. after a restart; each is claimed by this process first.
  *
  * @since 0.1.0
  * @category accessors
  */
 export const resumePending = (
   options?: TaskPoller.PollOptions<SwitchboardError>
-): Effect.Effect<ReadonlyArray<Pending>, SwitchboardError, Videos> =>
+): Effect.Effect<Resumed, SwitchboardError, Videos> =>
   Effect.flatMap(Videos, (videos) => videos.resumePending(options))
+
+/**
+ * The caller is done with a task (its video is saved): it leaves the journal.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const complete = (taskId: string): Effect.Effect<void, JournalError, Videos> =>
+  Effect.flatMap(Videos, (videos) => videos.complete(taskId))
+
+/**
+ * Polls a task to its end: the `Succeeded` update (the task stays in the
+ * journal until `complete`), or `TaskFailedError` / `TaskTimeoutError`.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const finish = (
+  taskId: string,
+  options?: TaskPoller.PollOptions<SwitchboardError>
+): Effect.Effect<Succeeded, SwitchboardError, Videos> =>
+  Effect.flatMap(Videos, (videos) => outcome(taskId, videos.poll(taskId, options)))

@@ -7,6 +7,7 @@
  */
 export * as Attachment from "./Attachment.js"
 export * as Chat from "./Chat.js"
+export * as EffectVersion from "./EffectVersion.js"
 export * as Embeddings from "./Embeddings.js"
 export * as HttpWire from "./HttpWire.js"
 export * as Images from "./Images.js"

@@ -33,7 +33,7 @@ const decodeEvents = (reads: ReadonlyArray<Uint8Array>, options?: Sse.DecodeOpti
 const decodeChunks = (reads: ReadonlyArray<Uint8Array>) =>
   Effect.runSync(
     Effect.either(
-      readsOf(reads).pipe(Sse.decode(), Stream.pipeThroughChannel(ChatStream.chunks(undefined)), Stream.runCollect)
+      readsOf(reads).pipe(Sse.decode(), Stream.pipeThroughChannel(ChatStream.chunks({ requestId: undefined, redact: (text) => text })), Stream.runCollect)
     )
   ).pipe(Either.map(Chunk.toArray))
 
@@ -53,7 +53,7 @@ describe("Sse.decode survives every quirk, however the bytes are split", () => {
     ],
     ["a final event without its blank line", "data: a\n\ndata: b\n", [message("a"), message("b")]],
     ["a final event ended by \\r alone", "data: a\r\rdata: b\r", [message("a"), message("b")]],
-    ["an unterminated last line is a cut and dropped", "data: a\n\ndata: b", [message("a")]],
+    ["an unterminated last line is passed on, marked", "data: a\n\ndata: b", [message("a"), message("b", { unterminated: true })]],
     ["multi-byte characters", "data: héllo 👋 世界\n\n", [message("héllo 👋 世界")]],
     ["a byte order mark", "\uFEFFdata: a\n\n", [message("a")]],
     ["no space after the colon", "data:a\n\ndata:  b\n\n", [message("a"), message(" b")]],
@@ -71,7 +71,7 @@ describe("Sse.decode survives every quirk, however the bytes are split", () => {
 
   it("an event larger than maxEventSize fails instead of growing", () => {
     const result = decodeEvents([utf8.encode(`data: ${"x".repeat(100)}`)], { maxEventSize: 50 })
-    expect(result).toEqual(Either.left(expect.objectContaining({ _tag: "StreamError", message: expect.stringContaining("50") })))
+    expect(result).toEqual(Either.left(expect.objectContaining({ _tag: "ResponseTooLargeError", limit: 50, message: expect.stringContaining("50") })))
   })
 })
 
@@ -208,7 +208,7 @@ describe("the fast chunk check agrees with the schema", () => {
 
 describe("Chat.accumulate", () => {
   const accumulate = (chunks: ReadonlyArray<Protocol.ChatCompletionChunk>) =>
-    Effect.runSync(Effect.either(ChatStream.accumulate(Stream.fromIterable(chunks))))
+    Effect.runSync(Effect.either(ChatStream.accumulate(Stream.fromIterable(chunks), 1_000_000)))
 
   const weather = { id: "call_1", type: "function", function: { name: "get_weather", arguments: `{"city":"Paris"}` } }
   const time = { id: "call_2", type: "function", function: { name: "get_time", arguments: `{"city":"Paris"}` } }

@@ -13,6 +13,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { describe, expect, it } from "@effect/vitest"
+import { vi } from "vitest"
 import * as Arbitrary from "effect/Arbitrary"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
@@ -37,6 +38,9 @@ import * as TaskJournal from "../src/TaskJournal.js"
 import * as Videos from "../src/Videos.js"
 
 const fc = FastCheck
+// Hundreds of generated cases per test: a few seconds on a quiet machine,
+// far more on a loaded one, where the default 30 s would cut them short.
+vi.setConfig({ testTimeout: 120_000 })
 const SEED = 777
 const RUNS = 300
 const utf8 = new TextEncoder()
@@ -95,6 +99,26 @@ const takenApart = <A>(valid: FastCheck.Arbitrary<A>) =>
     return mutate(viaJson(value), path)
   })
 
+/**
+ * The JSON text of `value` with a field at any depth replaced by a value
+ * nested 10,000–12,000 levels (arrays or objects), or by a very wide one:
+ * built as text, since no recursive function may walk it.
+ */
+const deepOrWide = <A>(valid: FastCheck.Arbitrary<A>) =>
+  fc.tuple(takenApart(valid.map((v) => v)), fc.integer({ min: 10_000, max: 12_000 }), fc.constantFrom("[]", "{}", "wide")).map(
+    ([value, levels, kind]) => {
+      const hole = JSON.stringify(value === undefined ? null : value)
+      const inner = kind === "wide"
+        ? `[${Array.from({ length: levels }, (_, i) => `{"i":${i}}`).join(",")}]`
+        : kind === "[]" ? `${"[".repeat(levels)}1${"]".repeat(levels)}` : `${"{\"a\":".repeat(levels)}1${"}".repeat(levels)}`
+      // The first scalar of the text is where the value goes.
+      const at = hole.search(/(?<=[:[,])(?:-?\d|"|true|false|null)/)
+      if (at === -1) return inner
+      const rest = hole.slice(at).replace(/^(?:"(?:[^"\\]|\\.)*"|[^,\]}]*)/, "")
+      return hole.slice(0, at) + inner + rest
+    }
+  )
+
 const validChunk = Arbitrary.make(Protocol.ChatCompletionChunk).map(viaJson)
 
 /** One SSE event's text: a valid chunk, a broken one, random JSON, junk, an error, a comment, [DONE]… */
@@ -102,6 +126,7 @@ const sseEvent = fc.oneof(
   { weight: 6, arbitrary: validChunk.map((c) => `data: ${JSON.stringify(c)}\n\n`) },
   { weight: 2, arbitrary: takenApart(Arbitrary.make(Protocol.ChatCompletionChunk)).map((c) => `data: ${JSON.stringify(c)}\n\n`) },
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((j) => `data: ${JSON.stringify(j)}\n\n`) },
+  { weight: 1, arbitrary: deepOrWide(Arbitrary.make(Protocol.ChatCompletionChunk)).map((text) => `data: ${text}\n\n`) },
   { weight: 1, arbitrary: fc.string({ maxLength: 30 }).map((s) => `data: ${s}\n\n`) },
   { weight: 1, arbitrary: fc.string({ maxLength: 20 }).map((m) => `data: ${JSON.stringify({ error: { message: m } })}\n\n`) },
   { weight: 1, arbitrary: fc.string({ maxLength: 20 }).map((s) => `event: ping\ndata: ${s}\n\n`) },
@@ -125,17 +150,17 @@ describe("Sse.decode", () => {
     asyncProperty(fc.tuple(bytes, cuts), async ([body, at]) => {
       const whole = await settle(decodeEvents([body]))
       const pieces = await settle(decodeEvents(split(body, at)))
-      expect(typedFailure(whole) ?? "events").toSatisfy((e) => e === "events" || (e as { _tag: string })._tag === "StreamError")
+      expect(typedFailure(whole) ?? "events").toSatisfy((e) => e === "events" || (e as { _tag: string })._tag === "ResponseTooLargeError")
       // However the bytes are split into reads, the same events come out.
       expect(Exit.map(pieces, Chunk.toReadonlyArray)).toEqual(Exit.map(whole, Chunk.toReadonlyArray))
       if (Exit.isSuccess(whole)) for (const event of whole.value) expect(typeof event.data).toBe("string")
     })
 
-  it(`random bytes in random reads: events or a StreamError, the same for every split (${RUNS} runs)`, () => property(randomBytes))
+  it(`random bytes in random reads: events or a ResponseTooLargeError, the same for every split (${RUNS} runs)`, () => property(randomBytes))
   it(`SSE-shaped bodies of random events in random reads (${RUNS} runs)`, () => property(sseBody))
-  it("an event larger than maxEventSize is a StreamError, not a growing buffer", async () => {
+  it("an event larger than maxEventSize is a ResponseTooLargeError, not a growing buffer", async () => {
     const exit = await settle(Stream.runCollect(Sse.decode(Stream.make(utf8.encode(`data: ${"x".repeat(2_000)}`)), { maxEventSize: 1_000 })))
-    expect(typedFailure(exit)?._tag).toBe("StreamError")
+    expect(typedFailure(exit)?._tag).toBe("ResponseTooLargeError")
   })
 })
 
@@ -197,6 +222,10 @@ const errorByStatus: Record<number, string> = {
   422: "BadRequestError",
   429: "RateLimitError"
 }
+/** The error a status outside 2xx maps to. */
+const tagOf = (status: number, tagByStatus: Record<number, string> = errorByStatus) =>
+  tagByStatus[status] ?? (status >= 500 ? "ServerError" : "ClientError")
+const isSuccess = (status: number) => status >= 200 && status < 300
 
 /** A response body for `schema`: valid, taken apart, random JSON, an error body or random bytes. */
 const jsonBody = <A, I>(schema: Schema.Schema<A, I>) =>
@@ -204,6 +233,7 @@ const jsonBody = <A, I>(schema: Schema.Schema<A, I>) =>
     { weight: 3, arbitrary: Arbitrary.make(schema).map((v) => JSON.stringify(Schema.encodeSync(schema)(v))) },
     { weight: 2, arbitrary: takenApart(Arbitrary.make(schema).map((v) => Schema.encodeSync(schema)(v))).map((v) => JSON.stringify(v)) },
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)) },
+    { weight: 1, arbitrary: deepOrWide(Arbitrary.make(schema).map((v) => Schema.encodeSync(schema)(v))) },
     { weight: 1, arbitrary: Arbitrary.make(Protocol.ErrorBody).map((v) => JSON.stringify(v)) },
     { weight: 1, arbitrary: fc.string({ maxLength: 60 }) }
   ).map((text) => utf8.encode(text))
@@ -220,12 +250,14 @@ const answers = (body: FastCheck.Arbitrary<Uint8Array>) =>
 /**
  * The call against `answer`: a 2xx whose body the schema accepts succeeds
  * (unless the capability's own check rejects it), any other 2xx is a
- * `ResponseDecodeError`, any other status the error its status maps to.
+ * `ResponseDecodeError`, any other status (3xx included) the error its status
+ * maps to.
  */
 const checkCall = <A, I>(
   schema: Schema.Schema<A, I>,
   call: Effect.Effect<unknown, unknown, Switchboard.Services>,
-  extraCheck: (value: A) => boolean = () => true
+  extraCheck: (value: A) => boolean = () => true,
+  tagByStatus: Record<number, string> = errorByStatus
 ) =>
   asyncProperty(answers(jsonBody(schema)), async (answer) => {
     const exit = await run(call, answer)
@@ -236,8 +268,8 @@ const checkCall = <A, I>(
     } catch {
       // not JSON
     }
-    if (answer.status >= 400) {
-      expect(error?._tag).toBe(errorByStatus[answer.status] ?? "ServerError")
+    if (!isSuccess(answer.status)) {
+      expect(error?._tag).toBe(tagOf(answer.status, tagByStatus))
       expect((error as { status?: number }).status ?? 408).toBe(answer.status)
     } else if (Option.isSome(parsed) && extraCheck(parsed.value)) {
       expect(error).toBeUndefined()
@@ -269,7 +301,9 @@ describe("JSON responses: any status, headers and body end typed", () => {
     checkCall(
       Protocol.TaskStatusResponse,
       Videos.status("task_1"),
-      (response) => response.status !== "succeed" || (response.video_url !== undefined && response.video_url !== "")
+      (response) => response.status !== "succeed" || /^https?:\/\/[^\s/?#]+[^\s]*$/i.test(response.video_url ?? ""),
+      // The service does not know the task.
+      { ...errorByStatus, 404: "TaskNotFoundError" }
     ))
 })
 
@@ -288,7 +322,7 @@ describe("streams: any status and any body end typed, and a success is whole", (
       const folded = await run(Chat.accumulate(Chat.stream(hello)), answer)
       const error = typedFailure(chunks)
       typedFailure(folded)
-      if (status >= 400) expect(error?._tag).toBe(errorByStatus[status] ?? "ServerError")
+      if (!isSuccess(status)) expect(error?._tag).toBe(tagOf(status))
       if (Exit.isSuccess(chunks)) {
         const received = Chunk.toReadonlyArray(chunks.value)
         // A stream that succeeds either said [DONE] or gave a finish_reason: never a silent short answer.

@@ -16,6 +16,7 @@
  * repeats, and fast-check prints the counterexample when one fails.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { vi } from "vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -33,6 +34,9 @@ import { isSwitchboardError, TransportError } from "../src/SwitchboardError.js"
 import * as Transport from "../src/Transport.js"
 
 const fc = FastCheck
+// Hundreds of generated cases per test: a few seconds on a quiet machine,
+// far more on a loaded one, where the default 30 s would cut them short.
+vi.setConfig({ testTimeout: 120_000 })
 const SEED = 424242
 const RUNS = { valid: 300, mutated: 500, junk: 400 } as const
 
@@ -49,7 +53,8 @@ const stub = Layer.succeed(
     call: (options) => Effect.zipRight(Effect.sync(() => sent.push(options.body)), Effect.fail(unsent)),
     open: (options) => Effect.zipRight(Effect.sync(() => sent.push(options.body)), Effect.fail(unsent)),
     openWith: (options) => Effect.zipRight(Effect.sync(() => sent.push(options.body)), Effect.fail(unsent)),
-    config
+    config,
+    redact: (text) => text
   })
 )
 const services = Layer.mergeAll(Chat.layer, Embeddings.layer, Moderations.layer).pipe(Layer.provide(stub))
@@ -418,8 +423,37 @@ const mutated = <A>(valid: FastCheck.Arbitrary<A>, mutations: (a: A, j: Junk) =>
   })
 
 /** Any JSON value put at any path of a valid request (the path is walked modulo what is there). */
+/** `levels` of arrays or objects around a leaf, built without recursion. */
+const nested = (levels: number, asObject: boolean): unknown => {
+  let value: unknown = 1
+  for (let i = 0; i < levels; i++) value = asObject ? { a: value } : [value]
+  return value
+}
+
+/**
+ * What a caller might put anywhere: small JSON, and values JSON cannot carry
+ * or that would overflow a stack: 10,000+ levels deep, very wide, cyclic, a
+ * BigInt, a number that is not finite, a throwing `toJSON`.
+ */
+const hostileValue: FastCheck.Arbitrary<Json> = fc.oneof(
+  { weight: 6, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
+  { weight: 1, arbitrary: fc.tuple(fc.integer({ min: 10_000, max: 12_000 }), fc.boolean()).map(([n, o]) => nested(n, o)) },
+  { weight: 1, arbitrary: fc.integer({ min: 5_000, max: 20_000 }).map((n) => Array.from({ length: n }, (_, i) => ({ i }))) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom("self", "list").map((kind) => {
+      const cycle: Record<string, unknown> = { type: "object" }
+      cycle["loop"] = kind === "self" ? cycle : [{ back: cycle }]
+      return cycle
+    })
+  },
+  { weight: 1, arbitrary: fc.bigInt().map((n) => ({ n })) },
+  { weight: 1, arbitrary: fc.constantFrom(NaN, Infinity, -Infinity) },
+  { weight: 1, arbitrary: fc.constant({ toJSON: () => { throw new Error("no JSON") } }) }
+)
+
 const junkAnywhere = <A>(valid: FastCheck.Arbitrary<A>) =>
-  fc.tuple(valid, fc.array(fc.nat(), { maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })).map(([a, steps, replacement]) => {
+  fc.tuple(valid, fc.array(fc.nat(), { maxLength: 6 }), hostileValue).map(([a, steps, replacement]) => {
     const walk = (value: Json, rest: ReadonlyArray<number>): Json => {
       if (rest.length === 0 || typeof value !== "object" || value === null) return replacement
       const entries = Object.entries(value)
@@ -506,7 +540,7 @@ describe("a mutated request is rejected before sending, naming the mutated field
   })
 })
 
-describe("any JSON anywhere in a valid request: a typed error or a valid request sent, never a defect", () => {
+describe("any value anywhere in a valid request (deep, wide, cyclic, not JSON): a typed error or a valid request sent, never a defect", () => {
   const tolerated = <A, I>(
     schema: Schema.Schema<A, I>,
     call: (a: unknown) => Effect.Effect<unknown, unknown, Chat.Chat | Embeddings.Embeddings | Moderations.Moderations>

@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import type { ServeError } from "@effect/platform/HttpServerError"
+import * as EffectVersion from "@switchboard/core/EffectVersion"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -135,6 +136,15 @@ export interface Options {
    * Default: on, for `loopbackOrigins`; `false` turns it off.
    */
   readonly cors?: boolean | CorsOptions
+  /**
+   * Answer with the bare shapes the service contract shows and nothing more:
+   * no `index`, `object`, `created`, `model`, `usage`, `role` or
+   * `finish_reason` on a completion, tool calls without `type`, chunks and
+   * tool-call deltas without `index`, embeddings without `index`, models as
+   * `{data: [{id}]}`, task statuses as `{status, video_url?}`. Tests a
+   * client's tolerance (`docs/emulator.md`, Minimal replies). Default false.
+   */
+  readonly minimal?: boolean
 }
 
 /**
@@ -190,7 +200,8 @@ const config = (options: Options): Server.Config => ({
   interval: Duration.decode(options.stream?.interval ?? Duration.zero),
   cors: options.cors === false
     ? { enabled: false, allowedOrigins: [] }
-    : { enabled: true, allowedOrigins: (options.cors === true ? undefined : options.cors?.allowedOrigins) ?? Cors.loopbackOrigins }
+    : { enabled: true, allowedOrigins: (options.cors === true ? undefined : options.cors?.allowedOrigins) ?? Cors.loopbackOrigins },
+  minimal: options.minimal === true
 })
 
 /**
@@ -200,7 +211,7 @@ const config = (options: Options): Server.Config => ({
  * @category layers
  */
 export const layer = (options: Options = {}): Layer.Layer<Emulator, ServeError> =>
-  Layer.scoped(Emulator, Server.make(config(options)))
+  EffectVersion.guard(Layer.scoped(Emulator, Server.make(config(options))))
 
 /**
  * Runs an emulator until interrupted, after logging one line to stdout:

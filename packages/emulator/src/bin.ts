@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `switchboard-emulator [--port 8787] [--api-key KEY]`: runs the emulator
+ * `switchboard-emulator [--port 8787] [--api-key KEY] [--minimal]`: runs the emulator
  * until SIGINT or SIGTERM.
  *
  * @since 0.1.0
@@ -11,18 +11,27 @@ import * as Effect from "effect/Effect"
 import { parseArgs } from "node:util"
 import * as Emulator from "./Emulator.js"
 
-const usage = "usage: switchboard-emulator [--port 8787] [--api-key KEY]"
+const usage = "usage: switchboard-emulator [--port 8787] [--api-key KEY] [--minimal]"
 
 class UsageError extends Error {}
 
 const options = (): Emulator.Options | "help" => {
   const { values } = parseArgs({
-    options: { "port": { type: "string" }, "api-key": { type: "string" }, "help": { type: "boolean", short: "h" } }
+    options: {
+      "port": { type: "string" },
+      "api-key": { type: "string" },
+      "minimal": { type: "boolean" },
+      "help": { type: "boolean", short: "h" }
+    }
   })
   if (values.help) return "help"
   const port = values.port === undefined ? 8787 : Number(values.port)
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port must be an integer from 0 to 65535")
-  return { port, ...(values["api-key"] === undefined ? {} : { apiKey: values["api-key"] }) }
+  return {
+    port,
+    ...(values["api-key"] === undefined ? {} : { apiKey: values["api-key"] }),
+    ...(values.minimal === true ? { minimal: true } : {})
+  }
 }
 
 const fail = (message: string, code: number) =>

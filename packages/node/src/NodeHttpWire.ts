@@ -98,14 +98,24 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
   abstract onResponseError(controller: Controller, error: Error): void
 }
 
-/** Gathers a whole body, then resumes the waiting fiber once. */
+const isSuccess = (status: number) => status >= 200 && status < 300
+
+/**
+ * Gathers a whole body, then resumes the waiting fiber once. The body is
+ * bounded: a 2xx past `maxBytes` (or whose `content-length` says it will
+ * be) fails with `too-large`; any other status's body is cut at
+ * `maxErrorBytes`. Either way the exchange is aborted, and the bytes held
+ * never exceed the limit by more than one read.
+ */
 class TextExchange extends Exchange {
   private chunks: Array<Buffer> = []
+  private size = 0
+  private limit = Infinity
   private timer: ReturnType<typeof setTimeout> | undefined
   /** Resumes the waiting fiber; set before the dispatch. */
   resume: (effect: Effect.Effect<HttpWire.TextResponse, HttpWire.WireError>) => void = ignore
 
-  constructor(timeoutMillis: number | undefined) {
+  constructor(timeoutMillis: number | undefined, private readonly maxBytes: number | undefined) {
     super()
     if (timeoutMillis !== undefined) {
       this.timer = setTimeout(() => {
@@ -116,13 +126,49 @@ class TextExchange extends Exchange {
     }
   }
 
+  override onResponseStart(controller: Controller, status: number, headers: RawHeaders) {
+    super.onResponseStart(controller, status, headers)
+    if (!isSuccess(status)) {
+      this.limit = HttpWire.maxErrorBytes
+    } else if (this.maxBytes !== undefined) {
+      this.limit = this.maxBytes
+      if (Number(this.headers["content-length"]) > this.maxBytes) this.tooLarge()
+    }
+  }
+
   onResponseData(_controller: Controller, chunk: Buffer) {
+    if (this.settled) return
     this.chunks.push(chunk)
+    this.size += chunk.length
+    if (this.size <= this.limit) return
+    if (isSuccess(this.status)) return this.tooLarge()
+    // An error body: its start says enough; the rest is never read.
+    const controller = this.controller
+    this.onResponseEnd()
+    controller?.abort(new Error("error body limit reached"))
+  }
+
+  private tooLarge() {
+    const controller = this.controller
+    this.finish(Effect.fail(new HttpWire.WireError({ reason: "too-large" })))
+    controller?.abort(new Error("response too large"))
   }
 
   onResponseEnd() {
-    const text = this.chunks.length === 1 ? this.chunks[0]!.toString() : Buffer.concat(this.chunks).toString()
+    if (this.settled) return
+    const whole = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks)
+    const text = (whole.length > this.limit ? whole.subarray(0, this.limit) : whole).toString()
     this.finish(Effect.succeed({ status: this.status, headers: this.headers, text }))
+  }
+
+  /** Interruption: the timer and what is held go at once, not when the timer fires. */
+  override abort() {
+    if (this.settled) return
+    super.abort()
+    clearTimeout(this.timer)
+    this.resume = ignore
+    this.chunks = []
+    this.release()
   }
 
   onResponseError(_controller: Controller, cause: Error) {
@@ -235,6 +281,13 @@ class StreamExchange extends Exchange {
     else this.fail(new HttpWire.WireError({ reason: "response", cause }))
   }
 
+  /** Ends the exchange from our side; its idle timer goes with it. */
+  override abort() {
+    if (this.settled) return
+    super.abort()
+    clearTimeout(this.idleTimer)
+  }
+
   /** Fails the body (aborting the exchange if it is still on). */
   private fail(error: HttpWire.WireError) {
     if (this.failure !== undefined || this.ended) return
@@ -256,7 +309,7 @@ export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
   // peak RSS under load (docs/performance.md).
   text: (request, limits) =>
     Effect.suspend(() => {
-      const exchange = new TextExchange(limits?.timeoutMillis)
+      const exchange = new TextExchange(limits?.timeoutMillis, limits?.maxBytes)
       return Effect.onInterrupt(
         Effect.async<HttpWire.TextResponse, HttpWire.WireError>((resume) => {
           exchange.resume = resume

@@ -2,7 +2,7 @@
  * Saving generated media to disk: images and videos are downloaded as a
  * stream (or decoded from a data URI) into a temporary file that is renamed
  * into place only when complete, so a failure never leaves a half-written
- * file behind.
+ * file behind. A video task leaves the journal only once its file is saved.
  *
  * @since 0.1.0
  */
@@ -12,10 +12,16 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import type { GeneratedImage } from "@switchboard/core/Images"
 import * as Protocol from "@switchboard/core/Protocol"
+import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
 import * as SwitchboardError from "@switchboard/core/SwitchboardError"
+import * as TaskJournal from "@switchboard/core/TaskJournal"
+import type * as TaskPoller from "@switchboard/core/TaskPoller"
+import * as Videos from "@switchboard/core/Videos"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Encoding from "effect/Encoding"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
@@ -40,6 +46,26 @@ const extensionOf: Record<string, string> = {
 }
 
 /**
+ * `mkdir -p`, one level at a time. Node's recursive `mkdir` never returns
+ * under `/proc` (it spins at full CPU): each missing level is made on its
+ * own, so an impossible one fails at once.
+ */
+const makeDirectories = (fs: FileSystem.FileSystem, paths: Path.Path, directory: string) =>
+  Effect.gen(function*() {
+    const missing: Array<string> = []
+    for (let dir = directory; !(yield* fs.exists(dir)); dir = paths.dirname(dir)) {
+      missing.unshift(dir)
+      if (paths.dirname(dir) === dir) break
+    }
+    for (const dir of missing) {
+      yield* fs.makeDirectory(dir).pipe(
+        // Made meanwhile by someone else: as good.
+        Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "AlreadyExists", () => Effect.void)
+      )
+    }
+  })
+
+/**
  * Writes `bytes` to `path` through a temporary file and a rename.
  * Media URLs point anywhere, so downloads use a plain client: the service's
  * key is never sent with them.
@@ -49,7 +75,7 @@ const writeAtomically = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E,
     const fs = yield* FileSystem.FileSystem
     const paths = yield* Path.Path
     const failed = (e: { readonly message: string }) => new SaveError({ path, message: e.message })
-    yield* Effect.mapError(fs.makeDirectory(paths.dirname(path), { recursive: true }), failed)
+    yield* Effect.mapError(makeDirectories(fs, paths, paths.dirname(path)), failed)
     const temporary = `${path}.${process.pid}.${Date.now()}.part`
     yield* Stream.run(bytes, Sink.mapError(fs.sink(temporary), failed)).pipe(
       Effect.zipRight(Effect.mapError(fs.rename(temporary, path), failed)),
@@ -76,7 +102,7 @@ const writeNew = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E, R>) =>
     const fs = yield* FileSystem.FileSystem
     const paths = yield* Path.Path
     const failed = (target: string) => (e: { readonly message: string }) => new SaveError({ path: target, message: e.message })
-    yield* Effect.mapError(fs.makeDirectory(paths.dirname(path), { recursive: true }), failed(path))
+    yield* Effect.mapError(makeDirectories(fs, paths, paths.dirname(path)), failed(path))
     // Unique within the process too: saves of the same name may run at once.
     const temporary = `${path}.${process.pid}.${++writes}.part`
     const claim = (attempt: number): Effect.Effect<string, SaveError> => {
@@ -96,22 +122,59 @@ const writeNew = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E, R>) =>
     )
   })
 
+/** Redirects a download follows; the plain `fetch` carries no key to leak along them. */
+const maxRedirects = 5
+
+/** What a media download may not be: a page or an error body saved as a video is no video. */
+const notMedia = /^(?:text\/|application\/(?:json|xml|xhtml|problem)|[^;]*\+(?:json|xml))/i
+
+/** A GET that follows up to `maxRedirects` redirects; past them, the last redirect is the answer. */
+const fetchFollowing = async (url: string, signal: AbortSignal): Promise<Response> => {
+  let target = url
+  for (let hop = 0;; hop++) {
+    const response = await fetch(target, { signal, redirect: "manual" })
+    const location = response.headers.get("location")
+    if (response.status < 300 || response.status >= 400 || location === null || hop === maxRedirects) return response
+    await response.body?.cancel()
+    target = new URL(location, target).href
+  }
+}
+
 /**
  * Downloads with Node's own `fetch`, loaded only when a download happens:
  * an `@effect/platform` `HttpClient` would load at start for every program
  * that imports `@switchboard/node` (docs/performance.md, cold start).
- * Interruption aborts the request, or cancels the body being read.
+ * Interruption (the time limit included) aborts the request, or cancels the
+ * body being read.
  */
-const download = (url: string): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError> =>
-  Stream.unwrap(
+const download = (url: string, timeout: Duration.Duration) => {
+  const timedOut = Effect.fail(
+    new SwitchboardError.TimeoutError({ message: `download of ${url} took longer than ${Duration.format(timeout)}`, phase: "request" })
+  )
+  const refuse = (response: Response, error: SwitchboardError.SwitchboardError) =>
+    Effect.zipRight(Effect.promise(() => response.body?.cancel() ?? Promise.resolve()), Effect.fail(error))
+  const bytes = Stream.unwrap(
     Effect.gen(function*() {
       const response = yield* Effect.tryPromise({
-        try: (signal) => fetch(url, { signal }),
+        try: (signal) => fetchFollowing(url, signal),
         catch: () => new SwitchboardError.TransportError({ message: `download of ${url} failed`, sent: true })
       })
-      if (response.status >= 400) {
-        yield* Effect.promise(() => response.body?.cancel() ?? Promise.resolve())
-        return yield* SwitchboardError.fromStatus({ status: response.status, message: `download of ${url} answered HTTP ${response.status}` })
+      if (response.status < 200 || response.status >= 300) {
+        return yield* refuse(
+          response,
+          SwitchboardError.fromStatus({ status: response.status, message: `download of ${url} answered HTTP ${response.status}` })
+        )
+      }
+      const type = response.headers.get("content-type") ?? ""
+      if (notMedia.test(type)) {
+        return yield* refuse(
+          response,
+          new SwitchboardError.ResponseDecodeError({
+            message: `download of ${url} is ${type.split(";")[0]}, not media: nothing was saved`,
+            body: "",
+            status: response.status
+          })
+        )
       }
       const body = response.body
       if (body === null) return Stream.empty
@@ -121,10 +184,24 @@ const download = (url: string): Stream.Stream<Uint8Array, SwitchboardError.Switc
       })
     })
   )
+  // The whole download, from the request to the last byte.
+  return Duration.isFinite(timeout) ? Stream.interruptWhen(bytes, Effect.zipRight(Effect.sleep(timeout), timedOut)) : bytes
+}
 
-const bytesOf = (url: string): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError> => {
+const defaultSaveTimeout = Duration.minutes(10)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SaveOptions {
+  /** Time limit of a download, from the request to its last byte. Default 10 minutes. */
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+const bytesOf = (url: string, timeout: Duration.Duration): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError> => {
   const data = Protocol.parseDataUri(url)
-  if (data === undefined) return download(url)
+  if (data === undefined) return download(url, timeout)
   const decoded = Encoding.decodeBase64(data.base64.replace(/\s+/g, ""))
   return decoded._tag === "Right"
     ? Stream.make(decoded.right)
@@ -132,12 +209,17 @@ const bytesOf = (url: string): Stream.Stream<Uint8Array, SwitchboardError.Switch
 }
 
 /**
- * Saves a file from a URL or data URI to `path`, returning the path.
+ * Saves a file from a URL or data URI to `path`, returning the path. A
+ * download follows up to 5 redirects, must answer 2xx with a media content
+ * type (not a page or an error body) and end within `timeout`; else nothing
+ * is written.
  *
  * @since 0.1.0
  * @category saving
  */
-export const save = (url: string, path: string) => writeAtomically(path, bytesOf(url))
+export const save = (url: string, path: string, options: SaveOptions = {}) =>
+  Effect.flatMap(SwitchboardConfig.duration("timeout", options.timeout ?? defaultSaveTimeout), (timeout) =>
+    writeAtomically(path, bytesOf(url, timeout)))
 
 /**
  * Saves generated images into `directory` as `<prefix>-<n><ext>`, returning
@@ -153,8 +235,65 @@ export const saveImages = (images: ReadonlyArray<GeneratedImage>, directory: str
     Effect.forEach(images, (image, i) => {
       const fromUrl = /\.(png|jpe?g|gif|webp)(?:$|\?)/i.exec(image.url)?.[1]
       const extension = image.mediaType ? extensionOf[image.mediaType] ?? ".img" : fromUrl ? `.${fromUrl.toLowerCase()}` : ".png"
-      return writeNew(paths.join(directory, `${prefix}-${i + 1}${extension}`), bytesOf(image.url))
+      return writeNew(paths.join(directory, `${prefix}-${i + 1}${extension}`), bytesOf(image.url, defaultSaveTimeout))
     }))
+
+/**
+ * The file name of a task's video: `<task id>.<ext>`, the extension from
+ * the URL (`mp4` when it has none).
+ *
+ * @since 0.1.0
+ * @category saving
+ */
+export const videoFileName = (taskId: string, url: string): string =>
+  `${taskId}.${/\.(mp4|webm|mov|m4v)(?:$|[?#])/i.exec(url)?.[1]?.toLowerCase() ?? "mp4"}`
+
+/**
+ * Saves a succeeded task's video into `directory` as `videoFileName`, then
+ * completes the task: it leaves the journal only once the file is written,
+ * so an interrupted download leaves it there, with its URL, to finish later.
+ *
+ * @since 0.1.0
+ * @category saving
+ */
+export const saveVideo = (done: Videos.Succeeded, directory: string) =>
+  Effect.gen(function*() {
+    const paths = yield* Path.Path
+    const path = yield* save(done.videoUrl, paths.join(directory, videoFileName(done.taskId, done.videoUrl)))
+    yield* Videos.complete(done.taskId)
+    return path
+  })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface FinishOptions extends TaskPoller.PollOptions<SwitchboardError.SwitchboardError> {
+  /** Where the video goes; default the directory the task was submitted with (`SubmitOptions.output`), else `.`. */
+  readonly directory?: string | undefined
+  /** Called with each update as it comes, e.g. to draw progress. */
+  readonly onUpdate?: ((update: TaskPoller.TaskUpdate) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * Finishes a task that was submitted earlier (by this process or one that
+ * stopped): polls it to its end, saves its video and completes it, returning
+ * the file's path. A failed task fails with `TaskFailedError`; a task past
+ * the deadline stays in the journal (`TaskTimeoutError`).
+ *
+ * @since 0.1.0
+ * @category saving
+ */
+export const finishVideo = (taskId: string, options: FinishOptions = {}) =>
+  Effect.gen(function*() {
+    const videos = yield* Videos.Videos
+    const journal = yield* TaskJournal.TaskJournal
+    const { directory, onUpdate, ...poll } = options
+    const updates = videos.poll(taskId, poll)
+    const done = yield* Videos.outcome(taskId, onUpdate === undefined ? updates : Stream.tap(updates, onUpdate))
+    const output = directory ?? Option.getOrUndefined(yield* journal.get(taskId))?.output ?? "."
+    return yield* saveVideo(done, output)
+  })
 
 /**
  * What saving needs on Node: the file system and paths (downloads use

@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import * as EffectVersion from "@switchboard/core/EffectVersion"
 import * as Switchboard from "@switchboard/core/Switchboard"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
 import type { InvalidRequestError, JournalError } from "@switchboard/core/SwitchboardError"
@@ -36,12 +37,13 @@ export interface Options extends SwitchboardConfig.Options {
  */
 export type Services = Switchboard.Services | SwitchboardConfig.SwitchboardConfig | TaskJournal.TaskJournal
 
+// Guarded, so that an application on the wrong Effect hears it from the layer it provides.
 const overUndici = <E>(config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, E>, journalDirectory?: string) =>
-  Switchboard.layer.pipe(
+  EffectVersion.guard(Switchboard.layer.pipe(
     Layer.provideMerge(config),
     Layer.provideMerge(journalDirectory === undefined ? TaskJournal.layerMemory : NodeTaskJournal.layer(journalDirectory)),
     Layer.provide(NodeHttpWire.layer)
-  )
+  ))
 
 /**
  * @example

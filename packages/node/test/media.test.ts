@@ -122,7 +122,9 @@ describe("videos over HTTP to the emulator", () => {
       expect(updates[1]).toMatchObject({ progress: 50 })
       expect(updates[2]).toMatchObject({ _tag: "Succeeded", videoUrl: expect.stringContaining(".mp4") })
       expect(yield* statusCalls).toBe(3)
-      // A finished task leaves the journal.
+      // A succeeded task stays in the journal, with its URL, until the caller completes it.
+      expect(yield* Effect.flatMap(TaskJournal.TaskJournal, (j) => j.list)).toMatchObject([{ taskId, videoUrl: updates[2]!._tag === "Succeeded" ? updates[2]!.videoUrl : "" }])
+      yield* Videos.complete(taskId)
       expect(yield* Effect.flatMap(TaskJournal.TaskJournal, (j) => j.list)).toEqual([])
     }).pipe(Effect.provide(emulated())))
 
@@ -219,9 +221,11 @@ describe("videos over HTTP to the emulator", () => {
       // Program 2: a fresh layer over the same journal directory.
       const resumed = yield* Effect.fork(
         Effect.gen(function*() {
-          const pending = yield* Videos.resumePending({ schedule: everySecond })
+          const { pending } = yield* Videos.resumePending({ schedule: everySecond })
           expect(pending.map((p) => p.entry.prompt)).toEqual(["A slow sunrise"])
-          return yield* Stream.runCollect(pending[0]!.updates)
+          const updates = yield* Stream.runCollect(pending[0]!.updates)
+          yield* Videos.complete(pending[0]!.entry.taskId)
+          return updates
         }).pipe(Effect.provide(sdk))
       )
       const updates = Chunk.toReadonlyArray(yield* driveSpaced(resumed, "1 second"))

@@ -128,7 +128,7 @@ const capabilities = Effect.gen(function*() {
   yield* observe("Videos.status", Videos.status(taskId))
   yield* observe("Videos.poll", Stream.runCollect(Videos.poll(taskId, instantPolls)))
   yield* observe("Videos.generate", Videos.generate({ model: Emulator.videoModel, prompt: "Clouds" }, instantPolls))
-  yield* observe("Videos.resumePending", Effect.flatMap(Videos.resumePending(instantPolls), (pending) => Effect.succeed(pending.length)))
+  yield* observe("Videos.resumePending", Effect.flatMap(Videos.resumePending(instantPolls), (resumed) => Effect.succeed(resumed.pending.length)))
 })
 
 const errorPaths = Effect.gen(function*() {
@@ -145,6 +145,9 @@ const errorPaths = Effect.gen(function*() {
   yield* observe("409", Moderations.create({ input: "x" }))
   yield* faults({ _tag: "Status", status: 429, retryAfter: 0 }, { _tag: "Status", status: 429, retryAfterMs: 0 })
   yield* observe("429", Chat.create(hello))
+  yield* faults({ _tag: "Status", status: 413 })
+  yield* observe("413", Chat.create(hello))
+  yield* observe("too large", Chat.accumulate(Chat.stream(hello), { maxCharacters: 5 }))
   yield* faults({ _tag: "Status", status: 500 }, { _tag: "Status", status: 503 })
   yield* observe("5xx", Stream.runDrain(Chat.stream(hello)))
   yield* faults({ _tag: "Status", status: 408 }, { _tag: "Status", status: 408 })
@@ -196,9 +199,13 @@ const journalFailure = Effect.flatMap(Emulator.Emulator, (emulator) =>
         Layer.provideMerge(SwitchboardConfig.layer({ baseUrl: emulator.url, apiKey: secret })),
         Layer.provide(NodeHttpWire.layer),
         Layer.provide(Layer.succeed(TaskJournal.TaskJournal, {
+          check: Effect.fail(new JournalError({ message: "the journal's disk is full" })),
           record: () => Effect.fail(new JournalError({ message: "the journal's disk is full" })),
+          get: () => Effect.succeedNone,
           remove: () => Effect.void,
-          list: Effect.succeed([])
+          scan: Effect.succeed({ entries: [], quarantined: [] }),
+          list: Effect.succeed([]),
+          claim: () => Effect.succeed(true)
         })),
         Layer.orDie
       )
@@ -214,9 +221,11 @@ const expectedErrors: Record<string, SwitchboardError.SwitchboardError["_tag"]> 
   "400 from the service": "BadRequestError",
   "403": "PermissionDeniedError",
   "404 model": "NotFoundError",
-  "404 task": "NotFoundError",
+  "404 task": "TaskNotFoundError",
   "409": "ConflictError",
   "429": "RateLimitError",
+  "413": "ClientError",
+  "too large": "ResponseTooLargeError",
   "5xx": "ServerError",
   "408": "TimeoutError",
   "reset": "TransportError",

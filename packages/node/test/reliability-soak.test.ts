@@ -18,6 +18,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import { NodeSwitchboard } from "../src/index.js"
 import { emulated, waitUntil } from "./fixtures.js"
 
 const CALLS = 5_000
@@ -174,8 +175,11 @@ describe("soak under faults", () => {
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
 
-      // Unfaulted setup: the reply template and one video task per status call.
-      const template = (yield* Chat.create({ model: chatModel, messages: [{ role: "user", content: "soak template" }] }))
+      // Unfaulted setup: the reply template and one video task per status call,
+      // under the default 60 s timeout: on a loaded machine (the whole suite at
+      // once) a submission, never retried once sent, can take over the soak's 2 s.
+      const setup = NodeSwitchboard.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey })
+      const template = (yield* Effect.provide(Chat.create({ model: chatModel, messages: [{ role: "user", content: "soak template" }] }), setup))
         .choices[0]?.message.content ?? ""
       expect(template).toContain("soak template")
       const replyFor = (prompt: string) => template.replace("soak template", prompt)
@@ -184,7 +188,7 @@ describe("soak under faults", () => {
         statusCalls,
         (i) => Effect.map(Videos.submit({ model: Emulator.videoModel, prompt: `soak task ${i}` }), (taskId) => [i, taskId] as const),
         { concurrency: CONCURRENCY }
-      )
+      ).pipe(Effect.provide(setup))
       const taskIds = new Map(submitted)
       const callByTask = new Map(submitted.map(([i, taskId]) => [taskId as string, i]))
 

@@ -75,6 +75,7 @@ const submitAndPoll = (i: number) =>
     const polled = yield* Effect.exit(Stream.runLast(Videos.poll(taskId, instantPolls)))
     if (Exit.isFailure(polled)) return { _tag: "PollFailed", taskId, error: typed(polled.cause) } satisfies Outcome
     expect(Option.getOrUndefined(polled.value)?._tag).toBe("Succeeded")
+    yield* Videos.complete(taskId)
     return { _tag: "Succeeded", taskId } satisfies Outcome
   })
 
@@ -135,8 +136,9 @@ describe("video tasks under faults", () => {
 
       // Program 2: a fresh layer over the same journal, no faults, resumes them all.
       const resumed = yield* Effect.gen(function*() {
-        const pending = yield* Videos.resumePending(instantPolls)
-        return yield* Effect.forEach(pending, (p) => Effect.map(Stream.runLast(p.updates), Option.getOrUndefined), {
+        const { pending } = yield* Videos.resumePending(instantPolls)
+        return yield* Effect.forEach(pending, (p) =>
+          Stream.runLast(p.updates).pipe(Effect.map(Option.getOrUndefined), Effect.tap(() => Videos.complete(p.entry.taskId))), {
           concurrency: CONCURRENCY
         })
       }).pipe(Effect.provide(NodeSwitchboard.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey, journalDirectory })))

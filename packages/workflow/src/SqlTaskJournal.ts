@@ -14,6 +14,8 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 
 const table = "switchboard_video_tasks"
 
@@ -79,7 +81,39 @@ export const make = Effect.gen(function*() {
     claimed_until BIGINT
   )`.pipe(Effect.mapError(journalError("create its table")))
 
+  const list = sql<Row>`SELECT task_id, model, prompt, submitted_at FROM ${sql(table)} ORDER BY submitted_at, task_id`.pipe(
+    Effect.map((rows) => rows.map(entryOf)),
+    Effect.mapError(journalError("be read"))
+  )
+  // This journal's own claims (`TaskJournal.claim`), renewed while held.
+  const owner = TaskJournal.randomId()
+  const takeClaim = (taskId: string) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      sql<Row>`UPDATE ${sql(table)} SET claimed_by = ${owner}, claimed_until = ${now + Duration.toMillis(TaskJournal.claimTtl)}
+        WHERE task_id = ${taskId} AND (claimed_until IS NULL OR claimed_until < ${now} OR claimed_by = ${owner})
+        RETURNING task_id, model, prompt, submitted_at`).pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.mapError(journalError(`claim task ${taskId}`))
+      )
+  const releaseClaim = (taskId: string) =>
+    sql`UPDATE ${sql(table)} SET claimed_by = NULL, claimed_until = NULL WHERE task_id = ${taskId} AND claimed_by = ${owner}`
+      .pipe(Effect.asVoid, Effect.mapError(journalError(`release task ${taskId}`)))
+
   const journal = TaskJournal.TaskJournal.of({
+    // Reading the table shows it is there and reachable before a paid submission.
+    check: Effect.asVoid(sql`SELECT 1 FROM ${sql(table)} LIMIT 1`.pipe(Effect.mapError(journalError("be checked")))),
+    get: (taskId) => Effect.map(list, (entries) => Option.fromNullable(entries.find((e) => e.taskId === taskId))),
+    scan: Effect.map(list, (entries) => ({ entries, quarantined: [] })),
+    claim: (taskId) =>
+      Effect.gen(function*() {
+        // A task not in the table yet (just submitted) is not contended: it is this process's.
+        const taken = yield* Effect.acquireRelease(takeClaim(taskId), () => Effect.ignore(releaseClaim(taskId)))
+        const exists = Option.isSome(Option.fromNullable((yield* list).find((e) => e.taskId === taskId)))
+        if (taken) {
+          yield* Effect.forkScoped(Effect.interruptible(Effect.ignore(Effect.repeat(takeClaim(taskId), Schedule.spaced("40 seconds")))))
+        }
+        return taken || !exists
+      }),
     record: (entry) =>
       sql`INSERT INTO ${sql(table)} (task_id, model, prompt, submitted_at)
         VALUES (${entry.taskId}, ${entry.model}, ${entry.prompt}, ${entry.submittedAt})
@@ -90,10 +124,7 @@ export const make = Effect.gen(function*() {
         Effect.asVoid,
         Effect.mapError(journalError(`remove task ${taskId}`))
       ),
-    list: sql<Row>`SELECT task_id, model, prompt, submitted_at FROM ${sql(table)} ORDER BY submitted_at, task_id`.pipe(
-      Effect.map((rows) => rows.map(entryOf)),
-      Effect.mapError(journalError("be read"))
-    )
+    list
   })
 
   const claims = SqlTaskClaims.of({

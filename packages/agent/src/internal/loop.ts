@@ -47,7 +47,7 @@ export interface Settings {
   /** Usage of earlier runs of this conversation (`resume`). */
   readonly priorUsage: Protocol.Usage | undefined
   readonly maxSteps: number
-  readonly budget: Budget
+  readonly budget: Omit<Budget, "duration"> & { readonly duration?: Duration.Duration | undefined }
   readonly concurrency: number
   readonly stopWhen: ReadonlyArray<StopCondition>
   readonly loopLimit: number
@@ -275,6 +275,32 @@ const runOne = (settings: Settings, step: number, prepared: Prepared, transcript
   )
 }
 
+/**
+ * The reply with every tool call's id usable: an empty or repeated id (some
+ * models send them) is replaced by one made from the step and position, so
+ * each call gets its own `tool` message and the next request is valid. The
+ * transcript keeps the replaced ids, in the assistant and the tool messages.
+ */
+const withCallIds = (message: Protocol.AssistantMessage, step: number): Protocol.AssistantMessage => {
+  const calls = message.tool_calls
+  if (calls === undefined) return message
+  const seen = new Set<string>()
+  let changed = false
+  const fixed = calls.map((call, i) => {
+    const usable = call.id !== "" && !seen.has(call.id)
+    seen.add(call.id)
+    if (usable) return call
+    changed = true
+    return { ...call, id: `call_${step}_${i}` }
+  })
+  return changed ? { ...message, tool_calls: fixed } : message
+}
+
+/** The latest transcript of a run, for the error that ends it at its duration budget. */
+interface Progress {
+  transcript: Transcript.Transcript
+}
+
 /** `StepFinished`, then the `onStep` checkpoint. */
 const finished = (settings: Settings, step: Step, transcript: Transcript.Transcript) =>
   Effect.zipRight(
@@ -282,17 +308,17 @@ const finished = (settings: Settings, step: Step, transcript: Transcript.Transcr
     settings.onStep === undefined ? Effect.void : settings.onStep(step, transcript)
   )
 
-/** Sends `request` (through the interceptor) and reads the first choice's message. */
+/** Sends `request` (through the interceptor) and reads the first choice's message, its tool-call ids made usable. */
 const call = (settings: Settings, request: Protocol.ChatRequest, index: number) =>
   Effect.flatMap(settings.intercept.model(index, settings.complete(request, index)), (completion) => {
     const message = completion.choices[0]?.message
     return message === undefined
       ? Effect.fail(new ResponseDecodeError({ message: "the completion has no choices", body: "" }))
-      : Effect.succeed({ message, usage: completion.usage ?? undefined })
+      : Effect.succeed({ message: withCallIds(message, index), usage: completion.usage ?? undefined })
   })
 
 /** One model call and its tools. */
-const step = (settings: Settings, state: State): Effect.Effect<Next, Failure, Requirements> =>
+const step = (settings: Settings, state: State, progress: Progress): Effect.Effect<Next, Failure, Requirements> =>
   Effect.gen(function*() {
     yield* checkBudget(settings, state)
     if (state.modelCalls >= settings.maxSteps) {
@@ -302,6 +328,7 @@ const step = (settings: Settings, state: State): Effect.Effect<Next, Failure, Re
     const sent = yield* request(settings, state)
     const { message, usage } = yield* call(settings, sent, index)
     const transcript = [...state.transcript, message]
+    progress.transcript = transcript
     const calls = message.tool_calls ?? []
     const tokens = stepTokens(sent, message, usage)
     const base = { index, requestMessages: state.transcript.length, message, usage, tokens }
@@ -348,9 +375,27 @@ const respond = (settings: Settings, state: State, output: StructuredOutput.Plan
     return finish(settings, { ...state, steps: [...state.steps, done] }, "completed", [], value)
   }).pipe(Effect.withSpan("Agent.output", { attributes: { "agent.step": state.steps.length }, captureStackTrace: false }))
 
-const loop = (settings: Settings, state: State): Effect.Effect<AgentResult<unknown>, Failure, Requirements> =>
-  Effect.flatMap(step(settings, state), (next) =>
-    next._tag === "Done" ? Effect.succeed(next.result) : loop(settings, next.state))
+const loop = (settings: Settings, state: State, progress: Progress): Effect.Effect<AgentResult<unknown>, Failure, Requirements> =>
+  Effect.flatMap(step(settings, state, progress), (next) => {
+    if (next._tag === "Done") return Effect.succeed(next.result)
+    progress.transcript = next.state.transcript
+    return loop(settings, next.state, progress)
+  })
+
+/**
+ * `budget.duration` bounds the whole run, tools included: reaching it
+ * interrupts whatever runs (a model call, a tool) and fails with the
+ * transcript as far as it got.
+ */
+const withinDuration = <A, R>(settings: Settings, progress: Progress, run: Effect.Effect<A, Failure, R>) => {
+  const duration = settings.budget.duration
+  if (duration === undefined) return run
+  const max = Duration.toMillis(duration)
+  return Effect.timeoutFail(run, {
+    duration,
+    onTimeout: () => new BudgetExceeded({ limit: "duration", max, used: max, transcript: progress.transcript })
+  })
+}
 
 /**
  * Runs from `transcript`: first the unanswered calls of its last assistant
@@ -369,8 +414,9 @@ export const run = (
       startedAt: yield* Clock.currentTimeMillis,
       tokens: settings.priorUsage?.total_tokens ?? 0
     }
+    const progress: Progress = { transcript }
     const open = Transcript.unansweredCalls(transcript)
-    if (open === undefined) return yield* loop(settings, state)
+    if (open === undefined) return yield* withinDuration(settings, progress, loop(settings, state, progress))
     const base = {
       index: 0,
       requestMessages: transcript.indexOf(open.message),
@@ -378,9 +424,13 @@ export const run = (
       usage: undefined,
       tokens: { total: 0, estimated: false }
     }
-    const next = yield* runCalls(settings, state, base, open.calls).pipe(
-      Effect.withSpan("Agent.step", { attributes: { "agent.step": 0, "agent.resumed": true }, captureStackTrace: false })
-    )
-    return next._tag === "Done" ? next.result : yield* loop(settings, next.state)
+    return yield* withinDuration(settings, progress, Effect.gen(function*() {
+      const next = yield* runCalls(settings, state, base, open.calls).pipe(
+        Effect.withSpan("Agent.step", { attributes: { "agent.step": 0, "agent.resumed": true }, captureStackTrace: false })
+      )
+      if (next._tag === "Done") return next.result
+      progress.transcript = next.state.transcript
+      return yield* loop(settings, next.state, progress)
+    }))
   // No stack trace per span: making one costs more than a no-op tool's whole run.
   }).pipe(Effect.withSpan("Agent.run", { attributes: { "gen_ai.request.model": settings.model }, captureStackTrace: false }))

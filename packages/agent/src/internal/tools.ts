@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import type * as Protocol from "@switchboard/core/Protocol"
+import * as Protocol from "@switchboard/core/Protocol"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -40,9 +40,27 @@ const describeIssues = (error: ParseResult.ParseError): string =>
     .map((issue) => (issue.path.length > 0 ? `${formatPath(issue.path)}: ${issue.message}` : issue.message))
     .join("; ")
 
+/** How deep a model's arguments may nest: far beyond any tool's parameters, short of any stack. */
+export const maxArgumentsDepth = 128
+
+/** Whether `value` nests deeper than `max`, walked without recursion. */
+const deeperThan = (value: unknown, max: number): boolean => {
+  const stack: Array<readonly [unknown, number]> = [[value, 0]]
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!
+    if (typeof current !== "object" || current === null) continue
+    if (depth >= max) return true
+    for (const child of Object.values(current)) stack.push([child, depth + 1])
+  }
+  return false
+}
+
+// `Protocol.parseJson` drops `__proto__` keys: the model's arguments cannot
+// give a decoded value (a `Schema.Record`, say) an attacker-chosen prototype.
 const parseJson = (text: string): Either.Either<unknown, string> => {
   try {
-    return Either.right(text.trim() === "" ? {} : JSON.parse(text))
+    const value = text.trim() === "" ? {} : Protocol.parseJson(text)
+    return deeperThan(value, maxArgumentsDepth) ? Either.left(`they nest deeper than ${maxArgumentsDepth} levels`) : Either.right(value)
   } catch (e) {
     return Either.left(e instanceof Error ? e.message : String(e))
   }
@@ -58,7 +76,7 @@ export const prepare = (toolkit: Toolkit.Any, call: Protocol.ToolCall): Prepared
   }
   const json = parseJson(call.function.arguments)
   if (Either.isLeft(json)) {
-    return { _tag: "Rejected", call, outcome: "invalid-arguments", error: `arguments are not valid JSON: ${json.left}` }
+    return { _tag: "Rejected", call, outcome: "invalid-arguments", error: `arguments are not usable JSON: ${json.left}` }
   }
   const params = Schema.decodeUnknownEither(tool.parameters, { errors: "all" })(json.right)
   return Either.isLeft(params)

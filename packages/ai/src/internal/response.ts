@@ -45,7 +45,8 @@ export const usage = (usage: Protocol.Usage | null | undefined): typeof Response
 })
 
 const metadata = (completion: {
-  readonly id: string
+  // A stream chunk may come without an id (tolerant reading, docs/decisions.md).
+  readonly id?: string | undefined
   readonly model?: string | undefined
   readonly created?: number | undefined
 }): Response.ResponseMetadataPartEncoded => ({

@@ -29,7 +29,7 @@ const params = new URLSearchParams(location.search)
 const api = params.get("api") ?? ""
 const key = params.get("key") ?? ""
 const phase = params.get("phase") ?? "main"
-const journalKey = "switchboard-video-tasks"
+const journalPrefix = "switchboard-video-tasks/task-"
 const poll = { schedule: Schedule.spaced("50 millis"), deadline: "30 seconds" } as const
 
 window.__results = {}
@@ -100,7 +100,11 @@ const pngFile = () => {
   return new File([bytes], "dot.png")
 }
 
-const storedJournal = () => JSON.parse(localStorage.getItem(journalKey) ?? "[]") as ReadonlyArray<{ taskId: string }>
+/** The journal's records in localStorage: one item per task. */
+const storedJournal = () =>
+  Object.keys(localStorage).filter((key) => key.startsWith(journalPrefix)).map((key) =>
+    JSON.parse(localStorage.getItem(key)!) as { taskId: string; videoUrl?: string }
+  )
 
 const main = Effect.gen(function*() {
   localStorage.clear()
@@ -180,9 +184,13 @@ const main = Effect.gen(function*() {
         Stream.runCollect
       )
       const last = [...updates].at(-1)!
+      // A succeeded task stays, with its URL, until the caller is done with it.
+      const keptWithUrl = storedJournal().some((e) => e.taskId === taskId && e.videoUrl !== undefined)
+      yield* Videos.complete(taskId)
       return {
         taskId,
         journaledWhileRunning: journaled.includes(taskId),
+        keptWithUrl,
         statuses,
         last: last._tag,
         videoUrl: last._tag === "Succeeded" ? last.videoUrl : undefined,
@@ -248,9 +256,9 @@ const main = Effect.gen(function*() {
 const resume = check("resume", ({ out }) =>
   Effect.gen(function*() {
     const before = storedJournal().map((e) => e.taskId)
-    const pending = yield* Videos.resumePending(poll)
+    const { pending } = yield* Videos.resumePending(poll)
     const finished = yield* Effect.forEach(pending, ({ entry, updates }) =>
-      Effect.map(Stream.runLast(updates), (last) => ({
+      Effect.map(Effect.tap(Stream.runLast(updates), () => Videos.complete(entry.taskId)), (last) => ({
         taskId: entry.taskId,
         prompt: entry.prompt,
         last: last._tag === "Some" ? last.value._tag : "none"

@@ -1,8 +1,10 @@
 /**
- * `switchboard video`: submit a video task, show its progress while it is
- * polled, download the video. Every submitted task is kept in a file journal
- * until it ends, so a run stopped with Ctrl-C loses nothing:
- * `switchboard video --resume` finishes what earlier runs left.
+ * `switchboard video`: `generate` submits a video task, shows its progress
+ * while it is polled and downloads the video (`switchboard video "prompt"` is
+ * short for it); `resume` finishes what earlier runs left; `status` asks for
+ * one task's state; `forget` drops a task from the journal. Every submitted
+ * task is kept in a file journal until its video is saved, so a run stopped
+ * with Ctrl-C, even during the download, loses nothing.
  *
  * Narration and progress go to stderr; the saved file's path (or a status)
  * to stdout.
@@ -86,11 +88,10 @@ export const pollOptions = (options: Pick<FollowOptions, "interval" | "timeout">
   ...(options.timeout === undefined ? {} : { deadline: options.timeout })
 })
 
-const extensionOf = (url: string) => /\.(mp4|webm|mov|m4v)(?:$|[?#])/i.exec(url)?.[1]?.toLowerCase() ?? "mp4"
-
 /**
  * Shows the updates as they come, then downloads the video of a succeeded
- * task into `out` as `<task id>.<ext>`. A failed task fails with
+ * task into `out` as `<task id>.<ext>` and completes the task (it leaves
+ * the journal once the file is written). A failed task fails with
  * `TaskFailedError`.
  *
  * @since 0.1.0
@@ -102,28 +103,16 @@ export const follow = <E, R>(
   options: FollowOptions
 ) =>
   Effect.gen(function*() {
-    const last = yield* Effect.scoped(
+    const done = yield* Effect.scoped(
       Effect.flatMap(
         Progress.make({ target: options.target, indent: options.indent }),
-        (progress) => Stream.runLast(Stream.tap(updates, progress.update))
+        (progress) => Videos.outcome(taskId, Stream.tap(updates, progress.update))
       )
     )
-    if (Option.isNone(last) || last.value._tag === "InProgress") {
-      return yield* new SwitchboardError.ResponseDecodeError({ message: `polling task ${taskId} ended before the task did`, body: "" })
-    }
-    const update = last.value
-    if (update._tag === "Failed") {
-      return yield* new SwitchboardError.TaskFailedError({
-        message: `task ${taskId} failed${update.reason ? `: ${update.reason}` : ""}`,
-        taskId,
-        ...(update.reason === undefined ? {} : { reason: update.reason })
-      })
-    }
+    const path = yield* NodeMedia.saveVideo(done, options.out)
     const fs = yield* FileSystem.FileSystem
-    const paths = yield* Path.Path
-    const path = yield* NodeMedia.save(update.videoUrl, paths.join(options.out, `${taskId}.${extensionOf(update.videoUrl)}`))
     const bytes = yield* fs.stat(path).pipe(Effect.map((info) => Number(info.size)), Effect.orElseSucceed(() => 0))
-    return { taskId, url: update.videoUrl, path, bytes } satisfies Saved
+    return { taskId, url: done.videoUrl, path, bytes } satisfies Saved
   })
 
 /**
@@ -133,7 +122,7 @@ export const follow = <E, R>(
  * @category programs
  */
 export const resumeHint = (journal: Journal) =>
-  `switchboard video --resume${journal.fromFlag ? ` --journal ${JSON.stringify(journal.directory)}` : ""}`
+  `switchboard video resume${journal.fromFlag ? ` --journal ${JSON.stringify(journal.directory)}` : ""}`
 
 /**
  * Where the journal is, and whether `--journal` said so (then the resume
@@ -148,12 +137,39 @@ export interface Journal {
 }
 
 const narrate = (text: string) => Output.errorLine(text)
-const savedLine = (saved: Saved) => `Saved ${saved.path} (${Output.bytes(saved.bytes)})`
+
+/**
+ * A path as the user would type it: relative when under the working
+ * directory, else absolute.
+ */
+const shown = (path: string) =>
+  Effect.map(Path.Path, (paths) => {
+    const relative = paths.relative(process.cwd(), path)
+    return relative !== "" && !relative.startsWith("..") && !paths.isAbsolute(relative) ? relative : path
+  })
+
+const savedLine = (saved: Saved) => Effect.map(shown(saved.path), (path) => `Saved ${path} (${Output.bytes(saved.bytes)})`)
+
+/**
+ * A model named like a chat, image, embedding or moderation model is refused
+ * before anything is paid for: its reply would not be a task.
+ *
+ * @since 0.1.0
+ * @category programs
+ */
+export const checkModel = (model: string): Effect.Effect<void, Errors.UsageError> =>
+  Videos.isKnownNonVideoModel(model)
+    ? new Errors.UsageError({
+      message: `--model ${model} is not a video model (its name is that of a chat, image, embedding or moderation model): ` +
+        "nothing was sent. Pass a video model; `switchboard models` lists the models."
+    })
+    : Effect.void
 
 /**
  * Submits one task (uninterruptibly, so Ctrl-C can never lose a task that
- * was sent but not yet recorded), then follows it. Ctrl-C while polling
- * leaves the task in the journal and says how to finish it.
+ * was sent but not yet recorded), then follows it. The journal keeps the
+ * output directory, so `resume` saves there too. Ctrl-C while polling or
+ * downloading leaves the task in the journal and says how to finish it.
  *
  * @since 0.1.0
  * @category programs
@@ -163,13 +179,19 @@ export const submit = (
 ) =>
   Effect.gen(function*() {
     const image = options.from === undefined ? undefined : yield* Inputs.attachment(options.from)
+    const paths = yield* Path.Path
     const taskId = yield* Effect.uninterruptible(
-      Videos.submit({ model: options.model, prompt: options.prompt, ...(image === undefined ? {} : { image: image.url }) })
+      Videos.submit(
+        { model: options.model, prompt: options.prompt, ...(image === undefined ? {} : { image: image.url }) },
+        { output: paths.resolve(options.out) }
+      )
     )
     yield* Effect.gen(function*() {
-      yield* narrate(`Submitted video task ${taskId} (${options.model}); it stays in the journal ${options.journal.directory} until it ends.`)
+      yield* narrate(
+        `Submitted video task ${taskId} (${options.model}); it stays in the journal ${options.journal.directory} until its video is saved.`
+      )
       const saved = yield* follow(taskId, Videos.poll(taskId, pollOptions(options)), options)
-      yield* narrate(savedLine(saved))
+      yield* narrate(yield* savedLine(saved))
       yield* Output.line(saved.path)
     }).pipe(
       Effect.onInterrupt(() =>
@@ -181,36 +203,40 @@ export const submit = (
 const ago = (millis: number) => (millis < 0 ? "just now" : `${Output.seconds(millis)} ago`)
 
 /**
- * Finishes every task of the journal, one after the other. A task that
- * fails is reported and the others still run; the command then exits 1.
+ * Finishes every task of the journal that no other running process
+ * follows, one after the other, each saved where its first run was told to
+ * (else `out`). A task that fails is reported and the others still run; the
+ * command then exits 1. A record that could not be read is set aside and
+ * reported.
  *
  * @since 0.1.0
  * @category programs
  */
 export const resume = (options: FollowOptions & { readonly journal: Journal }) =>
   Effect.gen(function*() {
-    const pending = yield* Videos.resumePending(pollOptions(options))
-    if (pending.length === 0) {
-      return yield* narrate(`No unfinished video tasks in ${options.journal.directory}.`)
+    const { busy, pending, quarantined } = yield* Videos.resumePending(pollOptions(options))
+    for (const bad of quarantined) {
+      yield* Output.errorLine(`✖ A journal record could not be read (${bad.message}); it was moved to ${bad.movedTo}`)
     }
-    yield* narrate(
-      `Resuming ${pending.length} unfinished video ${pending.length === 1 ? "task" : "tasks"} from ${options.journal.directory}`
-    )
-    let failed = 0
+    for (const entry of busy) yield* narrate(`${entry.taskId} is being followed by another running process; skipped.`)
+    if (pending.length === 0) {
+      yield* narrate(`No unfinished video tasks in ${options.journal.directory}.`)
+    } else {
+      yield* narrate(
+        `Resuming ${pending.length} unfinished video ${pending.length === 1 ? "task" : "tasks"} from ${options.journal.directory}`
+      )
+    }
+    let failed = quarantined.length
     for (const { entry, updates } of pending) {
       const now = yield* Clock.currentTimeMillis
       yield* narrate(`${entry.taskId} (${entry.model}), submitted ${ago(now - entry.submittedAt)}: "${Output.truncate(entry.prompt, 60)}"`)
-      const outcome = yield* Effect.either(follow(entry.taskId, updates, options))
+      const outcome = yield* Effect.either(follow(entry.taskId, updates, { ...options, out: entry.output ?? options.out }))
       if (outcome._tag === "Right") {
-        yield* narrate(savedLine(outcome.right))
-        yield* Output.line(outcome.right.path)
+        yield* narrate(yield* savedLine(outcome.right))
+        yield* Output.line(yield* shown(outcome.right.path))
       } else {
         failed++
-        const error = outcome.left
-        yield* Output.errorLine(Errors.render(error, false))
-        if (SwitchboardError.isSwitchboardError(error) && error._tag === "NotFoundError") {
-          yield* narrate(`  The service does not know this task; drop it with: switchboard video --forget ${entry.taskId}`)
-        }
+        yield* Output.errorLine(Errors.render(outcome.left, false))
       }
     }
     if (failed > 0) return yield* new Errors.Reported({ exitCode: Errors.ExitCode.failure })
@@ -247,45 +273,12 @@ export const status = (taskId: string) =>
 export const forget = (taskId: string, journal: Journal) =>
   Effect.gen(function*() {
     const tasks = yield* TaskJournal.TaskJournal
-    const entries = yield* tasks.list
-    if (!entries.some((e) => e.taskId === taskId)) {
+    if (Option.isNone(yield* tasks.get(taskId))) {
       return yield* new Errors.UsageError({ message: `Task ${taskId} is not in the journal ${journal.directory}.` })
     }
     yield* tasks.remove(taskId)
     yield* narrate(`Removed task ${taskId} from the journal ${journal.directory}.`)
   })
-
-type Mode =
-  | { readonly _tag: "Submit"; readonly prompt: string }
-  | { readonly _tag: "Resume" }
-  | { readonly _tag: "Status"; readonly taskId: string }
-  | { readonly _tag: "Forget"; readonly taskId: string }
-
-const modeOf = (flags: {
-  readonly prompt: Option.Option<string>
-  readonly resume: boolean
-  readonly status: Option.Option<string>
-  readonly forget: Option.Option<string>
-  readonly from: Option.Option<string>
-}): Effect.Effect<Mode, Errors.UsageError> => {
-  const modes: Array<Mode> = [
-    ...Option.toArray(Option.map(flags.prompt, (prompt): Mode => ({ _tag: "Submit", prompt }))),
-    ...(flags.resume ? [{ _tag: "Resume" } as const] : []),
-    ...Option.toArray(Option.map(flags.status, (taskId): Mode => ({ _tag: "Status", taskId }))),
-    ...Option.toArray(Option.map(flags.forget, (taskId): Mode => ({ _tag: "Forget", taskId })))
-  ]
-  if (modes.length !== 1) {
-    return new Errors.UsageError({
-      message: modes.length === 0
-        ? "Give a prompt to make a video, or --resume, --status <task-id> or --forget <task-id>."
-        : "Give only one of: a prompt, --resume, --status <task-id>, --forget <task-id>."
-    })
-  }
-  if (Option.isSome(flags.from) && modes[0]!._tag !== "Submit") {
-    return new Errors.UsageError({ message: "--from goes with a prompt: it is the image to animate." })
-  }
-  return Effect.succeed(modes[0]!)
-}
 
 const journalOf = (flag: Option.Option<string>): Effect.Effect<Journal> =>
   Option.match(flag, {
@@ -297,76 +290,168 @@ const journalOf = (flag: Option.Option<string>): Effect.Effect<Journal> =>
       )
   })
 
-/** `--database`: a prompt, or `--resume --key`, as a durable workflow (`switchboard worker`). */
+const journalFlag = Options.text("journal").pipe(
+  Options.withPseudoName("dir"),
+  Options.optional,
+  Options.withDescription(`Directory of the task journal (default: $SWITCHBOARD_JOURNAL_DIR, else ${defaultJournal})`)
+)
+
+const pollFlags = {
+  pollInterval: Inputs.duration("poll-interval").pipe(
+    Options.withPseudoName("duration"),
+    Options.optional,
+    Options.withDescription("Fixed wait between status calls, e.g. 2s (default: 1 s doubling up to 15 s)")
+  ),
+  timeout: Inputs.duration("timeout").pipe(
+    Options.withPseudoName("duration"),
+    Options.optional,
+    Options.withDescription("Stop polling after this long, e.g. 30m; the task stays in the journal (default 10m)")
+  )
+}
+
+const followOf = (flags: { readonly out: string; readonly pollInterval: Option.Option<Duration.Duration>; readonly timeout: Option.Option<Duration.Duration> }) => ({
+  out: flags.out,
+  interval: Option.getOrUndefined(flags.pollInterval),
+  timeout: Option.getOrUndefined(flags.timeout)
+})
+
+const durableFlags = {
+  database: Worker.databaseFlag.pipe(Options.optional),
+  key: Options.text("key").pipe(Options.optional, Options.withDescription("With --database: the task's idempotency key (default: from the request)"))
+}
+
+/** `--database`: the task as a durable workflow (`switchboard worker`), for a prompt or for `resume --key`. */
 const durable = (
   database: string,
-  mode: Mode,
-  flags: Connection.Flags & { readonly key: Option.Option<string>; readonly model: string; readonly from: Option.Option<string> },
-  follow: FollowOptions
-) => {
-  const request = mode._tag === "Submit" ? { model: flags.model, prompt: mode.prompt } : undefined
-  const key = Option.getOrUndefined(flags.key)
-  const usage = mode._tag === "Status" || mode._tag === "Forget" || Option.isSome(flags.from) || (key === undefined && request === undefined)
-  return usage
-    ? Errors.reported(flags.verbose)(new Errors.UsageError({ message: "--database goes with a prompt (without --from), or with --resume --key <key>." }))
-    : Connection.run(flags, Effect.flatMap(Worker.fleet, (Fleet) => Fleet.video({ database, poll: pollOptions(follow), out: follow.out, key, request })))
+  flags: Connection.Flags & { readonly key: Option.Option<string> },
+  follow: FollowOptions,
+  request?: { readonly model: string; readonly prompt: string }
+) =>
+  Connection.run(
+    flags,
+    Effect.flatMap(Worker.fleet, (Fleet) =>
+      Fleet.video({ database, poll: pollOptions(follow), out: follow.out, key: Option.getOrUndefined(flags.key), request }))
+  )
+
+/**
+ * `switchboard video generate "<prompt>"`.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const generateCommand = Command.make(
+  "generate",
+  {
+    prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("What the video shows")),
+    from: Options.text("from").pipe(Options.withPseudoName("file|url"), Options.optional, Options.withDescription("Image-to-video: the first frame, a file or an http(s) URL")),
+    model: Options.text("model").pipe(Options.withDefault(defaultModel), Options.withDescription("The video model")),
+    out: Options.text("out").pipe(Options.withPseudoName("dir"), Options.withDefault("."), Options.withDescription("Directory to save the video in")),
+    journal: journalFlag,
+    ...pollFlags,
+    ...durableFlags,
+    ...Connection.flags
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const journal = yield* Errors.reported(flags.verbose)(Effect.zipLeft(journalOf(flags.journal), checkModel(flags.model)))
+      if (Option.isSome(flags.database)) {
+        if (Option.isSome(flags.from)) {
+          return yield* Errors.reported(flags.verbose)(new Errors.UsageError({ message: "--database does not take --from." }))
+        }
+        return yield* durable(flags.database.value, flags, followOf(flags), { model: flags.model, prompt: flags.prompt })
+      }
+      return yield* Connection.run(
+        flags,
+        submit({ ...followOf(flags), prompt: flags.prompt, model: flags.model, from: Option.getOrUndefined(flags.from), journal }),
+        { journalDirectory: journal.directory }
+      )
+    })
+).pipe(Command.withDescription("Make a video: submit, poll with a progress bar, download (short form: switchboard video \"<prompt>\")"))
+
+/**
+ * `switchboard video resume`.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const resumeCommand = Command.make(
+  "resume",
+  {
+    out: Options.text("out").pipe(
+      Options.withPseudoName("dir"),
+      Options.withDefault("."),
+      Options.withDescription("Directory for videos whose first run named none (a task keeps the --out it was submitted with)")
+    ),
+    journal: journalFlag,
+    ...pollFlags,
+    ...durableFlags,
+    ...Connection.flags
+  },
+  (flags) =>
+    Option.isSome(flags.database)
+      ? Option.isNone(flags.key)
+        ? Errors.reported(flags.verbose)(new Errors.UsageError({ message: "resume --database needs --key <key>: the task to finish." }))
+        : durable(flags.database.value, flags, followOf(flags))
+      : Effect.flatMap(journalOf(flags.journal), (journal) =>
+        Connection.run(flags, resume({ ...followOf(flags), journal }), { journalDirectory: journal.directory }))
+).pipe(Command.withDescription("Finish every task earlier runs left in the journal: poll, download, save where each was asked to go"))
+
+/**
+ * `switchboard video status <task-id>`.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const statusCommand = Command.make(
+  "status",
+  { taskId: Args.text({ name: "task-id" }).pipe(Args.withDescription("The task to ask about")), ...Connection.flags },
+  (flags) => Connection.run(flags, status(flags.taskId))
+).pipe(Command.withDescription("Print the status of one task, once"))
+
+/**
+ * `switchboard video forget <task-id>`.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const forgetCommand = Command.make(
+  "forget",
+  { taskId: Args.text({ name: "task-id" }).pipe(Args.withDescription("The task to drop")), journal: journalFlag, ...Connection.flags },
+  (flags) =>
+    Effect.flatMap(journalOf(flags.journal), (journal) =>
+      Connection.run(flags, forget(flags.taskId, journal), { journalDirectory: journal.directory }))
+).pipe(Command.withDescription("Drop a task from the journal without polling it"))
+
+/**
+ * The names of `video`'s subcommands.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const subcommands: ReadonlyArray<string> = ["generate", "resume", "status", "forget"]
+
+/**
+ * `switchboard video "<prompt>" …` is short for `switchboard video generate
+ * "<prompt>" …`: anything after `video` that is not a subcommand or a help
+ * flag gets `generate` put in front of it; `video` alone shows its help.
+ *
+ * @since 0.1.0
+ * @category arguments
+ */
+export const expandShortForm = (args: ReadonlyArray<string>): ReadonlyArray<string> => {
+  if (args[2] !== "video") return args
+  const next = args[3]
+  // `video` alone asks what it can do: its help.
+  if (next === undefined) return [...args, "--help"]
+  if (subcommands.includes(next) || next === "--help" || next === "-h") return args
+  return [...args.slice(0, 3), "generate", ...args.slice(3)]
 }
 
 /**
  * @since 0.1.0
  * @category commands
  */
-export const command = Command.make(
-  "video",
-  {
-    prompt: Args.text({ name: "prompt" }).pipe(Args.optional, Args.withDescription("What the video shows")),
-    from: Options.text("from").pipe(Options.withPseudoName("file|url"), Options.optional, Options.withDescription("Image-to-video: the first frame, a file or an http(s) URL")),
-    model: Options.text("model").pipe(Options.withDefault(defaultModel), Options.withDescription("The video model")),
-    out: Options.text("out").pipe(Options.withPseudoName("dir"), Options.withDefault("."), Options.withDescription("Directory to save the video in")),
-    journal: Options.text("journal").pipe(
-      Options.withPseudoName("dir"),
-      Options.optional,
-      Options.withDescription(`Directory of the task journal (default: $SWITCHBOARD_JOURNAL_DIR, else ${defaultJournal})`)
-    ),
-    resume: Options.boolean("resume").pipe(Options.withDescription("Finish every task an earlier run left in the journal")),
-    status: Options.text("status").pipe(Options.withPseudoName("task-id"), Options.optional, Options.withDescription("Print the status of a task once")),
-    forget: Options.text("forget").pipe(Options.withPseudoName("task-id"), Options.optional, Options.withDescription("Drop a task from the journal")),
-    pollInterval: Inputs.duration("poll-interval").pipe(
-      Options.withPseudoName("duration"),
-      Options.optional,
-      Options.withDescription("Fixed wait between status calls, e.g. 2s (default: 1 s doubling up to 15 s)")
-    ),
-    timeout: Inputs.duration("timeout").pipe(
-      Options.withPseudoName("duration"),
-      Options.optional,
-      Options.withDescription("Stop polling after this long, e.g. 30m; the task stays in the journal (default 10m)")
-    ),
-    database: Worker.databaseFlag.pipe(Options.optional),
-    key: Options.text("key").pipe(Options.optional, Options.withDescription("With --database: the task's idempotency key (default: from the request)")),
-    ...Connection.flags
-  },
-  (flags) =>
-    Effect.gen(function*() {
-      const [mode, journal] = yield* Errors.reported(flags.verbose)(Effect.zip(modeOf(flags), journalOf(flags.journal)))
-      const follow = {
-        out: flags.out,
-        interval: Option.getOrUndefined(flags.pollInterval),
-        timeout: Option.getOrUndefined(flags.timeout)
-      }
-      if (Option.isSome(flags.database)) return yield* durable(flags.database.value, mode, flags, follow)
-      switch (mode._tag) {
-        case "Status":
-          return yield* Connection.run(flags, status(mode.taskId))
-        case "Forget":
-          return yield* Connection.run(flags, forget(mode.taskId, journal), { journalDirectory: journal.directory })
-        case "Resume":
-          return yield* Connection.run(flags, resume({ ...follow, journal }), { journalDirectory: journal.directory })
-        case "Submit":
-          return yield* Connection.run(
-            flags,
-            submit({ ...follow, prompt: mode.prompt, model: flags.model, from: Option.getOrUndefined(flags.from), journal }),
-            { journalDirectory: journal.directory }
-          )
-      }
-    })
-).pipe(Command.withDescription("Make a video: submit, poll with a progress bar, download; --resume finishes interrupted runs"))
+export const command = Command.make("video").pipe(
+  Command.withDescription("Video tasks: generate (or just: video \"<prompt>\"), resume, status <task-id>, forget <task-id>"),
+  Command.withSubcommands([generateCommand, resumeCommand, statusCommand, forgetCommand])
+)

@@ -1,5 +1,5 @@
 /**
- * Streamed chat completions (decision 1): waiting for the first bytes of the
+ * Streamed chat completions (decision 1): waiting for the first event of the
  * body, server-sent events → chunks, and chunks → one completion.
  */
 import * as Channel from "effect/Channel"
@@ -8,15 +8,15 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as HttpWire from "../HttpWire.js"
+import * as HttpWire from "../HttpWire.js"
 import type * as Protocol from "../Protocol.js"
 import { ChatCompletionChunk } from "../Protocol.js"
 import * as Sse from "../Sse.js"
 import {
   ResponseDecodeError,
+  ResponseTooLargeError,
   StreamError,
   type SwitchboardError,
   TimeoutError,
@@ -25,6 +25,8 @@ import {
 import { truncate } from "../Transport.js"
 import { decoder } from "./validate.js"
 import { errorCode } from "./errorCode.js"
+import * as Issue from "./issue.js"
+import * as Json from "./json.js"
 import { isNullableString, isObject, isOptional } from "./plain.js"
 
 // ---------------------------------------------------------------------------
@@ -38,15 +40,19 @@ export const streamingRequest = (request: Protocol.ChatRequest, includeUsage: bo
     { ...request, stream: true }
 
 // ---------------------------------------------------------------------------
-// First bytes
+// First event
 // ---------------------------------------------------------------------------
 
-/** A response whose body has started: its first bytes and the rest. */
-export interface Opened {
-  readonly bytes: Stream.Stream<Uint8Array, StreamError | TimeoutError>
+/** What stream errors need from the call: the request id and the key's redaction. */
+export interface Context {
   readonly requestId: string | undefined
+  readonly redact: (text: string) => string
 }
 
+/** A response whose stream has started: its events, the first already read. */
+export interface Opened extends Context {
+  readonly events: Stream.Stream<Sse.Event, SwitchboardError>
+}
 
 /** ` (ECONNRESET)`, or nothing when the error has no code. */
 const codeOf = (error: unknown): string => {
@@ -54,44 +60,64 @@ const codeOf = (error: unknown): string => {
   return code === undefined ? "" : ` (${code})`
 }
 
+const withId = (requestId: string | undefined) => (requestId === undefined ? {} : { requestId })
+
+/** A JSON body where a stream was asked for: the service's error, read up to a small limit. */
+const jsonInsteadOfStream = (response: HttpWire.OpenResponse, context: Context) =>
+  Effect.flatMap(Effect.orElseSucceed(HttpWire.readText(response.body, HttpWire.maxErrorBytes), () => ""), (body) =>
+    Effect.fail(
+      new StreamError({
+        message: context.redact(Json.serviceErrorOf(body)?.message ?? `the service sent JSON, not a stream: ${truncate(body, 80)}`),
+        reason: "error-event",
+        ...withId(context.requestId)
+      })
+    ))
+
 /**
- * Reads the body until its first bytes arrive: the `commit` of
+ * Reads the body until its first event arrives: the `commit` of
  * `Transport.openWith`, so that anything failing before then is retried.
- * The rest of the body fails with a `StreamError` when the connection is
- * lost, a `TimeoutError` (`idle`) when the wire's idle limit runs out.
+ * Only an event counts: comments (`: ping`) keep a connection alive but are
+ * no answer. After the first event the body fails with a `StreamError`
+ * (`cut`) when the connection is lost, a `TimeoutError` (`idle`) when the
+ * wire's idle limit runs out.
  */
-export const firstBytes = (idleTimeout: Duration.Duration) =>
+export const firstEvent = (idleTimeout: Duration.Duration, redact: (text: string) => string) =>
 (
   response: HttpWire.OpenResponse
-): Effect.Effect<Opened, SwitchboardError, Scope.Scope> =>
-  Effect.flatMap(Stream.toPull(response.body), (pull) => {
-    const requestId = response.headers["x-request-id"]
-    const withId = requestId === undefined ? {} : { requestId }
-    const afterFirst = (error: HttpWire.WireError): StreamError | TimeoutError =>
-      error.reason === "timeout" ?
-        new TimeoutError({ message: `the stream sent no data for ${Duration.toMillis(idleTimeout)} ms`, phase: "idle", ...withId }) :
-        new StreamError({ message: `the connection was lost mid-stream${codeOf(error.cause)}`, ...withId })
-    const first: Effect.Effect<Chunk.Chunk<Uint8Array>, TransportError> = Effect.matchEffect(pull, {
-      onFailure: Option.match({
-        onNone: () => Effect.succeed(Chunk.empty()),
-        onSome: (error) =>
-          Effect.fail(
-            new TransportError({
-              message: `connection lost before the first byte of the stream${codeOf(error.cause)}`,
-              sent: true
-            })
-          )
-      }),
-      onSuccess: (chunk) => Chunk.some(chunk, (bytes) => bytes.length > 0) ? Effect.succeed(chunk) : first
+): Effect.Effect<Opened, SwitchboardError, Scope.Scope> => {
+  const context: Context = { requestId: response.headers["x-request-id"], redact }
+  if (/^application\/(?:problem\+)?json/i.test(response.headers["content-type"] ?? "")) {
+    return jsonInsteadOfStream(response, context)
+  }
+  let started = false
+  const failed = (error: HttpWire.WireError): StreamError | TimeoutError | TransportError =>
+    error.reason === "timeout" ?
+      new TimeoutError({
+        message: `the stream sent no data for ${Duration.toMillis(idleTimeout)} ms`,
+        phase: "idle",
+        ...withId(context.requestId)
+      }) :
+      started ?
+      new StreamError({ message: `the connection was lost mid-stream${codeOf(error.cause)}`, reason: "cut", ...withId(context.requestId) }) :
+      new TransportError({ message: `connection lost before the first event of the stream${codeOf(error.cause)}`, sent: true })
+  const events = Sse.decode(Stream.mapError(response.body, failed))
+  return Effect.flatMap(Stream.toPull(events), (pull) => {
+    const first: Effect.Effect<Chunk.Chunk<Sse.Event>, SwitchboardError> = Effect.matchEffect(pull, {
+      onFailure: Option.match({ onNone: () => Effect.succeed(Chunk.empty()), onSome: Effect.fail }),
+      onSuccess: (chunk) => Chunk.isEmpty(chunk) ? first : Effect.succeed(chunk)
     })
-    return Effect.map(first, (chunk): Opened => ({
-      bytes: Chunk.isEmpty(chunk) ? Stream.empty : Stream.concat(
-        Stream.fromChunk(chunk),
-        Stream.repeatEffectChunkOption(Effect.mapError(pull, Option.map(afterFirst)))
-      ),
-      requestId
-    }))
+    return Effect.map(first, (chunk): Opened => {
+      started = true
+      return {
+        ...context,
+        events: Chunk.isEmpty(chunk) ? Stream.empty : Stream.concat(
+          Stream.fromChunk(chunk),
+          Stream.repeatEffectChunkOption(pull)
+        )
+      }
+    })
   })
+}
 
 // ---------------------------------------------------------------------------
 // Events → chunks
@@ -111,6 +137,8 @@ const isToolCallDelta = (u: unknown): boolean =>
   (u.function === undefined ||
     (isObject(u.function) && isOptional(u.function.name, "string") && isOptional(u.function.arguments, "string")))
 
+// `index` and `delta` are required here though the schema defaults them: a
+// chunk without them is decoded, which fills them in.
 const isChoice = (u: unknown): boolean => {
   if (!isObject(u) || typeof u.index !== "number" || !isNullableString(u.finish_reason)) return false
   const delta = u.delta
@@ -125,59 +153,48 @@ const isUsage = (u: unknown): boolean =>
 
 /** A fast, conservative `Schema.is(ChatCompletionChunk)`: true only where the schema agrees. */
 export const isPlainChunk = (u: unknown): u is ChatCompletionChunk =>
-  isObject(u) && typeof u.id === "string" && isOptional(u.object, "string") && isOptional(u.created, "number") &&
+  isObject(u) && isOptional(u.id, "string") && isOptional(u.object, "string") && isOptional(u.created, "number") &&
   isOptional(u.model, "string") && Array.isArray(u.choices) && u.choices.every(isChoice) && isUsage(u.usage)
 
-interface ErrorFields {
-  readonly message?: unknown
-  readonly code?: unknown
-}
-
-const streamError = (error: ErrorFields | string, raw: string, requestId: string | undefined): StreamError => {
-  const message = typeof error === "object" && typeof error.message === "string" && error.message !== "" ?
-    error.message :
-    typeof error === "string" && error !== "" ? error : truncate(raw)
-  const code = typeof error === "object" && (typeof error.code === "string" || typeof error.code === "number") ?
-    String(error.code) :
-    undefined
+/** An error the service sent in the stream: its message (found in the usual shapes) or its text. */
+const streamError = (data: string, json: unknown, context: Context): StreamError => {
+  const error = json === undefined ? undefined : Json.serviceError(json)
+  const message = error?.message ?? (data.trim() === "" ? "the service sent an error event" : truncate(data))
   return new StreamError({
-    message,
-    ...(requestId === undefined ? {} : { requestId }),
-    ...(code === undefined ? {} : { code })
+    message: context.redact(message),
+    reason: "error-event",
+    ...withId(context.requestId),
+    ...(error?.code === undefined ? {} : { code: context.redact(error.code) })
   })
 }
 
-const decodeError = (message: string, data: string, requestId: string | undefined) =>
+const decodeError = (reason: string, data: string, context: Context) =>
   new ResponseDecodeError({
-    message: `stream event ${message}`,
-    body: truncate(data),
-    ...(requestId === undefined ? {} : { requestId })
+    message: context.redact(`${reason} (stream event: ${truncate(data, 80)})`),
+    body: context.redact(truncate(data)),
+    ...withId(context.requestId)
   })
+
+const cut = (message: string, context: Context) => new StreamError({ message, reason: "cut", ...withId(context.requestId) })
 
 /** One event's data → a chunk, or the typed failure it stands for. */
-const toChunk = (
-  event: Sse.Event,
-  requestId: string | undefined
-): ChatCompletionChunk | StreamError | ResponseDecodeError => {
+const toChunk = (event: Sse.Event, context: Context): ChatCompletionChunk | StreamError | ResponseDecodeError => {
   let json: unknown
   try {
-    json = JSON.parse(event.data)
+    json = Json.parse(event.data)
   } catch {
-    return decodeError(`is not JSON: ${truncate(event.data, 80)}`, event.data, requestId)
+    // A plain-text error event is the service's message; a last event cut
+    // inside its line is a cut, not a broken chunk.
+    if (event.event === "error") return streamError(event.data, undefined, context)
+    if (event.unterminated) return cut("the stream was cut inside an event", context)
+    return decodeError("chunk: is not JSON", event.data, context)
   }
-  if (typeof json === "object" && json !== null && "error" in json && json.error) {
-    return streamError(json.error as ErrorFields | string, event.data, requestId)
+  if (event.event === "error" || (typeof json === "object" && json !== null && "error" in json && json.error)) {
+    return streamError(event.data, json, context)
   }
-  if (event.event === "error") return streamError(json as ErrorFields, event.data, requestId)
   if (isPlainChunk(json)) return json
   const decoded = decodeChunk(json)
-  return Either.isRight(decoded) ?
-    decoded.right :
-    decodeError(
-      `is not a chat.completion.chunk: ${truncate(ParseResult.TreeFormatter.formatErrorSync(decoded.left), 300)}`,
-      event.data,
-      requestId
-    )
+  return Either.isRight(decoded) ? decoded.right : decodeError(Issue.describe(decoded.left, "chunk"), event.data, context)
 }
 
 const hasFinishReason = (chunk: ChatCompletionChunk): boolean => {
@@ -192,7 +209,7 @@ const hasFinishReason = (chunk: ChatCompletionChunk): boolean => {
  * only after a `finish_reason` (decision 1).
  */
 export const chunks = <E>(
-  requestId: string | undefined
+  context: Context
 ): Channel.Channel<
   Chunk.Chunk<ChatCompletionChunk>,
   Chunk.Chunk<Sse.Event>,
@@ -220,7 +237,7 @@ export const chunks = <E>(
         for (const event of events) {
           if (event.event !== undefined && event.event !== "message" && event.event !== "error") continue
           if (event.data === "[DONE]") return emit(out, Channel.void)
-          const chunk = toChunk(event, requestId)
+          const chunk = toChunk(event, context)
           if (chunk instanceof StreamError || chunk instanceof ResponseDecodeError) {
             return emit(out, Channel.fail(chunk))
           }
@@ -232,10 +249,7 @@ export const chunks = <E>(
       onFailure: Channel.failCause,
       onDone: () =>
         finished ? Channel.void : Channel.fail(
-          new StreamError({
-            message: "the stream ended before the completion did (no finish_reason, no [DONE])",
-            ...(requestId === undefined ? {} : { requestId })
-          })
+          cut("the stream ended before the completion did (no finish_reason, no [DONE])", context)
         )
     })
     return loop
@@ -243,7 +257,7 @@ export const chunks = <E>(
 
 /** An opened body → chunks. */
 export const decodeBody = (opened: Opened): Stream.Stream<ChatCompletionChunk, SwitchboardError> =>
-  opened.bytes.pipe(Sse.decode(), Stream.pipeThroughChannel(chunks(opened.requestId)))
+  Stream.pipeThroughChannel(opened.events, chunks<SwitchboardError>(opened))
 
 // ---------------------------------------------------------------------------
 // Chunks → completion
@@ -291,7 +305,9 @@ const slotOf = (choice: ChoiceState, delta: Protocol.ToolCallDelta, position: nu
   return choice.lastPositions[position] ?? choice.calls[choice.calls.length - 1] ?? newSlot(choice)
 }
 
-const mergeToolCalls = (choice: ChoiceState, deltas: ReadonlyArray<Protocol.ToolCallDelta>) => {
+/** Merges the deltas; returns how many characters of arguments they added. */
+const mergeToolCalls = (choice: ChoiceState, deltas: ReadonlyArray<Protocol.ToolCallDelta>): number => {
+  let added = 0
   const positions: Array<ToolSlot> = []
   for (let position = 0; position < deltas.length; position++) {
     const delta = deltas[position]!
@@ -303,14 +319,21 @@ const mergeToolCalls = (choice: ChoiceState, deltas: ReadonlyArray<Protocol.Tool
     if (delta.type && slot.type === undefined) slot.type = delta.type
     // Some servers repeat the name in every delta: the first one counts.
     if (delta.function?.name && slot.name === undefined) slot.name = delta.function.name
-    if (delta.function?.arguments) slot.args.push(delta.function.arguments)
+    if (delta.function?.arguments) {
+      slot.args.push(delta.function.arguments)
+      added += delta.function.arguments.length
+    }
     positions.push(slot)
   }
   choice.lastPositions = positions
+  return added
 }
 
 /** Folds chunks, mutably: one per `accumulate` run. */
 class Accumulator {
+  chunks = 0
+  /** Characters of content, refusal and arguments gathered so far. */
+  size = 0
   id: string | undefined
   model: string | undefined
   created: number | undefined
@@ -318,6 +341,7 @@ class Accumulator {
   readonly choices = new Map<number, ChoiceState>()
 
   add(chunk: ChatCompletionChunk) {
+    this.chunks++
     this.id ??= chunk.id
     this.model ??= chunk.model
     this.created ??= chunk.created
@@ -338,17 +362,23 @@ class Accumulator {
         this.choices.set(delta.index, choice)
       }
       const { content, tool_calls } = delta.delta
-      if (content) choice.content.push(content)
+      if (content) {
+        choice.content.push(content)
+        this.size += content.length
+      }
       const refusal = (delta.delta as { readonly refusal?: unknown }).refusal
-      if (typeof refusal === "string" && refusal !== "") choice.refusal.push(refusal)
-      if (tool_calls && tool_calls.length > 0) mergeToolCalls(choice, tool_calls)
+      if (typeof refusal === "string" && refusal !== "") {
+        choice.refusal.push(refusal)
+        this.size += refusal.length
+      }
+      if (tool_calls && tool_calls.length > 0) this.size += mergeToolCalls(choice, tool_calls)
       if (delta.finish_reason) choice.finishReason = delta.finish_reason
     }
   }
 
   result(): Effect.Effect<Protocol.ChatCompletion, StreamError | ResponseDecodeError> {
-    if (this.id === undefined) {
-      return Effect.fail(new StreamError({ message: "the stream carried no chunk to accumulate" }))
+    if (this.chunks === 0) {
+      return Effect.fail(new StreamError({ message: "the stream carried no chunk to accumulate", reason: "cut" }))
     }
     const choices: Array<Protocol.ChatCompletion["choices"][number]> = []
     for (const choice of [...this.choices.values()].sort((a, b) => a.index - b.index)) {
@@ -378,7 +408,8 @@ class Accumulator {
       })
     }
     return Effect.succeed({
-      id: this.id,
+      // Chunks without an id (the contract shows no chunk format) give "".
+      id: this.id ?? "",
       object: "chat.completion",
       ...(this.created === undefined ? {} : { created: this.created }),
       ...(this.model === undefined ? {} : { model: this.model }),
@@ -388,17 +419,24 @@ class Accumulator {
   }
 }
 
-/** Chunks → one completion (see `Chat.accumulate`). */
+/** Chunks → one completion (see `Chat.accumulate`), at most `maxCharacters` of text and arguments. */
 export const accumulate = <E, R>(
-  stream: Stream.Stream<ChatCompletionChunk, E, R>
-): Effect.Effect<Protocol.ChatCompletion, E | StreamError | ResponseDecodeError, R> =>
+  stream: Stream.Stream<ChatCompletionChunk, E, R>,
+  maxCharacters: number
+): Effect.Effect<Protocol.ChatCompletion, E | StreamError | ResponseDecodeError | ResponseTooLargeError, R> =>
   Effect.suspend(() => {
     const accumulator = new Accumulator()
     return Effect.zipRight(
-      Stream.runForEachChunk(stream, (chunk) =>
-        Effect.sync(() => {
-          for (const c of chunk) accumulator.add(c)
-        })),
+      Stream.runForEachChunk(stream, (chunk) => {
+        for (const c of chunk) accumulator.add(c)
+        // Failing ends the stream, which closes its connection.
+        return accumulator.size <= maxCharacters ? Effect.void : Effect.fail(
+          new ResponseTooLargeError({
+            message: `the streamed completion holds more than ${maxCharacters} characters of content and arguments`,
+            limit: maxCharacters
+          })
+        )
+      }),
       Effect.suspend(() => accumulator.result())
     )
   })

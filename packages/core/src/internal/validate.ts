@@ -6,13 +6,8 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { InvalidRequestError } from "../SwitchboardError.js"
+import { formatPath } from "./issue.js"
 
-/** `["messages", 2, "tool_call_id"]` → `messages[2].tool_call_id`. */
-export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>(
-    (acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
-    ""
-  )
 
 /**
  * Picks the most specific issue: the longest path, and among those one with a
@@ -36,12 +31,92 @@ const firstIssue = (error: ParseResult.ParseError): InvalidRequestError => {
 // accepts is that same value: no transformation but a default, like
 // ToolCall's `type`. Property tests hold each schema compiled so to it.
 
-/** Compiles a request `schema` into a validating encoder. */
+/**
+ * How deep a request may nest. Far beyond any real message or tool schema;
+ * deeper values would overflow the stack of `JSON.stringify` (20,000 levels)
+ * or of Effect's error formatting (about 2,000).
+ */
+export const maxRequestDepth = 128
+
+interface Frame {
+  readonly value: unknown
+  readonly key: PropertyKey | undefined
+  readonly parent: Frame | undefined
+  readonly depth: number
+  /** Set on the frame that leaves an object: it is no longer an ancestor. */
+  readonly leaving?: object
+  /** The value is already what `toJSON` returned: JSON calls it once. */
+  readonly converted?: boolean
+}
+
+const pathOf = (frame: Frame | undefined): Array<PropertyKey> => {
+  const path: Array<PropertyKey> = []
+  for (let f = frame; f !== undefined && f.key !== undefined; f = f.parent) path.unshift(f.key)
+  return path
+}
+
+/**
+ * The first thing in a request that JSON cannot carry as the caller meant
+ * it: nesting past `maxRequestDepth`, a cycle, a `BigInt`, a number that is
+ * not finite (JSON would send `null`), or a `toJSON` that throws. Walked
+ * with an explicit stack, so no value can overflow it.
+ */
+export const jsonProblem = (value: unknown): InvalidRequestError | undefined => {
+  const ancestors = new Set<object>()
+  const stack: Array<Frame> = [{ value, key: undefined, parent: undefined, depth: 0 }]
+  const problem = (frame: Frame, message: string) => {
+    const field = formatPath(pathOf(frame)) || "request"
+    return new InvalidRequestError({ field, message: `${field} ${message}` })
+  }
+  while (stack.length > 0) {
+    const frame = stack.pop()!
+    if (frame.leaving !== undefined) {
+      ancestors.delete(frame.leaving)
+      continue
+    }
+    let current = frame.value
+    if (typeof current === "number" && !Number.isFinite(current)) return problem(frame, "must be a finite number")
+    if (typeof current === "bigint") return problem(frame, "is a BigInt, which JSON cannot carry")
+    if (typeof current !== "object" || current === null) continue
+    if (frame.converted !== true && typeof (current as { toJSON?: unknown }).toJSON === "function") {
+      try {
+        current = (current as { toJSON: () => unknown }).toJSON()
+      } catch (e) {
+        return problem(frame, `cannot be turned into JSON: its toJSON threw (${e instanceof Error ? e.message : "a non-error"})`)
+      }
+      stack.push({ ...frame, value: current, converted: true })
+      continue
+    }
+    if (ancestors.has(current)) return problem(frame, "is circular: it contains itself")
+    if (frame.depth >= maxRequestDepth) return problem(frame, `nests deeper than ${maxRequestDepth} levels`)
+    ancestors.add(current)
+    stack.push({ value: undefined, key: undefined, parent: undefined, depth: 0, leaving: current })
+    const depth = frame.depth + 1
+    if (Array.isArray(current)) {
+      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], key: i, parent: frame, depth })
+    } else {
+      const keys = Object.keys(current)
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push({ value: (current as Record<string, unknown>)[keys[i]!], key: keys[i]!, parent: frame, depth })
+      }
+    }
+  }
+  return undefined
+}
+
+/**
+ * Compiles a request `schema` into a validating encoder. What JSON cannot
+ * carry is refused first (`jsonProblem`), so nothing after it meets a cycle
+ * or a value deep enough to overflow the stack.
+ */
 export const encoder = <A, I>(schema: Schema.Schema<A, I>) => {
   const is = Schema.is(schema)
   const encode = Schema.encodeUnknownEither(schema, { errors: "all", onExcessProperty: "preserve" })
-  return (value: unknown): Either.Either<I, InvalidRequestError> =>
-    is(value) ? Either.right(value as unknown as I) : Either.mapLeft(encode(value), firstIssue)
+  return (value: unknown): Either.Either<I, InvalidRequestError> => {
+    const problem = jsonProblem(value)
+    if (problem !== undefined) return Either.left(problem)
+    return is(value) ? Either.right(value as unknown as I) : Either.mapLeft(encode(value), firstIssue)
+  }
 }
 
 /** Compiles `schema` into a tolerant decoder (unknown fields kept). */

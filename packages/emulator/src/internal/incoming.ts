@@ -32,6 +32,8 @@ export class Incoming extends Context.Tag("@switchboard/emulator/internal/Incomi
   readonly chunkSize: number
   readonly interval: Duration.Duration
   readonly tasks: VideoTasks.Store
+  /** Replies cut down to the contract's fields (`Options.minimal`). */
+  readonly minimal: boolean
 }>() {}
 
 export const parseBody = (text: string): Body => {

@@ -15,6 +15,7 @@ import * as Files from "./files.js"
 import * as ImageGeneration from "./imageGeneration.js"
 import * as Images from "./images.js"
 import { decode, Incoming, isRecord } from "./incoming.js"
+import * as Minimal from "./minimal.js"
 import * as Models from "./models.js"
 import * as Moderation from "./moderation.js"
 import * as Streaming from "./streaming.js"
@@ -22,7 +23,11 @@ import * as VideoTasks from "./videoTasks.js"
 
 const json = (body: unknown) => HttpServerResponse.unsafeJson(body)
 
-const listModels = Effect.sync(() => json(Models.list()))
+/** A reply as it is, or cut down to the contract's fields in minimal mode. */
+const reply = <A extends Readonly<Record<string, unknown>>>(body: A, minimal: (body: A) => unknown) =>
+  Effect.map(Incoming, (incoming) => json(incoming.minimal ? minimal(body) : body))
+
+const listModels = Effect.suspend(() => reply(Models.list(), Minimal.models))
 
 const retrieveModel = Effect.gen(function*() {
   const { model = "" } = yield* HttpRouter.params
@@ -35,7 +40,8 @@ const streamed = (reply: Chat.Reply, meta: Chat.Meta, request: Protocol.ChatRequ
     const incoming = yield* Incoming
     const payloads = Streaming.events(reply, meta, {
       chunkSize: incoming.chunkSize,
-      includeUsage: request.stream_options?.include_usage === true
+      includeUsage: request.stream_options?.include_usage === true,
+      minimal: incoming.minimal
     })
     // CutStream ends the body early and drops the connection with it.
     const cut = incoming.streamFault?._tag === "CutStream" ? { connection: "close" } : {}
@@ -68,17 +74,17 @@ const replyFor = (request: Protocol.ChatRequest) =>
 
 const chatCompletions = Effect.gen(function*() {
   const request = yield* decode(Protocol.ChatRequest, ["chat", "image", "video"], "/v1/chat/completions")
-  const { id, reply } = yield* replyFor(request)
+  const { id, reply: answer } = yield* replyFor(request)
   const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)
   const meta = { id, created, model: request.model }
-  return request.stream === true ? yield* streamed(reply, meta, request) : json(Chat.completion(reply, meta))
+  return request.stream === true ? yield* streamed(answer, meta, request) : yield* reply(Chat.completion(answer, meta), Minimal.completion)
 })
 
 const taskStatus = Effect.gen(function*() {
   const request = yield* decode(Protocol.TaskStatusRequest, [], "/v1/chat/task/status")
   const { baseUrl, tasks } = yield* Incoming
   const status = tasks.poll(request.task_id, baseUrl)
-  return status ? json(status) : yield* Effect.fail(taskNotFound(request.task_id))
+  return status ? yield* reply(status, Minimal.taskStatus) : yield* Effect.fail(taskNotFound(request.task_id))
 })
 
 /** Generated media; deliberately outside /v1 and keyless, like the real service's result links. */
@@ -101,12 +107,12 @@ const embeddings = Effect.gen(function*() {
   const { body } = yield* Incoming
   const base64 = body._tag === "Json" && isRecord(body.value) && body.value["encoding_format"] === "base64"
   const request = yield* decode(Protocol.EmbeddingRequest, ["embedding"], "/v1/embeddings", withoutBase64)
-  return json(Embeddings.response(request, base64 ? "base64" : "float"))
+  return yield* reply(Embeddings.response(request, base64 ? "base64" : "float"), Minimal.embeddings)
 })
 
-const moderations = Effect.map(
+const moderations = Effect.flatMap(
   decode(Protocol.ModerationRequest, ["moderation"], "/v1/moderations"),
-  (request) => json(Moderation.response(request))
+  (request) => reply(Moderation.response(request), Minimal.moderation)
 )
 
 export const router = HttpRouter.empty.pipe(

@@ -32,6 +32,7 @@ export interface Config {
   readonly chunkSize: number
   readonly interval: Duration.Duration
   readonly cors: Cors.Config
+  readonly minimal: boolean
 }
 
 interface State {
@@ -81,7 +82,8 @@ const answer = (state: State, received: Received, streamFault: Faults.StreamFaul
       streamFault,
       chunkSize: state.config.chunkSize,
       interval: state.config.interval,
-      tasks: state.tasks
+      tasks: state.tasks,
+      minimal: state.config.minimal
     }),
     Effect.catchAll((error) =>
       Effect.succeed(Errors.toResponse(

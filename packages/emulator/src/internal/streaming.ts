@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { Meta, Reply } from "./chat.js"
 import type { StreamFault } from "./faults.js"
+import * as Minimal from "./minimal.js"
 import { chunksOf } from "./text.js"
 
 /**
@@ -17,6 +18,7 @@ import { chunksOf } from "./text.js"
 export interface StreamOptions {
   readonly chunkSize: number
   readonly includeUsage: boolean
+  readonly minimal: boolean
 }
 
 type Delta = Readonly<Record<string, unknown>>
@@ -47,7 +49,8 @@ export const events = (reply: Reply, meta: Meta, options: StreamOptions): Readon
     chunk(meta, {}, reply.finishReason)
   ]
   if (options.includeUsage) chunks.push({ ...chunk(meta, {}), choices: [], usage: reply.usage })
-  return [...chunks.map((c) => JSON.stringify(c)), "[DONE]"]
+  const shaped = options.minimal ? chunks.map((c) => Minimal.chunk(c as Readonly<Record<string, unknown>>)) : chunks
+  return [...shaped.map((c) => JSON.stringify(c)), "[DONE]"]
 }
 
 const encoder = new TextEncoder()

@@ -17,13 +17,16 @@ export const SwitchboardError = Schema.Union(
   E.NotFoundError,
   E.ConflictError,
   E.RateLimitError,
+  E.ClientError,
   E.ServerError,
   E.TransportError,
   E.TimeoutError,
   E.ResponseDecodeError,
+  E.ResponseTooLargeError,
   E.StreamError,
   E.TaskFailedError,
   E.TaskTimeoutError,
+  E.TaskNotFoundError,
   E.NoImageInResponseError,
   E.JournalError
 )
@@ -36,5 +39,9 @@ export const TaskUpdate = Schema.Union(
     progress: Schema.optional(Schema.Number)
   }),
   Schema.TaggedStruct("Succeeded", { taskId: Schema.String, videoUrl: Schema.String }),
-  Schema.TaggedStruct("Failed", { taskId: Schema.String, reason: Schema.optional(Schema.String) })
+  Schema.TaggedStruct("Failed", {
+    taskId: Schema.String,
+    reason: Schema.optional(Schema.String),
+    body: Schema.optional(Schema.String)
+  })
 )

@@ -1,0 +1,68 @@
+/**
+ * Reading what a server (or a model) wrote: JSON that cannot set a
+ * prototype, and the service's own message out of the usual error shapes.
+ */
+import { isObject } from "./plain.js"
+
+// `JSON.parse` makes `"__proto__"` an own property, harmless until a copy
+// assigns it (`out[key] = value`), as Schema's decoding of records and of
+// preserved fields does: then it replaces the copy's prototype. Only a text
+// that holds the name, or an escape that could spell it, takes the slower
+// path that drops such keys.
+const mayHoldProto = /__proto__|\\u/
+
+const dropProto = (key: string, value: unknown) => (key === "__proto__" ? undefined : value)
+
+/**
+ * `JSON.parse` without any `__proto__` key: text from the wire can never
+ * change an object's prototype, however it is copied later. Throws like
+ * `JSON.parse` on text that is not JSON.
+ */
+export const parse = (text: string): unknown => (mayHoldProto.test(text) ? JSON.parse(text, dropProto) : JSON.parse(text))
+
+const text = (u: unknown): string | undefined => (typeof u === "string" && u.trim() !== "" ? u : undefined)
+
+/** The details of an error as the service wrote them. */
+export interface ServiceError {
+  readonly message: string
+  readonly type?: string | undefined
+  readonly code?: string | undefined
+  readonly param?: string | undefined
+}
+
+const scalar = (u: unknown): string | undefined =>
+  typeof u === "string" ? u : typeof u === "number" ? String(u) : undefined
+
+/** An `{"message", "type", "code", "param"}` object, or a plain string. */
+const fromNode = (node: unknown): ServiceError | undefined => {
+  if (text(node) !== undefined) return { message: node as string }
+  if (!isObject(node)) return undefined
+  const message = text(node.message) ?? text(node.msg) ?? text(node.detail) ?? text(node.error_description)
+  return message === undefined ? undefined : {
+    message,
+    type: scalar(node.type),
+    code: scalar(node.code),
+    param: scalar(node.param)
+  }
+}
+
+const firstOf = (list: unknown): ServiceError | undefined => (Array.isArray(list) ? fromNode(list[0]) : undefined)
+
+/**
+ * The service's message from the common error shapes: `{"error": {"message"}}`,
+ * `{"error": "text"}`, `{"message": "text"}`, `{"detail": "text"}`,
+ * `{"detail": [{"msg"}]}`, `{"errors": [{"message"}]}`.
+ */
+export const serviceError = (json: unknown): ServiceError | undefined => {
+  if (!isObject(json)) return undefined
+  return fromNode(json.error) ?? firstOf(json.errors) ?? fromNode(json) ?? firstOf(json.detail)
+}
+
+/** `serviceError` of a text, when the text is JSON. */
+export const serviceErrorOf = (body: string): ServiceError | undefined => {
+  try {
+    return serviceError(parse(body))
+  } catch {
+    return undefined
+  }
+}

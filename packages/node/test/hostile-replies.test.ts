@@ -1,0 +1,316 @@
+/**
+ * Hostile replies (issue 14): every call ends typed, bounded and redacted,
+ * whatever a server sends. Each server here is a `node:http` server on
+ * 127.0.0.1 that stops writing once the client is gone.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Chat, Embeddings, Models, Moderations, type Protocol, type Switchboard, type SwitchboardError, Videos } from "@switchboard/core"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Inspectable from "effect/Inspectable"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import type * as Http from "node:http"
+import * as Util from "node:util"
+import { waitUntil } from "./fixtures.js"
+import { against, apiKey, json, sse } from "./hostile.js"
+
+const hello = { model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] } satisfies Protocol.ChatRequest
+const MiB = 1024 * 1024
+
+/** Writes `total` bytes of `fill` in 64 KiB pieces, stopping as soon as the client goes; returns what it wrote. */
+const pour = (response: Http.ServerResponse, total: number, fill = "x") => {
+  const piece = Buffer.alloc(64 * 1024, fill)
+  let written = 0
+  const next = () => {
+    while (written < total && !response.destroyed) {
+      written += piece.length
+      if (!response.write(piece)) return response.once("drain", next)
+    }
+    if (written >= total) response.end()
+  }
+  next()
+  return () => written
+}
+
+describe("size: every byte held is bounded", () => {
+  it.live("a 200 that declares 3 GiB is refused at its headers, not retried, the connection closed", () => {
+    let written = () => 0
+    return against(
+      (_request, response) => {
+        response.writeHead(200, { "content-type": "application/json", "content-length": String(3 * 1024 * MiB) })
+        written = pour(response, 256 * MiB)
+      },
+      (server) =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(Chat.create(hello))
+          expect(error).toMatchObject({ _tag: "ResponseTooLargeError", limit: 32 * MiB })
+          expect(server.requests()).toBe(1)
+          yield* waitUntil(Effect.sync(server.openSockets), (n) => n === 0)
+          expect(written()).toBeLessThan(256 * MiB)
+        })
+    )
+  })
+
+  it.live("a 200 body without a length past maxResponseBytes: typed, not retried, the rest never read", () => {
+    let written = () => 0
+    return against(
+      (_request, response) => {
+        response.writeHead(200, { "content-type": "application/json" })
+        written = pour(response, 64 * MiB)
+      },
+      (server) =>
+        Effect.gen(function*() {
+          const calls: ReadonlyArray<Call> = [Chat.create(hello), Models.list, Embeddings.create({ model: "e", input: "x" })]
+          for (const call of calls) {
+            const before = server.requests()
+            const error = yield* Effect.flip(call)
+            expect(error).toMatchObject({ _tag: "ResponseTooLargeError", limit: MiB })
+            expect(server.requests() - before).toBe(1)
+          }
+          yield* waitUntil(Effect.sync(server.openSockets), (n) => n === 0)
+          expect(written()).toBeLessThan(64 * MiB)
+        }),
+      { maxResponseBytes: MiB }
+    )
+  })
+
+  it.live("a 500 with an endless body, on a call and on a stream: the status error from its start", () => {
+    const writes: Array<() => number> = []
+    return against(
+      (_request, response) => {
+        response.writeHead(500, { "content-type": "application/json" })
+        response.write(`{"error":{"message":"overloaded"},"pad":"`)
+        writes.push(pour(response, 64 * MiB))
+      },
+      (server) =>
+        Effect.gen(function*() {
+          const call = yield* Effect.flip(Chat.create(hello))
+          expect(call).toMatchObject({ _tag: "ServerError", status: 500 })
+          const stream = yield* Effect.flip(Stream.runDrain(Chat.stream(hello)))
+          expect(stream).toMatchObject({ _tag: "ServerError", status: 500 })
+          expect(server.requests()).toBe(2)
+          yield* waitUntil(Effect.sync(server.openSockets), (n) => n === 0)
+          for (const written of writes) expect(written()).toBeLessThan(64 * MiB)
+        }),
+      { maxRetries: 0 }
+    )
+  })
+
+  it.live("accumulate stops past its limit, content or tool arguments, and closes the stream", () =>
+    Effect.gen(function*() {
+      const piece = "y".repeat(1000)
+      for (const delta of [{ content: piece }, { tool_calls: [{ index: 0, id: "c", function: { name: "f", arguments: piece } }] }]) {
+        let sent = 0
+        yield* against(
+          (_request, response) => {
+            response.writeHead(200, { "content-type": "text/event-stream" })
+            const event = `data: ${JSON.stringify({ id: "x", choices: [{ index: 0, delta }] })}\n\n`
+            const timer = setInterval(() => {
+              if (response.destroyed || sent >= 10_000) return clearInterval(timer)
+              sent++
+              response.write(event)
+            }, 1)
+          },
+          () =>
+            Effect.gen(function*() {
+              const error = yield* Effect.flip(Chat.accumulate(Chat.stream(hello), { maxCharacters: 20_000 }))
+              expect(error).toMatchObject({ _tag: "ResponseTooLargeError", limit: 20_000 })
+            })
+        )
+        expect(sent).toBeLessThan(10_000)
+      }
+    }))
+})
+
+type Call = Effect.Effect<unknown, SwitchboardError.SwitchboardError, Switchboard.Services>
+
+const deep = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`
+
+describe("depth and shape: no defect from any JSON", () => {
+  it.live("replies nested 10,000 levels deep end in a ResponseDecodeError on every call", () =>
+    against(
+      (request, response) => {
+        const d = deep(10_000)
+        if (request.url === "/v1/models") return json(response, 200, `{"data":[{"id":${d}}]}`)
+        if (request.url === "/v1/embeddings") return json(response, 200, `{"data":[{"embedding":${d}}]}`)
+        if (request.url === "/v1/moderations") return json(response, 200, `{"results":[{"flagged":${d}}]}`)
+        if (request.url === "/v1/chat/task/status") return json(response, 200, `{"status":${d}}`)
+        return json(response, 200, `{"id":"x","choices":[{"message":${d}}]}`)
+      },
+      () =>
+        Effect.gen(function*() {
+          const calls: ReadonlyArray<readonly [Call, string]> = [
+            [Chat.create(hello), "choices[0].message: expected an object, got an array"],
+            [Models.list, "data[0].id: expected a string, got an array"],
+            [Embeddings.create({ model: "e", input: "x" }), "data[0].embedding: expected an array of numbers, got an array"],
+            [Moderations.create({ input: "x" }), "results[0].flagged: expected a boolean, got an array"],
+            [Videos.status("t"), "status: expected a string, got an array"]
+          ]
+          for (const [call, reason] of calls) {
+            const error = yield* Effect.flip(call)
+            expect(error._tag).toBe("ResponseDecodeError")
+            expect(error.message.startsWith(reason)).toBe(true)
+          }
+        })
+    ))
+
+  it.live("a stream chunk nested 10,000 levels deep", () =>
+    against(
+      (_request, response) => sse(response, `data: {"choices":[{"delta":${deep(10_000)}}]}\n\n`),
+      () =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(Stream.runDrain(Chat.stream(hello)))
+          expect(error._tag).toBe("ResponseDecodeError")
+          expect(error.message).toMatch(/^choices\[0\]\.delta: expected an object, got an array/)
+        })
+    ))
+
+  it.live("__proto__ in a reply never sets a prototype", () =>
+    against(
+      replyBody(`{"id":"x","__proto__":{"polluted":1},"choices":[{"message":{"content":"hi","\\u005f_proto__":{"isAdmin":true},"__proto__":{"isAdmin":true}}}]}`),
+      () =>
+        Effect.gen(function*() {
+          const completion = yield* Chat.create(hello)
+          const message = completion.choices[0]!.message
+          expect(Object.getPrototypeOf(message)).toBe(Object.prototype)
+          expect(Object.getPrototypeOf(completion)).toBe(Object.prototype)
+          expect((message as { isAdmin?: unknown }).isAdmin).toBeUndefined()
+          expect((completion as { polluted?: unknown }).polluted).toBeUndefined()
+          expect(message.content).toBe("hi")
+        })
+    ))
+})
+
+function replyBody(body: string) {
+  return (_request: Http.IncomingMessage, response: Http.ServerResponse) => json(response, 200, body)
+}
+
+describe("time: every call and stream ends", () => {  it.effect("comments are no first byte: a server that only pings fails the first-byte limit", () => {
+    let pinged: () => void = () => {}
+    const pings = new Promise<void>((resolve) => (pinged = resolve))
+    let sent = 0
+    return against(
+      (_request, response) => {
+        response.writeHead(200, { "content-type": "text/event-stream" })
+        const timer = setInterval(() => {
+          if (response.destroyed || sent > 10_000) return clearInterval(timer)
+          response.write(": ping\n\n")
+          if (++sent === 3) pinged()
+        }, 5)
+      },
+      () =>
+        Effect.gen(function*() {
+          const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(Chat.stream(hello))))
+          yield* Effect.promise(() => pings)
+          yield* TestClock.adjust("60 seconds")
+          const error = yield* Fiber.join(fiber)
+          expect(error).toMatchObject({ _tag: "TimeoutError", phase: "first-byte" })
+        }),
+      { maxRetries: 0, streamFirstByteTimeout: "60 seconds", streamIdleTimeout: "1 hour" }
+    )
+  })
+
+  it.effect("a stream that trickles events for ever ends at its total limit", () => {
+    let events = 0
+    let begun: () => void = () => {}
+    const started = new Promise<void>((resolve) => (begun = resolve))
+    return against(
+      (_request, response) => {
+        response.writeHead(200, { "content-type": "text/event-stream" })
+        const event = `data: ${JSON.stringify({ id: "x", choices: [{ index: 0, delta: { content: "." } }] })}\n\n`
+        const timer = setInterval(() => {
+          if (response.destroyed || events > 100_000) return clearInterval(timer)
+          if (++events === 3) begun()
+          response.write(event)
+        }, 5)
+      },
+      () =>
+        Effect.gen(function*() {
+          const fiber = yield* Effect.fork(
+            Effect.flip(Stream.runDrain(Chat.stream(hello, { totalTimeout: "2 minutes", idleTimeout: "1 hour" })))
+          )
+          yield* Effect.promise(() => started)
+          yield* TestClock.adjust("2 minutes")
+          const error = yield* Fiber.join(fiber)
+          expect(error).toMatchObject({ _tag: "TimeoutError", phase: "total" })
+        })
+    )
+  })
+
+  it.live("interrupting calls releases their request timers and connections at once", () =>
+    against(
+      () => {
+        // never answers
+      },
+      (server) =>
+        Effect.gen(function*() {
+          const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length
+          const before = timers()
+          const fibers = yield* Effect.forEach(Array.from({ length: 20 }), () => Effect.fork(Chat.create(hello)))
+          yield* waitUntil(Effect.sync(server.requests), (n) => n === 20)
+          const during = timers()
+          yield* Fiber.interruptAll(fibers)
+          // Each call's 60 s request timer is gone the moment it is interrupted.
+          expect(during - timers()).toBeGreaterThanOrEqual(20)
+          expect(timers()).toBeLessThanOrEqual(before)
+          yield* waitUntil(Effect.sync(server.openSockets), (n) => n === 0)
+        }),
+      { timeout: "60 seconds" }
+    ))
+})
+
+describe("secrets: the key never appears in what the SDK surfaces", () => {
+  const surfaces = (error: unknown) => [
+    String(error),
+    (error as Error).message,
+    JSON.stringify(error),
+    Util.inspect(error, { depth: 10 }),
+    Inspectable.format(error),
+    Cause.pretty(Cause.fail(error))
+  ]
+  const echo = `Incorrect API key provided: ${apiKey}. You can find your API key at https://example.com.`
+
+  it.live("echoed in a 401, a decode error, a stream error event, a task failure reason and a 400", () =>
+    against(
+      (request, response, body) => {
+        const sent = JSON.parse(body || "{}") as { stream?: boolean; model?: string }
+        if (request.url === "/v1/models") return json(response, 401, { error: { message: echo, code: apiKey } })
+        if (request.url === "/v1/embeddings") return json(response, 200, { data: echo })
+        if (request.url === "/v1/chat/task/status") return json(response, 200, { status: "failed", error: { message: echo } })
+        if (sent.stream === true) return sse(response, `event: error\ndata: ${echo}\n\n`)
+        if (sent.model === "video-1") return json(response, 200, { id: "task_1", choices: [{ message: { content: "ok" } }] })
+        return json(response, 400, { detail: "bad header x-api-key: hdr-secret-0123456789" })
+      },
+      () =>
+        Effect.gen(function*() {
+          const errors = [
+            yield* Effect.flip(Models.list),
+            yield* Effect.flip(Embeddings.create({ model: "e", input: "x" })),
+            yield* Effect.flip(Stream.runDrain(Chat.stream(hello))),
+            yield* Effect.flip(Videos.generate({ model: "video-1", prompt: "a fox" }, { schedule: Schedule.forever })),
+            yield* Effect.flip(Chat.create(hello))
+          ]
+          for (const error of errors) {
+            for (const text of surfaces(error)) {
+              expect(text).not.toContain(apiKey)
+              expect(text).not.toContain("hdr-secret-0123456789")
+            }
+          }
+          expect(errors.map((e) => e._tag)).toEqual([
+            "AuthenticationError",
+            "ResponseDecodeError",
+            "StreamError",
+            "TaskFailedError",
+            "BadRequestError"
+          ])
+          expect(errors[0]!.message).toContain("Incorrect API key provided: [redacted]")
+          expect(errors[2]).toMatchObject({ reason: "error-event", message: expect.stringContaining("[redacted]") })
+          expect(errors[3]).toMatchObject({ reason: expect.stringContaining("[redacted]") })
+          expect(errors[4]!.message).toBe("bad header x-api-key: [redacted]")
+        }),
+      { headers: { "x-api-key": "hdr-secret-0123456789" } }
+    ))
+})

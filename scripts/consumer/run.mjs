@@ -1,0 +1,327 @@
+#!/usr/bin/env node
+/**
+ * The consumer test (docs/packaging.md): builds and packs every publishable
+ * workspace package, then installs the tarballs as an application would, in
+ * new directories outside the workspace, and checks that
+ *   1. with npm and effect@^3, program.ts runs against the packed emulator and
+ *      `npm ls effect` shows one copy;
+ *   2. the same holds with pnpm;
+ *   3. tsc type-checks program.ts with moduleResolution node16, nodenext and
+ *      bundler, skipLibCheck false;
+ *   4. an application on Effect 4 fails with Switchboard's one sentence when it
+ *      has its own copy of effect beside the SDK's, and pnpm warns of the unmet
+ *      peer when Effect 4 is the only copy;
+ *   5. each tarball holds LICENSE, README.md and dist/, no .tsbuildinfo, no
+ *      tests, and no `workspace:` range.
+ * Installs prefer the local caches (offline once they hold the packages).
+ * Every directory it makes is removed and every process it starts is stopped,
+ * whatever happens. Usage: node scripts/consumer/run.mjs [--keep] [--offline]
+ */
+import { execFile, spawn } from "node:child_process"
+import { cp, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import process from "node:process"
+import { fileURLToPath, URL } from "node:url"
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+const here = fileURLToPath(new URL(".", import.meta.url))
+const keep = process.argv.includes("--keep")
+const started = Date.now()
+const children = new Set()
+let work
+
+const log = (line) => process.stdout.write(`consumer: ${line} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`)
+
+class CheckFailed extends Error {}
+const check = (condition, message) => {
+  if (!condition) throw new CheckFailed(message)
+}
+
+/** Runs a command to its end; rejects with its output unless `allowFailure`. */
+const run = (command, args, { cwd = root, env, allowFailure = false } = {}) =>
+  new Promise((resolve, reject) => {
+    const child = execFile(command, args, {
+      cwd,
+      env: { ...process.env, ...env },
+      maxBuffer: 64 * 1024 * 1024
+    }, (error, stdout, stderr) => {
+      children.delete(child)
+      const result = { code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }
+      if (error && !allowFailure) {
+        reject(new CheckFailed(`${command} ${args.join(" ")} failed in ${cwd}:\n${stdout}\n${stderr}`))
+      } else resolve(result)
+    })
+    children.add(child)
+  })
+
+const stopAll = () => {
+  for (const child of children) child.kill("SIGTERM")
+  children.clear()
+}
+
+/** Starts an emulator from a packed bin and resolves with its base URL. */
+const startEmulator = (cwd, bin, args) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(join(cwd, "node_modules", ".bin", bin), args, { cwd, stdio: ["ignore", "pipe", "pipe"] })
+    children.add(child)
+    let output = ""
+    const onData = (data) => {
+      output += data
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(output)
+      if (match) resolve({ url: match[1], stop: () => (child.kill("SIGTERM"), children.delete(child)) })
+    }
+    child.stdout.on("data", onData)
+    child.stderr.on("data", onData)
+    child.on("exit", (code) => reject(new CheckFailed(`${bin} exited with ${code} before listening:\n${output}`)))
+  })
+
+// --- the packages --------------------------------------------------------
+
+const publishable = async () => {
+  const { stdout } = await run("pnpm", ["-r", "ls", "--depth", "-1", "--json"])
+  return JSON.parse(stdout).filter((p) => !p.private && p.path !== root.replace(/\/$/, ""))
+}
+
+const pack = async (pkg, destination) => {
+  const { stdout } = await run("pnpm", ["pack", "--pack-destination", destination], { cwd: pkg.path })
+  const tarball = stdout.trim().split("\n").pop().trim()
+  check(tarball.endsWith(".tgz"), `pnpm pack printed no tarball for ${pkg.name}: ${stdout}`)
+  return { ...pkg, tarball }
+}
+
+// 5. What a tarball holds.
+const checkTarball = async ({ name, version, tarball }) => {
+  const files = (await run("tar", ["tzf", tarball])).stdout.trim().split("\n").map((f) => f.replace(/^package\//, ""))
+  for (const required of ["LICENSE", "README.md", "package.json", "dist/index.js", "dist/index.d.ts"]) {
+    check(files.includes(required), `${name}: the tarball has no ${required}`)
+  }
+  const unwanted = files.filter((f) => /\.tsbuildinfo$|(^|\/)test\/|\.test\.[cm]?[jt]s(\.map)?$/.test(f))
+  check(unwanted.length === 0, `${name}: the tarball ships ${unwanted.join(", ")}`)
+  const manifest = JSON.parse((await run("tar", ["xzf", tarball, "-O", "package/package.json"])).stdout)
+  const ranges = { ...manifest.dependencies, ...manifest.peerDependencies, ...manifest.optionalDependencies }
+  const workspaceRanges = Object.entries(ranges).filter(([, range]) => range.startsWith("workspace:"))
+  check(workspaceRanges.length === 0, `${name}: published with ${workspaceRanges.map((e) => e.join("@")).join(", ")}`)
+  for (const dep of Object.keys(manifest.dependencies ?? {})) {
+    check(dep !== "effect" && !dep.startsWith("@effect/"), `${name}: ${dep} is a dependency, not a peer dependency`)
+  }
+  check(manifest.peerDependencies?.effect?.startsWith("^3."), `${name}: effect is not a peer on the Effect 3 line`)
+  check(manifest.version === version, `${name}: packed version ${manifest.version}, expected ${version}`)
+}
+
+// --- a consumer ----------------------------------------------------------
+
+/**
+ * A new application directory that depends on every tarball, `effect`, and
+ * the peers the READMEs' examples import (as `@effect/ai`), as their install
+ * lines say; npm and pnpm install the other peers by themselves.
+ */
+const consumer = async (dir, packages, effect) => {
+  await mkdir(dir, { recursive: true })
+  const tarballs = Object.fromEntries(packages.map((p) => [p.name, `file:${p.tarball}`]))
+  await writeFile(join(dir, "package.json"), JSON.stringify({
+    name: "switchboard-consumer",
+    private: true,
+    type: "module",
+    dependencies: { ...await readmePeers(packages), ...tarballs, effect },
+    devDependencies: { "@types/node": "^20.0.0" },
+    // A tarball's own @switchboard/* dependencies come from the tarballs too.
+    overrides: Object.fromEntries(packages.map((p) => [p.name, `$${p.name}`])),
+    pnpm: { overrides: tarballs }
+  }, null, 2))
+  return dir
+}
+
+// --offline proves that the caches suffice: installs then fail rather than reach the registry.
+const cache = process.argv.includes("--offline") ? "--offline" : "--prefer-offline"
+const npmInstall = (dir) => run("npm", ["install", cache, "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir })
+const pnpmInstall = (dir) => run("pnpm", ["install", cache, "--config.strict-peer-dependencies=false"], { cwd: dir })
+
+/** Every installed Switchboard package must resolve the application's own copy of effect. */
+const checkOneEffect = async (dir, packages) => {
+  const own = await realpath(createRequire(join(dir, "package.json")).resolve("effect/package.json"))
+  for (const { name } of packages) {
+    const pkgDir = await realpath(join(dir, "node_modules", name))
+    const theirs = await realpath(createRequire(join(pkgDir, "package.json")).resolve("effect/package.json"))
+    check(theirs === own, `${name} loads effect from ${dirname(theirs)}, the application from ${dirname(own)}`)
+  }
+  const version = JSON.parse(await readFile(own, "utf8")).version
+  check(version.startsWith("3."), `the application got effect ${version}`)
+  return version
+}
+
+/** Runs the compiled program against an emulator and checks what it prints. */
+const runProgram = async (dir, url) => {
+  const env = { SWITCHBOARD_BASE_URL: url, SWITCHBOARD_API_KEY: "sk-emulator" }
+  const { stdout } = await run("node", ["program.js"], { cwd: dir, env })
+  const results = JSON.parse(stdout.trim().split("\n").pop())
+  check(results.chat.length > 0, "chat: empty reply")
+  check(results.stream.length > 0, "stream: no text")
+  check(results.embeddings.length === 2 && results.embeddings.every((n) => n > 0), "embeddings: not two vectors")
+  check(/^https?:\/\//.test(results.video), `video: no URL (${results.video})`)
+  check(results.agent.toolCalls.includes("add:success") && results.agent.text.length > 0, "agent: no tool call or no answer")
+  return results
+}
+
+/** A first program as README.md and docs/getting-started.md write it: on Effect 4 it used to end with `self.build is not a function`. */
+const readmeProgram = `
+import { Chat } from "@switchboard/core"
+import { NodeSwitchboard } from "@switchboard/node"
+import { Effect } from "effect"
+
+const program = Effect.gen(function*() {
+  const completion = yield* Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hello!" }] })
+  console.log(completion.choices[0]?.message.content)
+})
+program.pipe(Effect.provide(NodeSwitchboard.layerConfig()), Effect.runPromise)
+`
+
+const tsconfig = (module, moduleResolution, readmes) => ({
+  compilerOptions: {
+    target: "ES2022",
+    // DOM: @effect/platform's own types name the DOM's Storage (KeyValueStore.layerStorage).
+    lib: ["ES2022", "DOM"],
+    module,
+    moduleResolution,
+    types: ["node"],
+    strict: true,
+    skipLibCheck: false,
+    ...(moduleResolution === "NodeNext" ? { outDir: "." } : { noEmit: true })
+  },
+  files: ["program.ts", ...readmes]
+})
+
+/** The ```ts example of a package's README, if it has one. */
+const readmeExample = async (path) => /```ts\n([\s\S]*?)```/.exec(await readFile(join(path, "README.md"), "utf8"))?.[1]
+
+/** Each README example as a file of its own (type-checked, not run). */
+const readmeExamples = async (dir, packages) => {
+  const files = []
+  for (const { name, path } of packages) {
+    const example = await readmeExample(path)
+    if (example === undefined) continue
+    const file = `readme-${name.split("/").pop()}.ts`
+    await writeFile(join(dir, file), `${example}export {}\n`)
+    files.push(file)
+  }
+  return files
+}
+
+/** The peer dependencies (but effect) that README examples import, with their packages' ranges. */
+const readmePeers = async (packages) => {
+  const peers = {}
+  for (const { path } of packages) {
+    const example = (await readmeExample(path)) ?? ""
+    for (const [, name] of example.matchAll(/from "((?:@[^/"]+\/)?[^/"]+)/g)) {
+      const range = (await Promise.all(packages.map(async (p) =>
+        JSON.parse(await readFile(join(p.path, "package.json"), "utf8")).peerDependencies?.[name]
+      ))).find((r) => r !== undefined)
+      if (name !== "effect" && range !== undefined) peers[name] = range
+    }
+  }
+  return peers
+}
+
+// 3. tsc with each resolution; nodenext also emits the program that runs.
+const typecheck = async (dir, packages) => {
+  const tsc = createRequire(join(root, "package.json")).resolve("typescript/bin/tsc")
+  const configs = { node16: ["Node16", "Node16"], nodenext: ["NodeNext", "NodeNext"], bundler: ["ESNext", "Bundler"] }
+  await cp(join(here, "program.ts"), join(dir, "program.ts"))
+  const readmes = await readmeExamples(dir, packages)
+  await Promise.all(Object.entries(configs).map(async ([name, [module, resolution]]) => {
+    await writeFile(join(dir, `tsconfig.${name}.json`), JSON.stringify(tsconfig(module, resolution, readmes), null, 2))
+    const { code, stdout, stderr } = await run("node", [tsc, "-p", `tsconfig.${name}.json`], { cwd: dir, allowFailure: true })
+    check(code === 0, `tsc (moduleResolution ${name}) failed:\n${stdout}${stderr}`)
+  }))
+}
+
+// --- the checks ----------------------------------------------------------
+
+const main = async () => {
+  work = await realpath(await mkdtemp(join(tmpdir(), "switchboard-consumer-")))
+  const packages = await publishable()
+  log(`publishable: ${packages.map((p) => p.name).join(", ")}`)
+  check(packages.some((p) => p.name === "@switchboard/emulator"), "no @switchboard/emulator to run against")
+
+  await run("pnpm", ["-s", "build"])
+  log("built")
+  const tarballDir = join(work, "tarballs")
+  const packed = await Promise.all(packages.map((p) => pack(p, tarballDir)))
+  await Promise.all(packed.map(checkTarball))
+  log("5. every tarball: LICENSE, README.md, dist/, no .tsbuildinfo or tests, no workspace: ranges, effect a peer")
+
+  // 2 and 3: pnpm, the type checks, and the program the nodenext check emits.
+  const pnpmDir = await consumer(join(work, "pnpm"), packed, "^3.22.0")
+  await pnpmInstall(pnpmDir)
+  await typecheck(pnpmDir, packed)
+  log("3. program.ts and the packages' README examples type-check with moduleResolution node16, nodenext and bundler, skipLibCheck false")
+  const cliEmulator = await startEmulator(pnpmDir, "switchboard", ["emulator", "--port", "0"])
+  try {
+    const results = await runProgram(pnpmDir, cliEmulator.url)
+    const version = await checkOneEffect(pnpmDir, packed)
+    log(`2. pnpm: the program ran against the packed CLI's emulator, one effect ${version}: ${JSON.stringify(results)}`)
+  } finally {
+    cliEmulator.stop()
+  }
+
+  // 1 and 4: npm, then an application with its own Effect 4 beside the SDK's Effect 3.
+  const npmDir = await consumer(join(work, "npm"), packed, "^3.22.0")
+  const effect4Dir = join(npmDir, "app-on-effect-4")
+  await mkdir(effect4Dir)
+  await writeFile(join(effect4Dir, "package.json"), JSON.stringify({ private: true, type: "module", dependencies: { effect: "latest" } }))
+  await Promise.all([npmInstall(npmDir), npmInstall(effect4Dir)])
+  await cp(join(pnpmDir, "program.js"), join(npmDir, "program.js"))
+  await cp(join(pnpmDir, "program.js"), join(effect4Dir, "program.js"))
+  const emulator = await startEmulator(npmDir, "switchboard-emulator", ["--port", "0"])
+  try {
+    await runProgram(npmDir, emulator.url)
+    const { stdout } = await run("npm", ["ls", "effect", "--all", "--parseable"], { cwd: npmDir })
+    const copies = new Set(stdout.trim().split("\n"))
+    check(copies.size === 1, `npm ls effect shows ${copies.size} copies:\n${stdout}`)
+    const version = await checkOneEffect(npmDir, packed)
+    log(`1. npm: the program ran against the packed emulator; npm ls effect shows one copy, ${version}`)
+
+    const appEffect = JSON.parse(await readFile(join(effect4Dir, "node_modules", "effect", "package.json"), "utf8")).version
+    check(appEffect.startsWith("4."), `effect@latest is ${appEffect}, not 4.x`)
+    const env = { SWITCHBOARD_BASE_URL: emulator.url, SWITCHBOARD_API_KEY: "sk-emulator" }
+    // program.js stops at Tool.make (an Effect 4 schema); the README's program when its layer is built.
+    for (const args of [["program.js"], ["--input-type=module", "-e", readmeProgram]]) {
+      const wrong = await run("node", args, { cwd: effect4Dir, env, allowFailure: true })
+      check(wrong.code !== 0, `${args[0]} on Effect 4 succeeded`)
+      check(
+        wrong.stderr.includes("Switchboard needs effect 3.x but found") && wrong.stderr.includes("pnpm add effect@^3"),
+        `${args[0]} on Effect 4 failed without the sentence:\n${wrong.stderr}`
+      )
+    }
+  } finally {
+    emulator.stop()
+  }
+  const pnpm4Dir = await consumer(join(work, "pnpm-effect-4"), packed, "latest")
+  const { stdout: pnpm4 } = await pnpmInstall(pnpm4Dir)
+  check(
+    /@switchboard\/core[^\n]*\n[^\n]*unmet peer effect@\^3\.22\.0: found 4\./.test(pnpm4),
+    `pnpm installed Effect 4 without an unmet-peer warning for @switchboard/core:\n${pnpm4}`
+  )
+  log("4. Effect 4 beside the SDK's Effect 3: program.js and the README's program stop with the sentence; Effect 4 alone: pnpm warns of the unmet peer")
+  log(`passed: ${packed.length} packages, 5 checks`)
+}
+
+const cleanup = async () => {
+  stopAll()
+  if (work && !keep) await rm(work, { recursive: true, force: true })
+  else if (work) log(`kept ${work}`)
+}
+
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => void cleanup().finally(() => process.exit(130)))
+}
+
+try {
+  await main()
+  await cleanup()
+} catch (error) {
+  await cleanup()
+  process.stderr.write(`consumer test FAILED: ${error instanceof CheckFailed ? error.message : error.stack}\n`)
+  process.exit(1)
+}
