@@ -11,8 +11,6 @@ import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SingleRunner from "@effect/cluster/SingleRunner"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { InvalidRequestError } from "@switchboard/core/SwitchboardError"
 import * as Effect from "effect/Effect"
@@ -77,11 +75,39 @@ const checkPort = (port: number) =>
       })
     )
 
+/**
+ * The database drivers are optional peers, loaded when a layer is built: an
+ * application installs only the one it uses (`better-sqlite3`, under the
+ * sqlite driver, is a native build).
+ */
+const driver = <A>(name: string, load: () => Promise<A>) =>
+  Effect.tryPromise({
+    try: load,
+    catch: () =>
+      new InvalidRequestError({
+        field: "database",
+        message: `this database needs ${name}: install it with \`pnpm add ${name}@^0.53\``
+      })
+  })
+
+const sqliteClient = (filename: string) =>
+  Layer.unwrapEffect(
+    Effect.map(
+      driver("@effect/sql-sqlite-node", () => import("@effect/sql-sqlite-node/SqliteClient")),
+      (SqliteClient) => Layer.orDie(SqliteClient.layer({ filename }))
+    )
+  )
+
+const pgClient = (url: Redacted.Redacted<string>) =>
+  Layer.unwrapEffect(
+    Effect.map(driver("@effect/sql-pg", () => import("@effect/sql-pg/PgClient")), (PgClient) => Layer.orDie(PgClient.layer({ url })))
+  )
+
 const sqlite = (filename: string, options: Options) =>
   ClusterWorkflowEngine.layer.pipe(
     Layer.provideMerge(SingleRunner.layer({ runnerStorage: "sql", shardingConfig: options.sharding })),
-    Layer.provide(SqliteClient.layer({ filename })),
-    Layer.orDie
+    Layer.orDie,
+    Layer.provide(sqliteClient(filename))
   )
 
 const postgres = (url: Redacted.Redacted<string>, options: Options, clientOnly: boolean) =>
@@ -98,8 +124,8 @@ const postgres = (url: Redacted.Redacted<string>, options: Options, clientOnly: 
             }
           })
         ),
-        Layer.provide(PgClient.layer({ url })),
-        Layer.orDie
+        Layer.orDie,
+        Layer.provide(pgClient(url))
       ))
   )
 
