@@ -1,5 +1,5 @@
 // Bundle-size entry (src/bundle-size.ts): one chat call and one streamed chat
-// through @switchboard/browser, rendered into the page.
+// through @switchboard/browser (its chat-only layer), rendered into the page.
 import * as BrowserSwitchboard from "@switchboard/browser/BrowserSwitchboard"
 import * as Chat from "@switchboard/core/Chat"
 import * as Effect from "effect/Effect"
@@ -13,4 +13,4 @@ const program = Effect.gen(function*() {
   yield* Stream.runForEach(Chat.streamText(request), (delta) => Effect.sync(() => document.body.append(delta)))
 })
 
-void Effect.runPromise(Effect.provide(program, BrowserSwitchboard.layer({ baseUrl: "/" })))
+void Effect.runPromise(Effect.provide(program, BrowserSwitchboard.layerChat({ baseUrl: "/" })))

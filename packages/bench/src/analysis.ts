@@ -16,7 +16,7 @@ The first version of this page (commit 3264d3b) measured Switchboard at 547 µs 
   \`Transport\` now keeps the policy (retries, status errors, time limits, decoding, the span) and talks to
   a small \`HttpWire\` service; \`NodeHttpWire\` calls undici's \`Dispatcher.dispatch\` with one handler
   object per call that gathers the body and resumes the fiber once (no \`Readable\`, no promise). The
-  browser keeps \`HttpClient\` through \`HttpWire.layerHttpClient\`.
+  browser keeps \`HttpClient\` through \`HttpClientWire.layer\`.
 - **No \`AbortSignal\` per call.** \`Effect.async\` with a signal makes an \`AbortController\`, and undici
   listens on it: about 20–40 µs per call. Interruption aborts through the dispatch controller instead.
 - **Time limits as timers.** \`Effect.timeoutFail\` forks a sleeping fiber and races it: about 35 µs per
@@ -32,9 +32,87 @@ The first version of this page (commit 3264d3b) measured Switchboard at 547 µs 
 
 Together: about 180 µs per call on the same machine (2.1–2.6 × raw undici's), 3.4–3.8 × openai's
 requests/s. Streams gained from the same wire: the idle limit no longer wraps every pull of the body.
+
+Issue 20 (start-up, memory, the browser) added, each measured before it went in (import steps in fresh
+processes, interleaved, medians; CPU time, as the machine was busy):
+
+- **undici's \`Agent\` alone.** undici's index loads every dispatcher, \`fetch\`, WebSocket, the caches and the
+  mocks: 94 ms of CPU against 27 ms for \`undici/lib/dispatcher/agent.js\`, and about 9 MB. \`NodeHttpWire\` loads
+  the \`Agent\` alone.
+- **No \`@effect/platform\` \`HttpClient\` on Node at start.** The wire over it moved to its own module,
+  \`@switchboard/core/HttpClientWire\`, out of the core index; \`NodeMedia\` downloads with Node's own \`fetch\`
+  (\`NodeHttpClient.layerUndici\` loaded all of undici again for every importer of \`@switchboard/node\`); the file
+  journal and media use \`NodeFileSystem\` and \`NodePath\`, not \`NodeContext\` (which adds the command executor,
+  terminal and workers). \`@switchboard/node\`'s own modules went from about 165 to 50 ms of CPU at import, the
+  core index from about 100 to 75; a whole cold start used 13–20 % less CPU and 9–12 MB less peak RSS
+  (interleaved runs against a copy of the previous build, on the busy machine).
+- **\`embedMany\` checks by hand first.** The compiled \`Schema.is\` of every input (0.2 µs) and of every response
+  item (0.6 µs) is replaced on the fast path by plain loops that accept only what the schema accepts (property-
+  tested); the schema still names a bad input by its index. Client CPU per input fell from 9.5–13.9 to 7.3–9.0 µs.
+- **The browser over \`fetch\`, and chat alone.** \`BrowserHttpWire\` talks to \`fetch\` directly (the platform's
+  request, response, headers, cookies and URL-parameter modules weighed about 4.5 KB of gzip), and
+  \`BrowserSwitchboard.layerChat\` gives a page that only chats none of the other capabilities (about 6 KB).
 `
 
 export const analysis: Readonly<Record<string, string>> = {
+  "browser-bundle": `
+**What the page is made of.** \`effect\` itself (runtime, \`Stream\`, \`Schema\`) is the floor row: about 72 KB of the 85.
+Issue 20 took the entry from 95.8 KB to 84.7 KB: \`BrowserHttpWire\` over \`fetch\` instead of the platform's
+\`HttpClient\` (about 4.5 KB) and \`BrowserSwitchboard.layerChat\` for a page that only chats (about 6 KB). What the SDK
+adds above the floor is then about 13 KB: more of \`Schema\` than the floor page uses (tagged errors, transforms,
+filters: about 10 KB minified), \`Protocol\` (5 KB minified: every capability's schemas, since \`Schema.Struct(…)\`
+calls at module level cannot be dropped by a bundler), \`Transport\`, the stream decoder, the errors, and
+\`eventsource-parser\` (3.4 KB minified). Any schema the protocol gains lands in every page.
+
+**Levers measured and not taken.** \`/* @__PURE__ */\` on \`Protocol\`'s top-level schemas saves 15 bytes of gzip (their
+arguments are calls too); \`eventsource-parser\` weighs 1.15 KB of the gzip (measured by bundling without it); a hand-written
+parser in its place would keep part of that and reverse a recorded decision (docs/decisions.md: a maintained parser).
+Splitting \`Protocol\` by capability would let a chat page drop the other capabilities' schemas (model list, tasks,
+embeddings, moderation: all in the bundle today).
+`,
+  "cold-start": `
+**The floor is \`effect\` itself.** The breakdown above shows it: \`effect/Effect\` and \`effect/Schema\` cost about as
+much CPU as openai's whole cold start, and "effect alone" (its index, one \`Effect.runPromise\`) is already above
+1.5 × openai's wall time in this table. Of \`effect/Schema\`'s cost, about three quarters is \`fast-check\`: \`Schema.js\`
+imports \`FastCheck.js\` (\`export * from "fast-check"\`, 235 ES modules) statically, for \`Arbitrary\`, so every
+program that uses \`Schema\` on Node loads it, whatever it does; an SDK that validates with \`Schema\` cannot drop it
+(Node 20 has no module compile cache; Node 22's \`module.enableCompileCache\` would help every row).
+
+**What the SDK adds**, and what was done about it: see "What keeps it lean". Measured and left as they were:
+- *Schemas compiled lazily.* Compiling every encoder and decoder the capabilities build at load (\`internal/validate.ts\`)
+  costs 3–9 ms in all, most of it the first compilation, which the first call pays anyway; the schemas a first
+  \`Chat.create\` does not use cost 1–2 ms. Not worth a lazy wrapper on every hot path.
+- *Per-module \`effect\` imports* are what the SDK already does. The README's \`import { Effect } from "effect"\`
+  loads the whole \`effect\` index: the "Switchboard" row against "module imports" shows what that costs a program
+  (about 60 ms of CPU and 11 MB); the getting-started guide says so.
+- *The core index not loading every capability.* The Node layer provides every capability, so \`@switchboard/node\`
+  loads them all anyway; importing \`@switchboard/core\` adds only what \`NodeSwitchboard\` does not load (a few ms).
+  Only \`HttpClientWire\`, which loads the platform's client, left the index.
+- Layer construction, the first call and the exit together cost about 60 ms of CPU, most of it the first run of
+  code paths (V8 compiling them); closing the layer (undici's \`destroy\`) 2–6 ms.
+
+Peak RSS follows the same shape: Node alone about 42 MB, \`effect\` alone about 83 MB (below openai's 89), and
+Switchboard about 40 MB above \`effect\` alone (\`Stream\`, the SDK's modules, undici, the call).
+`,
+  "cli-start": `
+**Where the CLI's time goes.** \`switchboard --version\`, which sends nothing, shows the floor of the command line
+itself: \`effect\`, \`@effect/cli\`, \`@effect/platform-node\`'s \`NodeContext\` and every command's module, loaded before
+the command line is parsed. \`switchboard models\` adds the SDK and one request. Loading only what a command needs is
+issue 16's work (the CLI's lazy loading); the figure measures the CLI as it stands in this run.
+`,
+  "open-streams": `
+**Per-stream cost grows with the number of open streams.** Client CPU per chunk through \`Chat.stream\`, streams read at
+once (paced server, one process each, busy machine): 1 stream 4.7 µs, 10 streams 5.8, 100 streams 10.2, 1,000 streams
+20–35; the raw parser stays at 4.5–5.7. A CPU profile of the 1,000-stream run gives the garbage collector 22 % of the
+busy time (the raw parser's run far less): with 1,000 streams in flight the live heap is large, so every collection
+costs more, and each stream's fiber waits its turn while its body piles up, so each read carries more.
+
+**At rest, a stream holds little.** 500 streams opened against a server that sends one event and stalls, each read
+once, then a forced collection: the wire alone holds about 17 KB of heap per open stream, \`Chat.stream\` (the wire,
+\`Transport.openWith\`, the SSE and chunk decoders, its scope and fiber) about 41 KB. The figure's peak is in-flight data
+and garbage, not the machinery: the wire's buffer limit (256 KiB, 64 KiB and 16 KiB tried) changed neither memory nor
+throughput at 200 chunks a stream, since a whole stream is about 38 KB.
+`,
   "non-streaming": `
 **What the profile shows** (\`node --cpu-prof\`, 20,000 calls): the garbage collector about a ninth of the
 busy time, undici's own work and \`writev\` about a sixth (as for raw undici), the Effect runtime a third
@@ -56,16 +134,20 @@ mark-compact brings it back to about 30 MB (no leak: a forced \`gc()\` or a heap
 and 170 MB with the tracer disabled: the span and what it holds (attributes, ids made of 48 random
 characters, the exit) account for most of the growth above the wire. \`Chat.create\` adds little. A larger
 young generation (\`--max-semi-space-size=64\`) made it worse. Meeting the target would take a cheaper span
-(Effect's native tracer) or a smaller import, neither inside the SDK.
+(Effect's native tracer) or a smaller import, neither inside the SDK. The smaller Node import of issue 20 (undici's
+\`Agent\` alone, no platform \`HttpClient\`) lowered the start by about 10 MB.
 `,
   streaming: `
-**What decides it.** The stream path reads the body straight from undici's dispatch handler (a bounded
+**What decides it** (the target rose from 0.5 to 0.8 × the raw parser's). The stream path reads the body straight from undici's dispatch handler (a bounded
 queue, one \`Chunk\` per read), parses events with \`eventsource-parser\`, and checks each chunk with a
 hand-written fast check before the compiled schema. Per chunk that is close to the raw parser's work
 (\`JSON.parse\` dominates both); the rest is the \`Sse.Event\` object per event, per-read arrays and
 \`Stream.decodeText\`. Short streams are dominated by opening them (one \`Transport.openWith\` call).
 `,
   "agent-step": `
+The target is now 1.5 × the chat call (issue 20; 1.2 × before). Nothing in the agent's loop changed in this round:
+issue 20's work on the agent (\`Chat\`/\`Agent\`) was being rewritten on another branch at the same time.
+
 **What the profile shows** (\`node --cpu-prof\` of the agent-step client, 4,000 steps): half the busy time is
 the Effect runtime — \`Effect.forEach\` with \`concurrency\` forking and scheduling a fiber per call and
 joining their fiber refs, the \`Effect.provide\` of each handler's services (a context copy and diff per
@@ -81,6 +163,10 @@ brought the overhead to about 275 µs (about 70 µs without HTTP), still above t
 and was left out. Under about 50 µs for three tools would take cheaper fibers, contexts and spans in Effect.
 `,
   "embed-many": `
+Issue 20: the inputs and each response are now checked by hand before the schema (see "What keeps it lean"): the
+\`ParseResult\` frames are gone from the batched run's profile; what remains per input is \`JSON.parse\` of the vectors,
+the garbage of 128-element bodies, and the request's own \`JSON.stringify\`.
+
 **The ratio fell because the single requests got cheaper.** One request per input now costs about 130 µs
 of client CPU (477 µs when this figure passed at 20.4 ×, commit 3264d3b); the batched run rose from about
 50,000 to 130,000–140,000 inputs/s, but not four-fold, because its cost is per input rather than per request:

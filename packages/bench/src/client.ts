@@ -41,6 +41,17 @@ const run = async (spec: ClientSpec): Promise<Measured> => {
       }
       break
     }
+    case "concurrent-streams": {
+      switch (spec.client) {
+        case "undici-sse":
+          return (await import("./clients/undici.js")).concurrentStreams(spec)
+        case "openai":
+          return (await import("./clients/openai.js")).concurrentStreams(spec)
+        case "switchboard":
+          return (await import("./clients/switchboard.js")).concurrentStreams(spec)
+      }
+      break
+    }
     case "embed":
       return (await import("./clients/switchboard.js")).embed(spec)
     case "agent":

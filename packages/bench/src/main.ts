@@ -9,9 +9,13 @@ import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { analysis, design } from "./analysis.js"
 import * as Agent from "./figures/agent.js"
+import * as BrowserBundle from "./figures/browserBundle.js"
+import * as CliStart from "./figures/cliStart.js"
+import * as ColdStart from "./figures/coldStart.js"
 import * as EmbedMany from "./figures/embedMany.js"
 import * as Memory from "./figures/memory.js"
 import * as NonStreaming from "./figures/nonStreaming.js"
+import * as OpenStreams from "./figures/openStreams.js"
 import * as Profile from "./figures/profile.js"
 import * as Rss from "./figures/rss.js"
 import * as Streaming from "./figures/streaming.js"
@@ -22,12 +26,16 @@ import { consoleFigure, markdown, summaryTable } from "./lib/report.js"
 import { textTable } from "./lib/stats.js"
 
 const figures: ReadonlyArray<Figure> = [
+  ColdStart.figure,
+  CliStart.figure,
   NonStreaming.figure,
   Rss.figure,
   EmbedMany.figure,
   Streaming.figure,
   Memory.figure,
+  OpenStreams.figure,
   Agent.figure,
+  BrowserBundle.figure,
   Profile.figure
 ]
 
@@ -36,9 +44,11 @@ const full: Settings = {
   chat: { count: 20_000, concurrency: 32, warmup: 1_000, rounds: 3 },
   stream: { streams: 20, chunks: 5_000, warmupStreams: 2, rounds: 5 },
   memory: { small: 10_000, large: 1_000_000, rounds: 2 },
+  openStreams: { streams: 1_000, chunks: 200, warmupStreams: 20, rounds: 5 },
   embed: { inputs: 20_000, rounds: 3 },
   agent: { count: 2_000, concurrency: 32, warmup: 300, rounds: 3 },
   profile: { count: 20_000 },
+  cold: { rounds: 9 },
   timeLimitMs: 120_000
 }
 
@@ -47,9 +57,11 @@ const quick: Settings = {
   chat: { count: 2_000, concurrency: 32, warmup: 200, rounds: 2 },
   stream: { streams: 5, chunks: 1_000, warmupStreams: 2, rounds: 2 },
   memory: { small: 10_000, large: 100_000, rounds: 1 },
+  openStreams: { streams: 1_000, chunks: 200, warmupStreams: 20, rounds: 2 },
   embed: { inputs: 2_000, rounds: 2 },
   agent: { count: 300, concurrency: 32, warmup: 100, rounds: 2 },
   profile: { count: 2_000 },
+  cold: { rounds: 3 },
   timeLimitMs: 30_000
 }
 

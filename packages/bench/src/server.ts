@@ -11,6 +11,7 @@
 import * as http from "node:http"
 import {
   chatCompletion,
+  chatModel,
   embeddingDimensions,
   embeddingModel,
   firstChunk,
@@ -22,6 +23,7 @@ import type { ParentToServer, ServerToParent } from "./lib/ipc.js"
 
 const lifetimeMs = Number(process.env["BENCH_SERVER_LIFETIME_MS"] ?? 20 * 60_000)
 const eventsPerWrite = 256
+const pacedEventsPerWrite = 10
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value))
 const event = (value: unknown) => Buffer.from(`data: ${JSON.stringify(value)}\n\n`)
@@ -83,14 +85,34 @@ const stream = async (res: http.ServerResponse, chunks: number) => {
   res.end(lastEvents)
 }
 
+/**
+ * A stream of `chunks` events written a few at a time, yielding to the event
+ * loop between writes: the server's many open streams advance side by side,
+ * as a relay's upstream answers do.
+ */
+const pacedStream = async (res: http.ServerResponse, chunks: number) => {
+  res.writeHead(200, sseHeaders)
+  res.write(firstEvent)
+  let left = Math.max(0, chunks - 2)
+  while (left > 0) {
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    if (res.destroyed) return
+    const n = Math.min(left, pacedEventsPerWrite)
+    left -= n
+    if (!res.write(middleBatch.subarray(0, n * middleEvent.length))) await drained(res)
+  }
+  res.end(lastEvents)
+}
+
 const streamPattern = /"stream"\s*:\s*true/
+const pacedPattern = /"user"\s*:\s*"paced"/
 const maxTokensPattern = /"max_tokens"\s*:\s*(\d+)/
 const toolNamePattern = /"name"\s*:\s*"noop_\d+"/g
 
 const chat = (res: http.ServerResponse, body: string) => {
   if (streamPattern.test(body)) {
     const chunks = Number(maxTokensPattern.exec(body)?.[1] ?? 16)
-    stream(res, chunks).catch(() => res.destroy())
+    ;(pacedPattern.test(body) ? pacedStream : stream)(res, chunks).catch(() => res.destroy())
     return
   }
   if (body.includes("\"tools\"")) {
@@ -127,6 +149,10 @@ const embeddings = (res: http.ServerResponse, body: string) => {
 }
 
 const notFound = json({ error: { message: "not found", type: "invalid_request_error" } })
+const modelList = json({
+  object: "list",
+  data: [chatModel, embeddingModel].map((id) => ({ id, object: "model", created: 1_735_689_600, owned_by: "bench" }))
+})
 
 const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
   let body = ""
@@ -135,6 +161,7 @@ const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     body += part
   })
   req.on("end", () => {
+    if (req.method === "GET" && req.url === "/v1/models") return send(res, 200, modelList)
     if (req.method !== "POST") return send(res, 404, notFound)
     if (req.url === "/v1/chat/completions") return chat(res, body)
     if (req.url === "/v1/embeddings") return embeddings(res, body)
@@ -157,7 +184,9 @@ process.on("message", (message: ParentToServer) => {
 process.on("disconnect", () => stop(0))
 setTimeout(() => stop(2), lifetimeMs).unref()
 
-server.listen(0, "127.0.0.1", () => {
+// A backlog above the open-streams figure's 1,000 connections at once: past
+// the default (511) the kernel drops SYNs, and clients wait a second to retry.
+server.listen({ port: 0, host: "127.0.0.1", backlog: 2_048 }, () => {
   const address = server.address()
   if (address === null || typeof address === "string") return stop(1)
   tell({ type: "ready", port: address.port })

@@ -9,9 +9,8 @@
  *
  * @since 0.1.0
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Chat from "@switchboard/core/Chat"
 import * as EffectVersion from "@switchboard/core/EffectVersion"
-import * as HttpWire from "@switchboard/core/HttpWire"
 import * as Switchboard from "@switchboard/core/Switchboard"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
 import type { InvalidRequestError, JournalError } from "@switchboard/core/SwitchboardError"
@@ -21,6 +20,8 @@ import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as Transport from "@switchboard/core/Transport"
+import * as BrowserHttpWire from "./BrowserHttpWire.js"
 import * as BrowserTaskJournal from "./BrowserTaskJournal.js"
 
 /**
@@ -130,7 +131,7 @@ const configLayer = (
   )
 
 /**
- * Every capability over `fetch`. Fails when built with `ApiKeyInBrowserError`
+ * Every capability over `fetch` (`BrowserHttpWire`). Fails when built with `ApiKeyInBrowserError`
  * if a key is given without `allowApiKeyInBrowser: true`, and with
  * `InvalidRequestError` for a bad `baseUrl`.
  *
@@ -151,6 +152,36 @@ export const layer = (
   EffectVersion.guard(Switchboard.layer.pipe(
     Layer.provideMerge(configLayer(options)),
     Layer.provideMerge(journalLayer(options.journal)),
-    Layer.provide(HttpWire.layerHttpClient),
-    Layer.provide(FetchHttpClient.layer)
+    Layer.provide(BrowserHttpWire.layer)
+  ))
+
+/**
+ * What `layerChat` provides.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ChatServices = Chat.Chat | Transport.Transport | SwitchboardConfig.SwitchboardConfig
+
+/**
+ * Chat alone (`Chat.create`, `Chat.stream`, `Chat.streamText`), with the
+ * same guard and configuration as `layer`. A page that only chats bundles
+ * none of the other capabilities, the task journal or the retry of video
+ * tasks: about 6 KB of gzip less (docs/performance.md, browser bundle).
+ *
+ * @example
+ * ```ts
+ * const reply = Chat.streamText({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
+ *   Stream.runForEach((delta) => Effect.sync(() => output.append(delta))),
+ *   Effect.provide(BrowserSwitchboard.layerChat({ baseUrl: "/" }))
+ * )
+ * ```
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerChat = (options: Options): Layer.Layer<ChatServices, ApiKeyInBrowserError | InvalidRequestError> =>
+  EffectVersion.guard(Chat.layer.pipe(
+    Layer.provideMerge(Transport.layer),
+    Layer.provideMerge(configLayer(options)),
+    Layer.provide(BrowserHttpWire.layer)
   ))

@@ -3,21 +3,18 @@
  * no policy. Retries, status errors, decoding and spans stay in `Transport`;
  * a wire only sends, reads and reports how it failed.
  *
- * Two wires exist: `layerHttpClient`, over any `@effect/platform` `HttpClient`
+ * Two wires exist: `HttpClientWire`, over any `@effect/platform` `HttpClient`
  * (the browser's fetch, a test's scripted client), and `NodeHttpWire` in
  * `@switchboard/node`, straight over undici, which keeps a call's overhead
- * near the floor (`docs/performance.md`).
+ * near the floor (`docs/performance.md`). This module loads no
+ * `@effect/platform`: on Node its `HttpClient` would cost every program
+ * about 25 ms at start for a wire it does not use.
  *
  * @since 0.1.0
  */
-import * as HttpBody from "@effect/platform/HttpBody"
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -117,8 +114,14 @@ const joinBytes = (parts: ReadonlyArray<Uint8Array>, size: number): Uint8Array =
 export const readText = <E>(body: Stream.Stream<Uint8Array, E>, maxBytes: number): Effect.Effect<string, E> =>
   Effect.map(readUpTo(body, maxBytes), ({ text }) => text)
 
-/** `readText`, and how many bytes were read (past `maxBytes` when the body is longer). */
-const readUpTo = <E>(body: Stream.Stream<Uint8Array, E>, maxBytes: number) =>
+/**
+ * `readText`, and how many bytes were read (past `maxBytes` when the body
+ * is longer).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const readUpTo = <E>(body: Stream.Stream<Uint8Array, E>, maxBytes: number) =>
   Effect.map(
     Stream.runFoldWhile(
       body,
@@ -197,68 +200,3 @@ export const timeoutBetweenReads = <A>(
       return pull
     }))
   }))
-
-/**
- * A wire over the platform's `HttpClient`.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const fromHttpClient = (httpClient: HttpClient.HttpClient): Service => {
-  // `Transport`'s span carries method, path, model and status; the client's
-  // own span would repeat it per attempt.
-  const client = HttpClient.withTracerDisabledWhen(httpClient, () => true)
-  const execute = (request: Request) =>
-    Effect.mapError(
-      client.execute(
-        HttpClientRequest.make(request.method)(request.url, {
-          headers: request.headers,
-          ...(request.body === undefined ? {} : { body: HttpBody.text(request.body, "application/json") })
-        })
-      ),
-      (cause: HttpClientError.HttpClientError) => new WireError({ reason: "request", cause: cause.cause ?? cause })
-    )
-  const lost = (cause: HttpClientError.HttpClientError) => new WireError({ reason: "response", cause: cause.cause ?? cause })
-  return {
-    text: (request, limits) => {
-      const exchange = Effect.scoped(Effect.flatMap(execute(request), (response) => {
-        const success = response.status >= 200 && response.status < 300
-        const max = success ? limits?.maxBytes : maxErrorBytes
-        const body = Stream.mapError(response.stream, lost)
-        const declared = Number(response.headers["content-length"])
-        const tooLarge = Effect.fail(new WireError({ reason: "too-large" }))
-        if (success && max !== undefined && declared > max) return tooLarge
-        const read = max === undefined ?
-          Effect.map(Effect.mapError(response.text, lost), (text) => ({ text, size: 0 })) :
-          readUpTo(body, max)
-        return Effect.flatMap(read, ({ size, text }): Effect.Effect<TextResponse, WireError> =>
-          success && max !== undefined && size > max ?
-            tooLarge :
-            Effect.succeed({ status: response.status, headers: response.headers, text }))
-      }))
-      return limits?.timeoutMillis === undefined ? exchange : Effect.timeoutFail(exchange, {
-        duration: limits.timeoutMillis,
-        onTimeout: () => new WireError({ reason: "timeout" })
-      })
-    },
-    open: (request, limits) =>
-      Effect.map(execute(request), (response): OpenResponse => ({
-        status: response.status,
-        headers: response.headers,
-        body: limits?.idleMillis === undefined ?
-          Stream.mapError(response.stream, lost) :
-          timeoutBetweenReads(Stream.mapError(response.stream, lost), limits.idleMillis)
-      }))
-  }
-}
-
-/**
- * The wire over whatever `HttpClient` is provided.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layerHttpClient: Layer.Layer<HttpWire, never, HttpClient.HttpClient> = Layer.effect(
-  HttpWire,
-  Effect.map(HttpClient.HttpClient, fromHttpClient)
-)

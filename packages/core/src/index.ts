@@ -1,4 +1,8 @@
 /**
+ * Every module but `HttpClientWire`, which loads `@effect/platform`'s
+ * `HttpClient` (about 25 ms at start) and is imported as
+ * `@switchboard/core/HttpClientWire` by the few programs that use it.
+ *
  * @since 0.1.0
  */
 export * as Attachment from "./Attachment.js"

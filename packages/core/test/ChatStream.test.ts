@@ -13,7 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Chat from "../src/Chat.js"
-import * as HttpWire from "../src/HttpWire.js"
+import * as HttpClientWire from "../src/HttpClientWire.js"
 import type * as Protocol from "../src/Protocol.js"
 import * as SwitchboardConfig from "../src/SwitchboardConfig.js"
 import * as Transport from "../src/Transport.js"
@@ -52,7 +52,7 @@ const scripted = (respond: (n: number) => ReadableStream<Uint8Array>) => {
   )
   const layer = Chat.layer.pipe(
     Layer.provide(Transport.layer),
-    Layer.provide(HttpWire.layerHttpClient),
+    Layer.provide(HttpClientWire.layer),
     Layer.provide(Layer.succeed(HttpClient.HttpClient, client)),
     Layer.provide(SwitchboardConfig.layer({ baseUrl: "http://127.0.0.1:9", streamFirstByteTimeout: "5 seconds" }))
   )

@@ -9,6 +9,7 @@ import * as Stream from "effect/Stream"
 import * as ChatStream from "../src/internal/chatStream.js"
 import * as Protocol from "../src/Protocol.js"
 import * as Sse from "../src/Sse.js"
+import { mutate, viaJson } from "./jsonMutation.js"
 
 const utf8 = new TextEncoder()
 
@@ -183,17 +184,6 @@ describe("the fast chunk check agrees with the schema", () => {
   const chunks = Arbitrary.make(Protocol.ChatCompletionChunk)
   // Valid chunks, taken apart: any field of any depth replaced by any JSON value.
   const json = FastCheck.jsonValue({ maxDepth: 2 })
-  const mutate = (value: unknown, path: ReadonlyArray<number>, replacement: unknown): unknown => {
-    if (path.length === 0 || typeof value !== "object" || value === null) return replacement
-    const entries = Object.entries(value)
-    if (entries.length === 0) return replacement
-    const [key, inner] = entries[path[0]! % entries.length]!
-    const copy: Record<string, unknown> = Array.isArray(value) ? [...value] as never : { ...value }
-    copy[key] = mutate(inner, path.slice(1), replacement)
-    return copy
-  }
-
-  const viaJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value))
 
   it("accepts every chunk the schema generates (as JSON, which has no Infinity)", () => {
     FastCheck.assert(

@@ -25,7 +25,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Chat from "../src/Chat.js"
-import * as HttpWire from "../src/HttpWire.js"
+import * as HttpClientWire from "../src/HttpClientWire.js"
 import * as Embeddings from "../src/Embeddings.js"
 import * as Models from "../src/Models.js"
 import * as Moderations from "../src/Moderations.js"
@@ -191,7 +191,7 @@ const sdk = Switchboard.layer.pipe(
   Layer.provideMerge(
     SwitchboardConfig.layer({ baseUrl: "http://127.0.0.1:9", apiKey: "sk-test", maxRetries: 1, retryBaseDelay: 0, maxRetryDelay: 0 })
   ),
-  Layer.provide(HttpWire.layerHttpClient),
+  Layer.provide(HttpClientWire.layer),
   Layer.provide(Layer.succeed(HttpClient.HttpClient, server)),
   Layer.provide(TaskJournal.layerMemory),
   Layer.orDie

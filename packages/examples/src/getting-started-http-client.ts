@@ -1,11 +1,12 @@
-import { Chat, HttpWire, Switchboard, SwitchboardConfig, TaskJournal } from "@switchboard/core"
+import { Chat, Switchboard, SwitchboardConfig, TaskJournal } from "@switchboard/core"
+import * as HttpClientWire from "@switchboard/core/HttpClientWire"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Effect, Layer } from "effect"
 
 const Sdk = Switchboard.layer.pipe(
   Layer.provideMerge(SwitchboardConfig.layerConfig()),
   Layer.provide(TaskJournal.layerMemory),
-  Layer.provide(HttpWire.layerHttpClient),
+  Layer.provide(HttpClientWire.layer),
   Layer.provide(NodeHttpClient.layerUndici) // or any HttpClient layer of your own
 )
 

@@ -13,7 +13,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import { Agent, type Dispatcher } from "undici"
+import { createRequire } from "node:module"
+import type { Agent as UndiciAgent, Dispatcher } from "undici"
+
+// undici's index loads every dispatcher, `fetch`, WebSocket, the cache and
+// the mocks: about 70 ms of CPU and 9 MB at start, of which the wire needs
+// the `Agent` alone (a third of it; docs/performance.md, cold start).
+// undici has no `exports` map, so its own module is reachable.
+const Agent = createRequire(import.meta.url)("undici/lib/dispatcher/agent.js") as typeof UndiciAgent
 
 type Controller = Dispatcher.DispatchController
 type RawHeaders = Record<string, string | Array<string> | undefined>

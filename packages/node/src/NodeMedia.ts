@@ -7,10 +7,9 @@
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as Path from "@effect/platform/Path"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import type { GeneratedImage } from "@switchboard/core/Images"
 import * as Protocol from "@switchboard/core/Protocol"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
@@ -123,38 +122,66 @@ const writeNew = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E, R>) =>
     )
   })
 
-/** Redirects a download follows; the plain client carries no key to leak along them. */
+/** Redirects a download follows; the plain `fetch` carries no key to leak along them. */
 const maxRedirects = 5
 
 /** What a media download may not be: a page or an error body saved as a video is no video. */
 const notMedia = /^(?:text\/|application\/(?:json|xml|xhtml|problem)|[^;]*\+(?:json|xml))/i
 
+/** A GET that follows up to `maxRedirects` redirects; past them, the last redirect is the answer. */
+const fetchFollowing = async (url: string, signal: AbortSignal): Promise<Response> => {
+  let target = url
+  for (let hop = 0;; hop++) {
+    const response = await fetch(target, { signal, redirect: "manual" })
+    const location = response.headers.get("location")
+    if (response.status < 300 || response.status >= 400 || location === null || hop === maxRedirects) return response
+    await response.body?.cancel()
+    target = new URL(location, target).href
+  }
+}
+
+/**
+ * Downloads with Node's own `fetch`, loaded only when a download happens:
+ * an `@effect/platform` `HttpClient` would load at start for every program
+ * that imports `@switchboard/node` (docs/performance.md, cold start).
+ * Interruption (the time limit included) aborts the request, or cancels the
+ * body being read.
+ */
 const download = (url: string, timeout: Duration.Duration) => {
   const timedOut = Effect.fail(
     new SwitchboardError.TimeoutError({ message: `download of ${url} took longer than ${Duration.format(timeout)}`, phase: "request" })
   )
-  const bytes = Stream.unwrapScoped(
+  const refuse = (response: Response, error: SwitchboardError.SwitchboardError) =>
+    Effect.zipRight(Effect.promise(() => response.body?.cancel() ?? Promise.resolve()), Effect.fail(error))
+  const bytes = Stream.unwrap(
     Effect.gen(function*() {
-      const client = HttpClient.followRedirects(yield* HttpClient.HttpClient, maxRedirects)
-      const response = yield* Effect.mapError(
-        client.get(url),
-        () => new SwitchboardError.TransportError({ message: `download of ${url} failed`, sent: true })
-      )
+      const response = yield* Effect.tryPromise({
+        try: (signal) => fetchFollowing(url, signal),
+        catch: () => new SwitchboardError.TransportError({ message: `download of ${url} failed`, sent: true })
+      })
       if (response.status < 200 || response.status >= 300) {
-        return yield* SwitchboardError.fromStatus({ status: response.status, message: `download of ${url} answered HTTP ${response.status}` })
+        return yield* refuse(
+          response,
+          SwitchboardError.fromStatus({ status: response.status, message: `download of ${url} answered HTTP ${response.status}` })
+        )
       }
-      const type = response.headers["content-type"] ?? ""
+      const type = response.headers.get("content-type") ?? ""
       if (notMedia.test(type)) {
-        return yield* new SwitchboardError.ResponseDecodeError({
-          message: `download of ${url} is ${type.split(";")[0]}, not media: nothing was saved`,
-          body: "",
-          status: response.status
-        })
+        return yield* refuse(
+          response,
+          new SwitchboardError.ResponseDecodeError({
+            message: `download of ${url} is ${type.split(";")[0]}, not media: nothing was saved`,
+            body: "",
+            status: response.status
+          })
+        )
       }
-      return Stream.mapError(
-        response.stream,
-        () => new SwitchboardError.TransportError({ message: `download of ${url} was cut off`, sent: true })
-      )
+      const body = response.body
+      if (body === null) return Stream.empty
+      return Stream.fromReadableStream({
+        evaluate: () => body,
+        onError: () => new SwitchboardError.TransportError({ message: `download of ${url} was cut off`, sent: true })
+      })
     })
   )
   // The whole download, from the request to the last byte.
@@ -172,10 +199,7 @@ export interface SaveOptions {
   readonly timeout?: Duration.DurationInput | undefined
 }
 
-const bytesOf = (
-  url: string,
-  timeout: Duration.Duration
-): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError, HttpClient.HttpClient> => {
+const bytesOf = (url: string, timeout: Duration.Duration): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError> => {
   const data = Protocol.parseDataUri(url)
   if (data === undefined) return download(url, timeout)
   const decoded = Encoding.decodeBase64(data.base64.replace(/\s+/g, ""))
@@ -272,12 +296,10 @@ export const finishVideo = (taskId: string, options: FinishOptions = {}) =>
   })
 
 /**
- * What saving needs on Node: a plain HTTP client and the file system.
+ * What saving needs on Node: the file system and paths (downloads use
+ * Node's `fetch`).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<HttpClient.HttpClient | FileSystem.FileSystem | Path.Path> = Layer.merge(
-  NodeHttpClient.layerUndici,
-  NodeContext.layer
-)
+export const layer: Layer.Layer<FileSystem.FileSystem | Path.Path> = Layer.merge(NodeFileSystem.layer, NodePath.layer)

@@ -13,7 +13,8 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Effect from "effect/Effect"
@@ -162,4 +163,8 @@ export const makeStorage = (directory: string) =>
  * @category layers
  */
 export const layer = (directory: string): Layer.Layer<TaskJournal.TaskJournal, JournalError> =>
-  TaskJournal.layer(makeStorage(directory)).pipe(Layer.provide(NodeContext.layer))
+  TaskJournal.layer(makeStorage(directory)).pipe(
+    // The file system and paths alone: `NodeContext` would also load the
+    // command executor, terminal and workers at start.
+    Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
+  )

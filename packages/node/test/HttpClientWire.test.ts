@@ -1,11 +1,12 @@
 /**
- * Core's `HttpWire.layerHttpClient`: the SDK over an `@effect/platform`
+ * Core's `HttpClientWire.layer`: the SDK over an `@effect/platform`
  * `HttpClient` of the user's choice (here Node's undici client), as
  * docs/getting-started.md shows, across real HTTP to the emulator.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Chat, HttpWire, type Protocol, Switchboard, SwitchboardConfig, TaskJournal } from "@switchboard/core"
+import { Chat, type Protocol, Switchboard, SwitchboardConfig, TaskJournal } from "@switchboard/core"
+import * as HttpClientWire from "@switchboard/core/HttpClientWire"
 import { Emulator } from "@switchboard/emulator"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -27,7 +28,7 @@ const overHttpClient = (options: Partial<SwitchboardConfig.Options> = {}) =>
       Switchboard.layer.pipe(
         Layer.provideMerge(SwitchboardConfig.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey, ...options })),
         Layer.provide(TaskJournal.layerMemory),
-        Layer.provide(HttpWire.layerHttpClient),
+        Layer.provide(HttpClientWire.layer),
         Layer.provide(NodeHttpClient.layerUndici)
       ))
   ).pipe(Layer.provideMerge(Emulator.layer()))

@@ -40,7 +40,7 @@ beforeAll(async () => {
     target: "node20",
     conditions: ["@switchboard/source"],
     // Node's own modules and undici stay external; a CommonJS dependency needs `require`.
-    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+    banner: { js: "import { createRequire as bannerRequire } from 'node:module'; const require = bannerRequire(import.meta.url);" },
     logLevel: "silent"
   })
 }, 60_000)

@@ -32,6 +32,27 @@ export const measure = async (
   }
 }
 
+/**
+ * The timed section of a concurrent-streams run, with the memory it took:
+ * RSS after a full collection just before it (when `--expose-gc` is on), and
+ * the peak during it, sampled every 5 ms and checked against `maxRSS`.
+ */
+export const measureOpenStreams = async (units: number, body: () => Promise<void>): Promise<Measured> => {
+  ;(globalThis as { gc?: () => void }).gc?.()
+  const rssBefore = process.memoryUsage.rss()
+  let rssPeak = rssBefore
+  const sampler = setInterval(() => {
+    rssPeak = Math.max(rssPeak, process.memoryUsage.rss())
+  }, 5)
+  try {
+    const measured = await measure(units, body)
+    rssPeak = Math.max(rssPeak, process.memoryUsage.rss(), process.resourceUsage().maxRSS * 1024)
+    return { ...measured, extra: { ...measured.extra, rssBefore, rssPeak } }
+  } finally {
+    clearInterval(sampler)
+  }
+}
+
 /** A point in time past which loops stop with an error. */
 export const deadline = (timeLimitMs: number) => performance.now() + timeLimitMs
 

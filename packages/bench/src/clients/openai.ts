@@ -3,9 +3,9 @@
  * `maxRetries: 0`, called as its documentation shows.
  */
 import OpenAI from "openai"
-import { apiKey, chatRequest, streamRequest } from "../lib/fixtures.js"
+import { apiKey, chatRequest, pacedStreamRequest, streamRequest } from "../lib/fixtures.js"
 import type { ClientSpec, Measured } from "../lib/ipc.js"
-import { baseUrl, checkCompletion, checkDeadline, checkStream, deadline, measure, pool } from "./common.js"
+import { baseUrl, checkCompletion, checkDeadline, checkStream, deadline, measure, measureOpenStreams, pool } from "./common.js"
 
 type Spec<W extends ClientSpec["workload"]> = Extract<ClientSpec, { workload: W }>
 
@@ -19,8 +19,8 @@ export const chat = async (spec: Spec<"chat">): Promise<Measured> => {
   return measure(spec.count, () => pool(spec.count, spec.concurrency, until, once))
 }
 
-const readStream = async (openai: OpenAI, chunks: number, until: number) => {
-  const stream = await openai.chat.completions.create(streamRequest(chunks))
+const readStream = async (openai: OpenAI, chunks: number, until: number, paced = false) => {
+  const stream = await openai.chat.completions.create(paced ? pacedStreamRequest(chunks) : streamRequest(chunks))
   let seen = 0
   let finished = false
   for await (const chunk of stream) {
@@ -38,4 +38,13 @@ export const stream = async (spec: Spec<"stream">): Promise<Measured> => {
   return measure(spec.streams * spec.chunks, async () => {
     for (let i = 0; i < spec.streams; i++) await readStream(openai, spec.chunks, until)
   })
+}
+
+export const concurrentStreams = async (spec: Spec<"concurrent-streams">): Promise<Measured> => {
+  const openai = client(spec.port)
+  const until = deadline(spec.timeLimitMs)
+  const all = (streams: number) =>
+    Promise.all(Array.from({ length: streams }, () => readStream(openai, spec.chunks, until, true))).then(() => {})
+  await all(spec.warmupStreams)
+  return measureOpenStreams(spec.streams * spec.chunks, () => all(spec.streams))
 }

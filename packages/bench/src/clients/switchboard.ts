@@ -11,9 +11,17 @@ import { NodeSwitchboard } from "@switchboard/node"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Stream from "effect/Stream"
-import { apiKey, chatRequest, checkEmbeddingOrder, embeddingInputs, embeddingModel, streamRequest } from "../lib/fixtures.js"
+import {
+  apiKey,
+  chatRequest,
+  checkEmbeddingOrder,
+  embeddingInputs,
+  embeddingModel,
+  pacedStreamRequest,
+  streamRequest
+} from "../lib/fixtures.js"
 import type { ClientSpec, Measured } from "../lib/ipc.js"
-import { baseUrl, checkCompletion, checkStream, deadline, measure, pool } from "./common.js"
+import { baseUrl, checkCompletion, checkStream, deadline, measure, measureOpenStreams, pool } from "./common.js"
 
 type Spec<W extends ClientSpec["workload"]> = Extract<ClientSpec, { workload: W }>
 
@@ -54,8 +62,8 @@ export const chat = async (spec: Spec<"chat">): Promise<Measured> => {
 const isFinished = (chunk: Protocol.ChatCompletionChunk) => typeof chunk.choices[0]?.finish_reason === "string"
 
 /** One stream, consumed as a user would: `Stream.runForEach`, or `Stream.runFold` (`switchboard-fold`). */
-const consume = (chunks: number, fold: boolean) => {
-  const source = Chat.stream(streamRequest(chunks))
+const consume = (chunks: number, fold: boolean, paced = false) => {
+  const source = Chat.stream(paced ? pacedStreamRequest(chunks) : streamRequest(chunks))
   const counted = fold
     ? Stream.runFold(source, { seen: 0, finished: false }, (acc, chunk) => {
       acc.seen++
@@ -86,6 +94,26 @@ export const stream = async (spec: Spec<"stream">): Promise<Measured> => {
       )
     await run(spec.warmupStreams, Math.min(spec.chunks, 2_000))
     return await measure(spec.streams * spec.chunks, () => run(spec.streams, spec.chunks))
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+export const concurrentStreams = async (spec: Spec<"concurrent-streams">): Promise<Measured> => {
+  const runtime = runtimeFor(spec.port)
+  try {
+    const all = (streams: number) =>
+      runtime.runPromise(
+        limited(
+          spec.timeLimitMs,
+          Effect.forEach(Array.from({ length: streams }), () => consume(spec.chunks, false, true), {
+            concurrency: "unbounded",
+            discard: true
+          })
+        )
+      )
+    await all(spec.warmupStreams)
+    return await measureOpenStreams(spec.streams * spec.chunks, () => all(spec.streams))
   } finally {
     await runtime.dispose()
   }

@@ -4,9 +4,9 @@
  * client makes.
  */
 import { Agent, request } from "undici"
-import { apiKey, chatRequest, streamRequest } from "../lib/fixtures.js"
+import { apiKey, chatRequest, pacedStreamRequest, streamRequest } from "../lib/fixtures.js"
 import type { ClientSpec, Measured } from "../lib/ipc.js"
-import { baseUrl, checkCompletion, checkDeadline, checkStream, deadline, measure, pool } from "./common.js"
+import { baseUrl, checkCompletion, checkDeadline, checkStream, deadline, measure, measureOpenStreams, pool } from "./common.js"
 
 type Spec<W extends ClientSpec["workload"]> = Extract<ClientSpec, { workload: W }>
 
@@ -33,11 +33,11 @@ export const chat = async (spec: Spec<"chat">): Promise<Measured> => {
 }
 
 /** Reads one SSE stream: `data:` lines, `JSON.parse`, until `[DONE]`. */
-const readStream = async (port: number, chunks: number, until: number) => {
+const readStream = async (port: number, chunks: number, until: number, paced = false) => {
   const response = await request(`${baseUrl(port)}/v1/chat/completions`, {
     method: "POST",
     headers: { ...headers, accept: "text/event-stream" },
-    body: JSON.stringify(streamRequest(chunks))
+    body: JSON.stringify(paced ? pacedStreamRequest(chunks) : streamRequest(chunks))
   })
   if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}: ${(await response.body.text()).slice(0, 200)}`)
   const decoder = new TextDecoder()
@@ -76,4 +76,12 @@ export const stream = async (spec: Spec<"stream">): Promise<Measured> => {
   return measure(spec.streams * spec.chunks, async () => {
     for (let i = 0; i < spec.streams; i++) await readStream(spec.port, spec.chunks, until)
   })
+}
+
+export const concurrentStreams = async (spec: Spec<"concurrent-streams">): Promise<Measured> => {
+  const until = deadline(spec.timeLimitMs)
+  const all = (streams: number) =>
+    Promise.all(Array.from({ length: streams }, () => readStream(spec.port, spec.chunks, until, true))).then(() => {})
+  await all(spec.warmupStreams)
+  return measureOpenStreams(spec.streams * spec.chunks, () => all(spec.streams))
 }

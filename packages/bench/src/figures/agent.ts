@@ -7,6 +7,8 @@ import { mb, micros, num, range, ratio } from "../lib/stats.js"
 const id = "agent-step"
 const title = "Agent step overhead"
 const tools = 3
+/** Issue 20: an agent step within 1.5 × the chat call it makes (1.2 × before). */
+const target = 1.5
 
 export const figure: Figure = {
   id,
@@ -59,18 +61,18 @@ export const figure: Figure = {
     const ok = complete(chat) && complete(step)
     const verdicts: Array<Verdict> = [
       {
-        target: "agent step: client CPU ≤ 1.2 × the chat call alone",
+        target: `agent step: client CPU ≤ ${target} × the chat call alone`,
         measured: ok
           ? `${ratio(step.cpuPerUnit.median / chat.cpuPerUnit.median)} (${micros(step.cpuPerUnit.median)} vs ${micros(chat.cpuPerUnit.median)})`
           : (step?.error ?? chat?.error ?? "a run failed"),
-        pass: ok && step.cpuPerUnit.median <= 1.2 * chat.cpuPerUnit.median
+        pass: ok && step.cpuPerUnit.median <= target * chat.cpuPerUnit.median
       },
       {
-        target: "agent step: wall time per unit ≤ 1.2 × the chat call alone",
+        target: `agent step: wall time per unit ≤ ${target} × the chat call alone`,
         measured: ok
           ? `${ratio(chat.rate.median / step.rate.median)} (${micros(1e6 / step.rate.median)} vs ${micros(1e6 / chat.rate.median)})`
           : (step?.error ?? chat?.error ?? "a run failed"),
-        pass: ok && chat.rate.median <= 1.2 * step.rate.median
+        pass: ok && chat.rate.median <= target * step.rate.median
       }
     ]
     return {

@@ -24,6 +24,9 @@ const clients: ReadonlyArray<{ readonly label: string; readonly client: StreamCl
   }
 ]
 
+/** Issue 20 raised it from 0.5: every chunk schema-checked, against a parser that checks nothing. */
+const rawTarget = 0.8
+
 export const figure: Figure = {
   id,
   title,
@@ -80,11 +83,11 @@ export const figure: Figure = {
           : { target: `${label}: chunks/s ≥ 3 × openai's`, measured: s?.error ?? "a run failed", pass: false },
         ok && complete(raw)
           ? {
-            target: `${label}: chunks/s ≥ 0.5 × the raw SSE parser's`,
+            target: `${label}: chunks/s ≥ ${rawTarget} × the raw SSE parser's`,
             measured: `${ratio(s.rate.median / raw.rate.median)} (${num(s.rate.median)} vs ${num(raw.rate.median)}/s)`,
-            pass: s.rate.median >= 0.5 * raw.rate.median
+            pass: s.rate.median >= rawTarget * raw.rate.median
           }
-          : { target: `${label}: chunks/s ≥ 0.5 × the raw SSE parser's`, measured: s?.error ?? "a run failed", pass: false }
+          : { target: `${label}: chunks/s ≥ ${rawTarget} × the raw SSE parser's`, measured: s?.error ?? "a run failed", pass: false }
       )
     }
     return {

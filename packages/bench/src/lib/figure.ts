@@ -11,9 +11,12 @@ export interface Settings {
   readonly chat: { readonly count: number; readonly concurrency: number; readonly warmup: number; readonly rounds: number }
   readonly stream: { readonly streams: number; readonly chunks: number; readonly warmupStreams: number; readonly rounds: number }
   readonly memory: { readonly small: number; readonly large: number; readonly rounds: number }
+  readonly openStreams: { readonly streams: number; readonly chunks: number; readonly warmupStreams: number; readonly rounds: number }
   readonly embed: { readonly inputs: number; readonly rounds: number }
   readonly agent: { readonly count: number; readonly concurrency: number; readonly warmup: number; readonly rounds: number }
   readonly profile: { readonly count: number }
+  /** Rounds of the whole-process figures (cold start, the CLI's start). */
+  readonly cold: { readonly rounds: number }
   /** Per client run; a run past it fails rather than loops on. */
   readonly timeLimitMs: number
 }
@@ -88,14 +91,15 @@ export interface ClientStats {
 export const interleave = async (
   context: Context,
   clients: ReadonlyArray<{ readonly label: string; readonly spec: ClientSpec }>,
-  rounds: number
+  rounds: number,
+  options: { readonly execArgv?: ReadonlyArray<string> } = {}
 ): Promise<Map<string, ClientStats>> => {
   const samples = new Map<string, Array<RunSample>>(clients.map((c) => [c.label, []]))
   const errors = new Map<string, string>()
   for (let round = 1; round <= rounds; round++) {
     for (const { label, spec } of clients) {
       if (errors.has(label)) continue
-      const { result, serverCores } = await runClient(spec, context.server)
+      const { result, serverCores } = await runClient(spec, context.server, options)
       if (!result.ok) {
         errors.set(label, result.error)
         context.log(`  round ${round} ${label}: FAILED: ${result.error}`)

@@ -25,6 +25,9 @@ export const streamRequest = (chunks: number) => ({
   max_tokens: chunks
 })
 
+/** A streamed request the server answers a few events at a time, between its other streams' writes. */
+export const pacedStreamRequest = (chunks: number) => ({ ...streamRequest(chunks), user: "paced" })
+
 /** A realistic completion (~700 bytes), as the service sends it. */
 export const chatCompletion = {
   id: "chatcmpl-bench0000000000000000000000",

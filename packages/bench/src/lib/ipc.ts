@@ -36,6 +36,14 @@ export type ClientSpec =
     readonly warmupStreams: number
   }
   | Common & {
+    /** `streams` streams at once, `rounds` times over; the server paces them. */
+    readonly workload: "concurrent-streams"
+    readonly client: "undici-sse" | "openai" | "switchboard"
+    readonly streams: number
+    readonly chunks: number
+    readonly warmupStreams: number
+  }
+  | Common & {
     readonly workload: "embed"
     readonly mode: "batched" | "per-input"
     readonly inputs: number

@@ -3,7 +3,7 @@
  * client run. Every child is tracked and stopped by its own handle (its PID)
  * on the way out, and killed if it outlives its time limit.
  */
-import { type ChildProcess, fork } from "node:child_process"
+import { type ChildProcess, fork, spawn } from "node:child_process"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import type { ClientResult, ClientSpec, ClientToParent, ParentToServer, ServerToParent } from "./ipc.js"
@@ -115,5 +115,36 @@ export const runClient = (
         result: result ?? { ok: false, error: `client exited (${signal ?? code}) without a result` },
         serverCores: serverCores === undefined ? undefined : await serverCores
       })
+    })
+  })
+
+export interface ScriptRun {
+  /** Milliseconds from the spawn to the process's exit, as the parent saw them. */
+  readonly wallMs: number
+  readonly exitCode: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * Runs `node <args>` as a whole process (no IPC channel) and times it from
+ * spawn to exit; killed past `timeLimitMs`.
+ */
+export const runScript = (
+  args: ReadonlyArray<string>,
+  options: { readonly timeLimitMs: number; readonly env?: NodeJS.ProcessEnv }
+): Promise<ScriptRun> =>
+  new Promise((resolve) => {
+    const started = performance.now()
+    const child = track(spawn(process.execPath, [...args], { stdio: ["ignore", "pipe", "pipe"], env: options.env ?? process.env }))
+    let stdout = ""
+    let stderr = ""
+    child.stdout!.setEncoding("utf8").on("data", (part: string) => (stdout += part))
+    child.stderr!.setEncoding("utf8").on("data", (part: string) => (stderr += part))
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeLimitMs)
+    child.once("exit", () => {
+      const wallMs = performance.now() - started
+      clearTimeout(timer)
+      child.once("close", () => resolve({ wallMs, exitCode: child.exitCode, stdout, stderr }))
     })
   })

@@ -31,6 +31,23 @@ const loadLine = (result: FigureResult, cores: number) => {
     (busy ? " — other processes competed for the CPU, so throughput figures are noisier than usual; ratios between interleaved clients still hold best." : ".")
 }
 
+/**
+ * A warning at the top of the page when other processes competed for the
+ * cores during the run: its absolute figures are not final.
+ */
+const busyWarning = (results: ReadonlyArray<FigureResult>, cores: number): Array<string> => {
+  const highest = Math.max(0, ...results.flatMap((r) => r.load ?? []))
+  return highest > busyLoad(cores) ?
+    [
+      `> **The machine was busy during this run**: the 1-minute load average reached ${highest.toFixed(1)} on ` +
+      `${cores} cores (other work ran alongside). Throughput and wall times are noisier and lower than on a quiet ` +
+      "machine; ratios between interleaved runs hold best, and CPU per unit better than wall time. Rerun `pnpm bench` " +
+      "on a quiet machine for final figures.",
+      ""
+    ] :
+    []
+}
+
 export const consoleFigure = (result: FigureResult): string => {
   const lines = [`\n== ${result.title}`]
   if (result.notMeasured !== undefined) {
@@ -81,6 +98,7 @@ export const markdown = ({ analysis, command, design, machine, results, serverTo
       `at commit ${machine.commit}. Every comparison is a ratio between clients within this one run; absolute ` +
       "numbers from another run or machine are not comparable.",
     "",
+    ...busyWarning(results, machine.cores),
     "## Machine",
     "",
     markdownTable({
@@ -110,6 +128,8 @@ export const markdown = ({ analysis, command, design, machine, results, serverTo
       "median over rounds and the min–max.",
     "- Client CPU is the child's `process.cpuUsage()` (user + system) over its timed section. Peak RSS is the higher " +
       "of `process.memoryUsage.rss()` sampled every 10 ms and `process.resourceUsage().maxRSS`, over the process's life.",
+    "- Whole-process figures (cold start, the CLI's start) spawn a fresh `node` per run with no IPC channel and time " +
+      "it from spawn to exit; the process writes its own `maxRSS` and CPU time as it exits.",
     "- Every load loop is bounded by its count and by a time limit; a run past its limit fails instead of looping.",
     `- Server CPU over the whole bench: ${num(serverTotal.cpuSeconds)} s of CPU in ${num(serverTotal.wallSeconds)} s.`,
     "",

@@ -27,6 +27,7 @@ import { decoder } from "./validate.js"
 import { errorCode } from "./errorCode.js"
 import * as Issue from "./issue.js"
 import * as Json from "./json.js"
+import { isNullableString, isObject, isOptional } from "./plain.js"
 
 // ---------------------------------------------------------------------------
 // Request
@@ -130,10 +131,6 @@ export const firstEvent = (idleTimeout: Duration.Duration, redact: (text: string
 // goes through the decoder compiled once here, which has the last word.
 const decodeChunk = decoder(ChatCompletionChunk)
 
-type Loose = { readonly [key: string]: unknown }
-const isObject = (u: unknown): u is Loose => typeof u === "object" && u !== null && !Array.isArray(u)
-const isOptional = (u: unknown, type: "string" | "number") => u === undefined || typeof u === type
-const isNullableString = (u: unknown) => u === undefined || u === null || typeof u === "string"
 
 const isToolCallDelta = (u: unknown): boolean =>
   isObject(u) && isOptional(u.index, "number") && isOptional(u.id, "string") && isOptional(u.type, "string") &&

@@ -2,6 +2,7 @@
  * Reading what a server (or a model) wrote: JSON that cannot set a
  * prototype, and the service's own message out of the usual error shapes.
  */
+import { isObject } from "./plain.js"
 
 // `JSON.parse` makes `"__proto__"` an own property, harmless until a copy
 // assigns it (`out[key] = value`), as Schema's decoding of records and of
@@ -19,8 +20,6 @@ const dropProto = (key: string, value: unknown) => (key === "__proto__" ? undefi
  */
 export const parse = (text: string): unknown => (mayHoldProto.test(text) ? JSON.parse(text, dropProto) : JSON.parse(text))
 
-type Loose = { readonly [key: string]: unknown }
-const isObject = (u: unknown): u is Loose => typeof u === "object" && u !== null && !Array.isArray(u)
 const text = (u: unknown): string | undefined => (typeof u === "string" && u.trim() !== "" ? u : undefined)
 
 /** The details of an error as the service wrote them. */

@@ -1,0 +1,13 @@
+/**
+ * Cold start, `effect` alone: import its index and run one Effect, no
+ * request. What any Effect program pays before it does anything.
+ * `node dist/cold/effect.js`.
+ */
+import { fail, imported } from "./report.js"
+import { Effect } from "effect"
+
+imported()
+
+Effect.runPromise(Effect.succeed(1)).then((n) => {
+  if (n !== 1) fail("unexpected result")
+}, fail)

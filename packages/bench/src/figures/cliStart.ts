@@ -1,0 +1,62 @@
+/**
+ * The command line's start: `switchboard models` against the loopback server,
+ * a whole process each time, and `switchboard --version` (no request) for
+ * what parsing the command line costs.
+ */
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import type { Context, Figure } from "../lib/figure.js"
+import { rootDir } from "../lib/machine.js"
+import { mb, num, range } from "../lib/stats.js"
+import { completeRuns, interleaveScripts } from "../lib/wholeProcess.js"
+import { apiKey } from "../lib/fixtures.js"
+
+const id = "cli-start"
+const title = "The CLI's start"
+const targetMs = 500
+
+const bin = path.join(rootDir, "packages", "cli", "dist", "bin.js")
+const report = pathToFileURL(path.join(rootDir, "packages", "bench", "dist", "cold", "report.js")).href
+
+const commands = [
+  { label: "switchboard models", args: ["models"], what: "lists the models: one `GET /v1/models`, a table on stdout" },
+  { label: "switchboard --version", args: ["--version"], what: "prints the version, no request" }
+]
+
+export const figure: Figure = {
+  id,
+  title,
+  run: async (context: Context) => {
+    const rounds = context.settings.cold.rounds
+    const method =
+      `\`node packages/cli/dist/bin.js <command>\` with \`SWITCHBOARD_BASE_URL\` set to the loopback server, a fresh ` +
+      `process each run, ${rounds} interleaved rounds; wall time from spawn to exit. Peak RSS is written as the ` +
+      "process exits by a module preloaded with `--import` (the same one the cold-start scripts use)."
+    const env = { ...process.env, SWITCHBOARD_BASE_URL: `http://127.0.0.1:${context.server.port}`, SWITCHBOARD_API_KEY: apiKey }
+    const stats = await interleaveScripts(
+      commands.map(({ args, label }) => ({ label, args: ["--import", report, bin, ...args], env })),
+      rounds,
+      { timeLimitMs: 30_000, log: context.log }
+    )
+    const models = stats.get(commands[0]!.label)
+    const rows = commands.map(({ label, what }) => {
+      const s = stats.get(label)!
+      if (!completeRuns(s)) return [label, what, `failed: ${s.error ?? "no run"}`, "", "", ""]
+      return [label, what, `${num(s.wallMs.median)} ms`, range(s.wallMs), `${num(s.cpuMs.median)} ms`, mb(s.maxRss.median)]
+    })
+    const ok = completeRuns(models)
+    return {
+      id,
+      title,
+      method,
+      tables: [{ table: { header: ["command", "what", "wall (median)", "min–max", "CPU", "peak RSS"], numeric: [2, 3, 4, 5], rows } }],
+      verdicts: [{
+        target: `\`switchboard models\` wall time ≤ ${targetMs} ms`,
+        measured: ok ? `${num(models.wallMs.median)} ms` : (models?.error ?? "a run failed"),
+        pass: ok && models.wallMs.median <= targetMs
+      }],
+      notes: [],
+      serverCores: undefined
+    }
+  }
+}

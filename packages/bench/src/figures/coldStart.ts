@@ -1,0 +1,157 @@
+/**
+ * Cold start: a whole process that imports a client, makes one chat call
+ * against the loopback server and exits, against the official client, raw
+ * undici, `effect` alone and Node alone.
+ */
+import { fileURLToPath } from "node:url"
+import type { Context, Figure, Verdict } from "../lib/figure.js"
+import { runScript } from "../lib/processes.js"
+import { mb, median, num, range, ratio, type Table } from "../lib/stats.js"
+import { completeRuns, interleaveScripts } from "../lib/wholeProcess.js"
+
+const id = "cold-start"
+const title = "Cold start"
+
+const script = (name: string) => fileURLToPath(new URL(`../cold/${name}.js`, import.meta.url))
+
+const scripts: ReadonlyArray<{ readonly label: string; readonly name: string; readonly what: string }> = [
+  { label: "Node alone", name: "node", what: "start and exit (the floor under every row)" },
+  { label: "effect alone", name: "effect", what: "`import { Effect } from \"effect\"`, `Effect.runPromise(Effect.succeed(1))`, no request" },
+  { label: "raw undici", name: "undici", what: "`undici.request` + `JSON.parse`" },
+  { label: "openai", name: "openai", what: "`new OpenAI(…)`, one `chat.completions.create`" },
+  {
+    label: "Switchboard",
+    name: "switchboard",
+    what: "imports as the README (`@switchboard/core`, `@switchboard/node`, `effect`), `NodeSwitchboard.layer`, one `Chat.create`"
+  },
+  {
+    label: "Switchboard (module imports)",
+    name: "switchboardModules",
+    what: "the same through `@switchboard/core/Chat`, `@switchboard/node/NodeSwitchboard`, `effect/Effect`"
+  }
+]
+
+/** The steps of the breakdown: each imported after the ones before it, then the layer and one call. */
+const steps = [
+  { step: "effect/Effect", what: "the runtime" },
+  { step: "effect/FastCheck", what: "`fast-check`, which `effect/Schema` imports statically (for `Arbitrary`)" },
+  { step: "effect/Schema", what: "the rest of `Schema`" },
+  { step: "effect/Stream", what: "streams and channels" },
+  { step: "@switchboard/core", what: "every capability, schemas compiled" },
+  { step: "@switchboard/node/NodeSwitchboard", what: "the Node layer: undici's `Agent`, the file journal" },
+  { step: "@switchboard/node", what: "the rest of the index: attachments, media" },
+  { step: "@call", what: "`NodeSwitchboard.layer` built, one `Chat.create`" }
+]
+
+interface StepRun {
+  readonly step: string
+  readonly wallMs: number
+  readonly cpuMs: number
+  readonly rss: number
+}
+
+/** `cold/imports.js` run `rounds` times: the median cost of each step. */
+const breakdown = async (context: Context, rounds: number): Promise<Table | string> => {
+  const args = [script("imports"), ...steps.flatMap(({ step }) => (step === "@call" ? ["@call", String(context.server.port)] : [step]))]
+  const runs: Array<ReadonlyArray<StepRun>> = []
+  for (let i = 0; i < rounds; i++) {
+    const run = await runScript(args, { timeLimitMs: 30_000 })
+    if (run.exitCode !== 0) return `the breakdown failed: ${run.stderr.trim().split("\n").slice(-2).join(" ")}`
+    runs.push((JSON.parse(run.stdout.trim().split("\n").pop()!) as { steps: ReadonlyArray<StepRun> }).steps)
+  }
+  return {
+    header: ["step", "what it adds", "CPU (median)", "wall (median)", "RSS after"],
+    numeric: [2, 3, 4],
+    rows: steps.map(({ step, what }, i) => [
+      step === "@call" ? "layer + one call" : `\`${step}\``,
+      what,
+      `${num(median(runs.map((r) => r[i]!.cpuMs)))} ms`,
+      `${num(median(runs.map((r) => r[i]!.wallMs)))} ms`,
+      mb(median(runs.map((r) => r[i]!.rss)))
+    ])
+  }
+}
+
+const wallTarget = 1.5
+const rssTarget = 1.3
+
+export const figure: Figure = {
+  id,
+  title,
+  run: async (context: Context) => {
+    const rounds = context.settings.cold.rounds
+    const method =
+      `Each run is a fresh \`node\` process (no IPC channel) that imports its client, makes one non-streaming chat call ` +
+      `to the loopback server and exits on its own (Switchboard's layer scope closes its connection pool). ` +
+      `${rounds} interleaved rounds; medians and min–max. Wall time is from spawn to exit as the parent sees it; ` +
+      "peak RSS is the process's `maxRSS`, written by the process as it exits; \"imports\" is when the script's " +
+      "imports were done, by the process's own clock (from its start); CPU is the process's user + system time over " +
+      "its life, steadier than wall time when other processes compete for the cores."
+    const stats = await interleaveScripts(
+      scripts.map(({ label, name }) => ({ label, args: [script(name), String(context.server.port)] })),
+      rounds,
+      { timeLimitMs: 30_000, log: context.log }
+    )
+    const parts = await breakdown(context, rounds)
+    const openai = stats.get("openai")
+    const rows = scripts.map(({ label, what }) => {
+      const s = stats.get(label)!
+      if (!completeRuns(s)) return [label, what, `failed: ${s.error ?? "no run"}`, "", "", "", "", "", "", ""]
+      return [
+        label,
+        what,
+        `${num(s.wallMs.median)} ms`,
+        range(s.wallMs),
+        completeRuns(openai) ? ratio(s.wallMs.median / openai.wallMs.median) : "–",
+        s.importedMs === undefined ? "–" : `${num(s.importedMs.median)} ms`,
+        `${num(s.cpuMs.median)} ms`,
+        completeRuns(openai) ? ratio(s.cpuMs.median / openai.cpuMs.median) : "–",
+        mb(s.maxRss.median),
+        completeRuns(openai) ? ratio(s.maxRss.median / openai.maxRss.median) : "–"
+      ]
+    })
+    const verdicts: Array<Verdict> = []
+    for (const label of ["Switchboard", "Switchboard (module imports)"]) {
+      const s = stats.get(label)
+      const ok = completeRuns(s) && completeRuns(openai)
+      verdicts.push(
+        {
+          target: `${label}: cold start wall time ≤ ${wallTarget} × openai's`,
+          measured: ok
+            ? `${ratio(s.wallMs.median / openai.wallMs.median)} (${num(s.wallMs.median)} vs ${num(openai.wallMs.median)} ms)`
+            : (s?.error ?? openai?.error ?? "a run failed"),
+          pass: ok && s.wallMs.median <= wallTarget * openai.wallMs.median
+        },
+        {
+          target: `${label}: cold start peak RSS ≤ ${rssTarget} × openai's`,
+          measured: ok
+            ? `${ratio(s.maxRss.median / openai.maxRss.median)} (${mb(s.maxRss.median)} vs ${mb(openai.maxRss.median)})`
+            : (s?.error ?? openai?.error ?? "a run failed"),
+          pass: ok && s.maxRss.median <= rssTarget * openai.maxRss.median
+        }
+      )
+    }
+    return {
+      id,
+      title,
+      method,
+      tables: [
+        {
+          table: {
+            header: ["process", "what", "wall (median)", "min–max", "× openai", "imports", "CPU", "CPU × openai", "peak RSS", "RSS × openai"],
+            numeric: [2, 3, 4, 5, 6, 7, 8, 9],
+            rows
+          }
+        },
+        ...(typeof parts === "string" ? [] : [{
+          caption: "Where a Switchboard cold start goes: one process imports each step after the ones before it " +
+            `(\`cold/imports.js\`, ${rounds} runs, medians; each row is what that step added)`,
+          table: parts
+        }])
+      ],
+      verdicts,
+      notes: typeof parts === "string" ? [parts] : [],
+      serverCores: undefined
+    }
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * The `HttpWire` over the page's `fetch`, with nothing in between: no
+ * `@effect/platform` `HttpClient` (its request, response, headers, cookies
+ * and URL-parameter modules are about 4.5 KB of a page's gzipped bundle;
+ * docs/performance.md, browser bundle). One `AbortController` per exchange
+ * ends it on interruption, on a time limit, or when the body's scope closes.
+ *
+ * @since 0.1.0
+ */
+import * as HttpWire from "@switchboard/core/HttpWire"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+
+/** Names in lower case, repeated values joined by `, `: what `Headers` iterates as. */
+const headersOf = (headers: Headers): Record<string, string> => {
+  const out: Record<string, string> = {}
+  headers.forEach((value, name) => {
+    out[name] = value
+  })
+  return out
+}
+
+const send = (request: HttpWire.Request, signal: AbortSignal) =>
+  fetch(request.url, {
+    method: request.method,
+    headers: request.headers,
+    ...(request.body === undefined ? {} : { body: request.body }),
+    signal
+  })
+
+const timeout = () => new HttpWire.WireError({ reason: "timeout" })
+
+/**
+ * The body as a stream of reads. After the first read, a read that takes
+ * longer than `idleMillis` fails the stream with a `timeout` and aborts the
+ * exchange.
+ */
+const bodyOf = (
+  response: Response,
+  controller: AbortController,
+  idleMillis: number | undefined
+): Stream.Stream<Uint8Array, HttpWire.WireError> => {
+  const body = response.body
+  if (body === null) return Stream.empty
+  const reader = body.getReader()
+  let reads = 0
+  const pull = Effect.async<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>>((resume) => {
+    let settled = false
+    const settle = (effect: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>>) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resume(effect)
+    }
+    const timer = reads > 0 && idleMillis !== undefined ?
+      setTimeout(() => {
+        settle(Effect.fail(Option.some(timeout())))
+        controller.abort()
+      }, idleMillis) :
+      undefined
+    reader.read().then(
+      ({ done, value }) => {
+        reads++
+        settle(done ? Effect.fail(Option.none()) : Effect.succeed(Chunk.of(value)))
+      },
+      (cause: unknown) => settle(Effect.fail(Option.some(new HttpWire.WireError({ reason: "response", cause }))))
+    )
+    return Effect.sync(() => {
+      settled = true
+      clearTimeout(timer)
+    })
+  })
+  return Stream.repeatEffectChunkOption(pull)
+}
+
+/**
+ * The first `max` bytes of the body as text, and whether it is longer; the
+ * rest is never read (the caller aborts the exchange).
+ */
+const readAtMost = async (response: Response, max: number): Promise<{ text: string; over: boolean }> => {
+  if (response.body === null) return { text: "", over: false }
+  const reader = response.body.getReader()
+  const decoder = new TextDecoder()
+  let text = ""
+  let size = 0
+  while (size <= max) {
+    const { done, value } = await reader.read()
+    if (done) return { text: text + decoder.decode(), over: false }
+    text += decoder.decode(value.subarray(0, Math.max(0, max - size)), { stream: true })
+    size += value.length
+  }
+  return { text: text + decoder.decode(), over: true }
+}
+
+/**
+ * A wire over the global `fetch`. A 2xx body past `Limits.maxBytes` (or
+ * whose `content-length` says it will be) fails with `too-large`; any other
+ * status's body is cut at `HttpWire.maxErrorBytes`. Either way the exchange
+ * is aborted.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (): HttpWire.Service => ({
+  text: (request, limits) =>
+    Effect.async<HttpWire.TextResponse, HttpWire.WireError>((resume) => {
+      const controller = new AbortController()
+      let settled = false
+      const settle = (effect: Effect.Effect<HttpWire.TextResponse, HttpWire.WireError>) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        resume(effect)
+      }
+      const timer = limits?.timeoutMillis === undefined ? undefined : setTimeout(() => {
+        settle(Effect.fail(timeout()))
+        controller.abort()
+      }, limits.timeoutMillis)
+      send(request, controller.signal).then(
+        (response) => {
+          const success = response.status >= 200 && response.status < 300
+          const max = success ? limits?.maxBytes : HttpWire.maxErrorBytes
+          const tooLarge = () => {
+            settle(Effect.fail(new HttpWire.WireError({ reason: "too-large" })))
+            controller.abort()
+          }
+          if (success && max !== undefined && Number(response.headers.get("content-length")) > max) return tooLarge()
+          const read = max === undefined ? response.text().then((text) => ({ text, over: false })) : readAtMost(response, max)
+          read.then(
+            ({ over, text }) => {
+              if (over) controller.abort()
+              if (over && success) return tooLarge()
+              settle(Effect.succeed({ status: response.status, headers: headersOf(response.headers), text }))
+            },
+            (cause: unknown) => settle(Effect.fail(new HttpWire.WireError({ reason: "response", cause })))
+          )
+        },
+        (cause: unknown) => settle(Effect.fail(new HttpWire.WireError({ reason: "request", cause })))
+      )
+      return Effect.sync(() => {
+        settled = true
+        clearTimeout(timer)
+        controller.abort()
+      })
+    }),
+  // The abort is in the scope before the request leaves: whatever ends the
+  // scope (interruption while waiting for headers included) ends the exchange.
+  open: (request, limits) =>
+    Effect.flatMap(
+      Effect.acquireRelease(Effect.sync(() => new AbortController()), (controller) => Effect.sync(() => controller.abort())),
+      (controller) =>
+        Effect.map(
+          Effect.tryPromise({
+            try: () => send(request, controller.signal),
+            catch: (cause) => new HttpWire.WireError({ reason: "request", cause })
+          }),
+          (response): HttpWire.OpenResponse => ({
+            status: response.status,
+            headers: headersOf(response.headers),
+            body: bodyOf(response, controller, limits?.idleMillis)
+          })
+        )
+    )
+})
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<HttpWire.HttpWire> = Layer.sync(HttpWire.HttpWire, make)

@@ -1,0 +1,79 @@
+/**
+ * An `HttpWire` over any `@effect/platform` `HttpClient`: the browser's
+ * fetch, a client of the user's choice, a test's scripted one. Its own
+ * module, so that Node programs, which use `NodeHttpWire`, never load
+ * `@effect/platform`'s client.
+ *
+ * @since 0.1.0
+ */
+import * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as HttpWire from "./HttpWire.js"
+
+/**
+ * A wire over the platform's `HttpClient`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (httpClient: HttpClient.HttpClient): HttpWire.Service => {
+  // `Transport`'s span carries method, path, model and status; the client's
+  // own span would repeat it per attempt.
+  const client = HttpClient.withTracerDisabledWhen(httpClient, () => true)
+  const execute = (request: HttpWire.Request) =>
+    Effect.mapError(
+      client.execute(
+        HttpClientRequest.make(request.method)(request.url, {
+          headers: request.headers,
+          ...(request.body === undefined ? {} : { body: HttpBody.text(request.body, "application/json") })
+        })
+      ),
+      (cause: HttpClientError.HttpClientError) => new HttpWire.WireError({ reason: "request", cause: cause.cause ?? cause })
+    )
+  const lost = (cause: HttpClientError.HttpClientError) => new HttpWire.WireError({ reason: "response", cause: cause.cause ?? cause })
+  return {
+    text: (request, limits) => {
+      const exchange = Effect.scoped(Effect.flatMap(execute(request), (response) => {
+        const success = response.status >= 200 && response.status < 300
+        const max = success ? limits?.maxBytes : HttpWire.maxErrorBytes
+        const tooLarge = Effect.fail(new HttpWire.WireError({ reason: "too-large" }))
+        if (success && max !== undefined && Number(response.headers["content-length"]) > max) return tooLarge
+        const read = max === undefined ?
+          Effect.map(Effect.mapError(response.text, lost), (text) => ({ text, size: 0 })) :
+          HttpWire.readUpTo(Stream.mapError(response.stream, lost), max)
+        return Effect.flatMap(read, ({ size, text }): Effect.Effect<HttpWire.TextResponse, HttpWire.WireError> =>
+          success && max !== undefined && size > max ?
+            tooLarge :
+            Effect.succeed({ status: response.status, headers: response.headers, text }))
+      }))
+      return limits?.timeoutMillis === undefined ? exchange : Effect.timeoutFail(exchange, {
+        duration: limits.timeoutMillis,
+        onTimeout: () => new HttpWire.WireError({ reason: "timeout" })
+      })
+    },
+    open: (request, limits) =>
+      Effect.map(execute(request), (response): HttpWire.OpenResponse => ({
+        status: response.status,
+        headers: response.headers,
+        body: limits?.idleMillis === undefined ?
+          Stream.mapError(response.stream, lost) :
+          HttpWire.timeoutBetweenReads(Stream.mapError(response.stream, lost), limits.idleMillis)
+      }))
+  }
+}
+
+/**
+ * The wire over whatever `HttpClient` is provided.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<HttpWire.HttpWire, never, HttpClient.HttpClient> = Layer.effect(
+  HttpWire.HttpWire,
+  Effect.map(HttpClient.HttpClient, make)
+)

@@ -1,0 +1,43 @@
+/**
+ * Hand-written checks for the hot paths: cheaper than a compiled
+ * `Schema.is`, and conservative (true only where the schema agrees, which
+ * property tests hold them to). A value they reject still goes through the
+ * schema, which has the last word.
+ */
+import type { EmbeddingResponse } from "../Protocol.js"
+
+export type Loose = { readonly [key: string]: unknown }
+
+/** An object that is not an array or `null` (`Schema.Struct`'s own test). */
+export const isObject = (u: unknown): u is Loose => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** Absent, `undefined`, or of `type` (`Schema.optional`). */
+export const isOptional = (u: unknown, type: "string" | "number") => u === undefined || typeof u === type
+
+export const isNullableString = (u: unknown) => u === undefined || u === null || typeof u === "string"
+
+/** Every element a string of at least one character (`Schema.Array(NonEmptyString)`). */
+export const isNonEmptyStrings = (u: ReadonlyArray<unknown>): boolean => {
+  for (let i = 0; i < u.length; i++) {
+    const s = u[i]
+    if (typeof s !== "string" || s.length === 0) return false
+  }
+  return true
+}
+
+/** An array of numbers (`Protocol.Vector`). */
+export const isNumbers = (u: unknown): u is ReadonlyArray<number> => {
+  if (!Array.isArray(u)) return false
+  for (let i = 0; i < u.length; i++) if (typeof u[i] !== "number") return false
+  return true
+}
+
+const isEmbeddingItem = (u: unknown): boolean =>
+  isObject(u) && isOptional(u.object, "string") && typeof u.index === "number" && isNumbers(u.embedding)
+
+/** `Schema.is(Protocol.EmbeddingResponse)`, by hand. */
+export const isPlainEmbeddingResponse = (u: unknown): u is EmbeddingResponse =>
+  isObject(u) && isOptional(u.object, "string") && isOptional(u.model, "string") && Array.isArray(u.data) &&
+  u.data.every(isEmbeddingItem) &&
+  (u.usage === undefined ||
+    (isObject(u.usage) && typeof u.usage.prompt_tokens === "number" && typeof u.usage.total_tokens === "number"))

@@ -1,0 +1,87 @@
+/**
+ * `NodeMedia.save` downloads over Node's `fetch`, across real HTTP to a
+ * `node:http` server on 127.0.0.1: the bytes arrive whole, a failed or
+ * cut-off download is a typed error, and no file (whole or partial) is left.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { NodeMedia } from "../src/index.js"
+
+const video = Buffer.from(Array.from({ length: 64 * 1024 }, (_, i) => i % 251))
+
+const closed = (server: http.Server) =>
+  Effect.async<void>((resume) => {
+    server.close(() => resume(Effect.void))
+  })
+
+/** `/video.mp4` whole, `/missing.mp4` 404, `/cut.mp4` dropped after a third of its declared length. */
+const mediaServer = Effect.acquireRelease(
+  Effect.async<http.Server & { readonly base: string }>((resume) => {
+    const server = http.createServer((req, res) => {
+      if (req.url === "/video.mp4") {
+        res.writeHead(200, { "content-type": "video/mp4", "content-length": video.length })
+        res.end(video)
+      } else if (req.url === "/cut.mp4") {
+        res.writeHead(200, { "content-type": "video/mp4", "content-length": video.length })
+        res.write(video.subarray(0, video.length / 3), () => res.destroy())
+      } else {
+        res.writeHead(404, { "content-type": "text/plain" })
+        res.end("no such file")
+      }
+    })
+    server.listen(0, "127.0.0.1", () =>
+      resume(Effect.succeed(Object.assign(server, { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }))))
+  }),
+  (server) => closed(server)
+)
+
+const temporaryDirectory = () => mkdtempSync(join(tmpdir(), "switchboard-download-"))
+
+describe("NodeMedia downloads over HTTP", () => {
+  it.scoped("a whole download is saved byte for byte", () =>
+    Effect.gen(function*() {
+      const { base } = yield* mediaServer
+      const directory = temporaryDirectory()
+      const path = yield* NodeMedia.save(`${base}/video.mp4`, join(directory, "clip.mp4"))
+      expect(path).toBe(join(directory, "clip.mp4"))
+      expect(readFileSync(path).equals(video)).toBe(true)
+      expect(readdirSync(directory)).toEqual(["clip.mp4"])
+    }).pipe(Effect.provide(NodeMedia.layer)))
+
+  it.scoped("a download answered 404 → NotFoundError with the status, and no file", () =>
+    Effect.gen(function*() {
+      const { base } = yield* mediaServer
+      const directory = temporaryDirectory()
+      const error = yield* Effect.flip(NodeMedia.save(`${base}/missing.mp4`, join(directory, "clip.mp4")))
+      expect(error._tag).toBe("NotFoundError")
+      expect(error.message).toContain("HTTP 404")
+      expect(readdirSync(directory)).toEqual([])
+    }).pipe(Effect.provide(NodeMedia.layer)))
+
+  it.scoped("a download cut off mid-body → TransportError, and no file, not even a partial one", () =>
+    Effect.gen(function*() {
+      const { base } = yield* mediaServer
+      const directory = temporaryDirectory()
+      const error = yield* Effect.flip(NodeMedia.save(`${base}/cut.mp4`, join(directory, "clip.mp4")))
+      expect(error._tag).toBe("TransportError")
+      expect(error.message).toContain("cut off")
+      expect(readdirSync(directory)).toEqual([])
+    }).pipe(Effect.provide(NodeMedia.layer)))
+
+  it.scoped("a server that refuses the connection → TransportError naming the download", () =>
+    Effect.gen(function*() {
+      const server = yield* mediaServer
+      const base = server.base
+      yield* closed(server)
+      const directory = temporaryDirectory()
+      const error = yield* Effect.flip(NodeMedia.save(`${base}/video.mp4`, join(directory, "clip.mp4")))
+      expect(error._tag).toBe("TransportError")
+      expect(error.message).toBe(`download of ${base}/video.mp4 failed`)
+      expect(readdirSync(directory)).toEqual([])
+    }).pipe(Effect.provide(NodeMedia.layer)))
+})
