@@ -1,6 +1,7 @@
 /**
- * The example of docs/agents.md, run against the emulator: if it stops
- * compiling or working, the docs are wrong.
+ * An agent with typed tools and an approval, run against the emulator, with
+ * its error channel checked by type. The docs' own example is
+ * packages/examples/src/agents.ts, checked by packages/examples/test/docs.test.ts.
  */
 import { expect, expectTypeOf, it } from "@effect/vitest"
 import { Agent, type AgentError, Tool, Toolkit, Transcript } from "@switchboard/agent"
@@ -15,7 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { emulated } from "./fixtures.js"
 
-// --- docs/agents.md: example -------------------------------------------------
+// --- an agent with typed tools and an approval ---------------------------------
 
 // A service the handler uses: handlers are provided as a Layer.
 class WeatherApi extends Context.Tag("WeatherApi")<WeatherApi, {
