@@ -17,10 +17,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as TaskJournal from "@switchboard/core/TaskJournal"
-import * as Redacted from "effect/Redacted"
-import { AgentWorkflow, Cluster, SqlTaskJournal } from "../src/index.js"
+import { AgentWorkflow, Cluster } from "../src/index.js"
 import { awaitRequests, checkPolls } from "./fleet.js"
 import { type Postgres, settled, startPostgres } from "./postgres.js"
 import { build, readLog, type Runner, startRunner, stopAll } from "./processes.js"
@@ -208,24 +205,4 @@ describe("an agent run on a fleet", () => {
       await runtime.dispose()
     }
   }, 180_000)
-})
-
-describe("SqlTaskJournal on Postgres", () => {
-  it("gives each task to one of many concurrent claimers", async () => {
-    const layer = SqlTaskJournal.layer.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(postgres!.database("journal")) })))
-    const claimed = await Effect.runPromise(
-      Effect.gen(function*() {
-        const journal = yield* TaskJournal.TaskJournal
-        const claims = yield* SqlTaskJournal.SqlTaskClaims
-        yield* Effect.forEach(Array.from({ length: 100 }, (_, i) => i), (i) =>
-          journal.record({ taskId: `task-${i}`, model: "video-1", prompt: `p${i}`, submittedAt: i }), { concurrency: 10 })
-        return yield* Effect.forEach(["a", "b", "c", "d"], (owner) => claims.claim({ owner, ttl: "1 minute", limit: 30 }), {
-          concurrency: "unbounded"
-        })
-      }).pipe(Effect.provide(layer), Effect.orDie)
-    )
-    const ids = claimed.flatMap((entries) => entries.map((e) => e.taskId))
-    expect(new Set(ids).size).toBe(ids.length)
-    expect(ids).toHaveLength(100)
-  })
 })
