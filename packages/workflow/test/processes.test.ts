@@ -75,14 +75,14 @@ describe("a single runner on sqlite", () => {
     }
     onTestFinished(stopAll)
     const first = startRunner({ ...env, START: "1" })
-    await first.waitFor(/started/)
+    await first.waitFor(/started/, "stdout")
     // Every task submitted, a third of the polls made: then the crash.
     await awaitRequests(runtime, emulator, (submissions, polls) => submissions >= 50 && polls >= 180)
     await first.kill()
     expect(readLog(log).filter((e) => e.ev === "status-end" && e.tag === "Succeeded").length).toBeLessThan(50)
 
     const second = startRunner({ ...env, FOLLOW: "1" })
-    const out = await second.waitFor(/complete /)
+    const out = await second.waitFor(/complete /, "stdout")
     await second.kill()
     const ends = JSON.parse(out.match(/complete (.*)/)![1]!) as ReadonlyArray<{ key: string; exit: string }>
     const submissions = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions")).length
@@ -111,7 +111,7 @@ describe("a fleet of runners on Postgres", () => {
     const runners = [0, 1, 2].map((i) => startRunner({ ...env, PORT: String(portBase(i)) }))
     // Whatever happens, no runner outlives its scenario (the next one shares the machine).
     onTestFinished(stopAll)
-    await Promise.all(runners.map((runner) => runner.waitFor(/ready/)))
+    await Promise.all(runners.map((runner) => runner.waitFor(/ready/, "stdout")))
     // Tasks start once the shards are shared out: a shard handed over while
     // its submission is in flight may submit again (see docs/fleet.md).
     await settled(database, 3)
@@ -121,7 +121,7 @@ describe("a fleet of runners on Postgres", () => {
     expect(readLog(log).some((e) => e.pid === victim.pid)).toBe(true)
     await victim.kill()
     // Past 420 s, fail with what the follower last reported rather than a bare timeout.
-    const out = await explainAfter(420_000, client.waitFor(/complete /), async () =>
+    const out = await explainAfter(420_000, client.waitFor(/complete /, "stdout"), async () =>
       `the fleet did not finish: ${client.stdout().match(/progress \d+\/\d+ ended/g)?.at(-1) ?? "no progress line"}, ` +
       `${(await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions")).length} submissions`)
     await kill([client, ...runners])
@@ -163,12 +163,12 @@ describe("an agent run on a fleet", () => {
       const env = { DATABASE: url, BASE_URL: emulator.url, API_KEY: emulator.apiKey, LOG: log }
       const runners = [0, 1].map((i) => startRunner({ ...env, PORT: String(portBase(5 + i)) }))
       onTestFinished(stopAll)
-      await Promise.all(runners.map((runner) => runner.waitFor(/ready/)))
+      await Promise.all(runners.map((runner) => runner.waitFor(/ready/, "stdout")))
       await settled(url, 2)
 
       const key = "agent-approval-1"
       await runtime.runPromise(agent.start(key, "gpt-4o-mini", [{ role: "user", content: `Use delete_file({"path": "/tmp/a.txt"})` }]))
-      const paused = await Promise.any(runners.map((runner) => runner.waitFor(/approval \S+/).then(() => runner)))
+      const paused = await Promise.any(runners.map((runner) => runner.waitFor(/approval \S+/, "stdout").then(() => runner)))
       const token = paused.stdout().match(/approval (\S+)/)![1]!
       // Paused: the run has stored that it waits (its request for approval with it).
       await runtime.runPromise(
