@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { AgentWorkflow, Cluster } from "../src/index.js"
 import { awaitRequests, checkPolls } from "./fleet.js"
 import { type Postgres, settled, startPostgres } from "./postgres.js"
-import { build, readLog, type Runner, startRunner, stopAll } from "./processes.js"
+import { build, type Exited, readLog, type Runner, startRunner, stopAll } from "./processes.js"
 
 let postgres: Postgres | undefined
 const dirs: Array<string> = []
@@ -111,20 +111,34 @@ describe("a fleet of runners on Postgres", () => {
     const runners = [0, 1, 2].map((i) => startRunner({ ...env, PORT: String(portBase(i)) }))
     // Whatever happens, no runner outlives its scenario (the next one shares the machine).
     onTestFinished(stopAll)
-    await Promise.all(runners.map((runner) => runner.waitFor(/ready/, "stdout")))
-    // Tasks start once the shards are shared out: a shard handed over while
-    // its submission is in flight may submit again (see docs/fleet.md).
-    await settled(database, 3)
-    const client = startRunner({ ...env, CLIENT: "1", START: "1", FOLLOW: "1" })
-    await awaitRequests(runtime, emulator, (submissions, polls) => submissions >= 200 && polls >= 250)
+    let client: Runner | undefined
+    const ended = new Map<number, Exited>()
+    for (const runner of runners) void runner.exited.then((e) => ended.set(runner.pid, e))
+    // Past 450 s from here, fail saying where things stand rather than with a bare timeout.
+    const out = await explainAfter(450_000, (async () => {
+      await Promise.all(runners.map((runner) => runner.waitFor(/ready/, "stdout")))
+      // Tasks start once the shards are shared out: a shard handed over while
+      // its submission is in flight may submit again (see docs/fleet.md).
+      await settled(database, 3)
+      client = startRunner({ ...env, CLIENT: "1", START: "1", FOLLOW: "1" })
+      void client.exited.then((e) => ended.set(client!.pid, e))
+      await awaitRequests(runtime, emulator, (submissions, polls) => submissions >= 200 && polls >= 250)
+      const victim = runners[2]!
+      expect(readLog(log).some((e) => e.pid === victim.pid)).toBe(true)
+      await victim.kill()
+      return client.waitFor(/complete /, "stdout")
+    })(), async () => {
+      const requests = await runtime.runPromise(emulator.requests)
+      const exits = [...runners, ...(client ? [client] : [])].map((r) => {
+        const e = ended.get(r.pid)
+        return `${r.pid}: ${e ? `exited ${e.code ?? e.signal} ${e.stderr.slice(-300)}` : "running"}`
+      })
+      return `the fleet did not finish: ${client?.stdout().match(/progress \d+\/\d+ ended/g)?.at(-1) ?? "no progress line"}, ` +
+        `${requests.filter((r) => r.path.endsWith("/chat/completions")).length} submissions, ` +
+        `${requests.filter((r) => r.path.endsWith("/chat/task/status")).length} status calls; processes: ${exits.join("; ")}`
+    })
     const victim = runners[2]!
-    expect(readLog(log).some((e) => e.pid === victim.pid)).toBe(true)
-    await victim.kill()
-    // Past 420 s, fail with what the follower last reported rather than a bare timeout.
-    const out = await explainAfter(420_000, client.waitFor(/complete /, "stdout"), async () =>
-      `the fleet did not finish: ${client.stdout().match(/progress \d+\/\d+ ended/g)?.at(-1) ?? "no progress line"}, ` +
-      `${(await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions")).length} submissions`)
-    await kill([client, ...runners])
+    await kill([client!, ...runners])
     const ends = JSON.parse(out.match(/complete (.*)/)![1]!) as ReadonlyArray<{ key: string; exit: string }>
 
     const requests = await runtime.runPromise(emulator.requests)

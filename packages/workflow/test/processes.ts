@@ -15,6 +15,7 @@ const packageDir = Path.resolve(here, "..")
 export const build = (): void => Processes.build(Path.join(packageDir, "tsconfig.build.json"))
 
 export type Runner = Processes.Running
+export type Exited = Processes.Exited
 
 /** Kills (by pid) every runner still alive, e.g. after a failed test. */
 export const stopAll = Processes.stopAll
