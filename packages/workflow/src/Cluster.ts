@@ -19,6 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 
 /**
@@ -155,7 +156,9 @@ const pgClient = (url: Redacted.Redacted<string>) =>
 /**
  * The engine over the client: a failure of either (connecting, creating the
  * tables) is a `DatabaseError`, a defect too (the sqlite driver throws when
- * it cannot open its file).
+ * it cannot open its file). A `DatabaseError` is tried again 3 times: runners
+ * starting together on a new database race to create the cluster's tables,
+ * and the losers' `CREATE TABLE` fails ("already exists").
  */
 const overDatabase = <A, E, R, E2, R2>(
   database: Database,
@@ -168,7 +171,13 @@ const overDatabase = <A, E, R, E2, R2>(
       if (Cause.isInterruptedOnly(cause)) return Layer.failCause(Cause.map(cause, databaseError(database)))
       const error = Cause.squash(cause)
       return Layer.fail(error instanceof InvalidRequestError ? error : databaseError(database)(error))
-    })
+    }),
+    Layer.retry(
+      Schedule.exponential("250 millis").pipe(
+        Schedule.intersect(Schedule.recurs(3)),
+        Schedule.whileInput((error: InvalidRequestError | DatabaseError) => error._tag === "DatabaseError")
+      )
+    )
   )
 
 const sqlite = (database: Extract<Database, { _tag: "Sqlite" }>, options: Options) =>

@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -32,7 +33,7 @@ const temporaryDirectory = Effect.acquireRelease(
   (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
 )
 
-const directoryStore: Effect.Effect<Store, never, import("effect/Scope").Scope> = Effect.map(temporaryDirectory, (dir) => {
+const directoryStore: Effect.Effect<Store, never, Scope.Scope> = Effect.map(temporaryDirectory, (dir) => {
   const file = (key: string) => Path.join(dir, `${encodeURIComponent(key)}.json`)
   return {
     journal: NodeTaskJournal.layer(dir),

@@ -75,14 +75,14 @@ describe("a single runner on sqlite", () => {
     }
     onTestFinished(stopAll)
     const first = startRunner({ ...env, START: "1" })
-    await first.waitFor(/started/, "stdout")
+    await first.waitFor(/^started /m, "stdout")
     // Every task submitted, a third of the polls made: then the crash.
     await awaitRequests(runtime, emulator, (submissions, polls) => submissions >= 50 && polls >= 180)
     await first.kill()
     expect(readLog(log).filter((e) => e.ev === "status-end" && e.tag === "Succeeded").length).toBeLessThan(50)
 
     const second = startRunner({ ...env, FOLLOW: "1" })
-    const out = await second.waitFor(/complete /, "stdout")
+    const out = await second.waitFor(/^complete /m, "stdout")
     await second.kill()
     const ends = JSON.parse(out.match(/complete (.*)/)![1]!) as ReadonlyArray<{ key: string; exit: string }>
     const submissions = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions")).length
@@ -116,7 +116,7 @@ describe("a fleet of runners on Postgres", () => {
     for (const runner of runners) void runner.exited.then((e) => ended.set(runner.pid, e))
     // Past 450 s from here, fail saying where things stand rather than with a bare timeout.
     const out = await explainAfter(450_000, (async () => {
-      await Promise.all(runners.map((runner) => runner.waitFor(/ready/, "stdout")))
+      await Promise.all(runners.map((runner) => runner.waitFor(/^ready$/m, "stdout")))
       // Tasks start once the shards are shared out: a shard handed over while
       // its submission is in flight may submit again (see docs/fleet.md).
       await settled(database, 3)
@@ -126,12 +126,12 @@ describe("a fleet of runners on Postgres", () => {
       const victim = runners[2]!
       expect(readLog(log).some((e) => e.pid === victim.pid)).toBe(true)
       await victim.kill()
-      return client.waitFor(/complete /, "stdout")
+      return client.waitFor(/^complete /m, "stdout")
     })(), async () => {
       const requests = await runtime.runPromise(emulator.requests)
       const exits = [...runners, ...(client ? [client] : [])].map((r) => {
         const e = ended.get(r.pid)
-        return `${r.pid}: ${e ? `exited ${e.code ?? e.signal} ${e.stderr.slice(-300)}` : "running"}`
+        return `${r.pid}: ${e ? `exited ${e.code ?? e.signal}: ${(e.stdout + e.stderr).slice(-600)}` : "running"}`
       })
       return `the fleet did not finish: ${client?.stdout().match(/progress \d+\/\d+ ended/g)?.at(-1) ?? "no progress line"}, ` +
         `${requests.filter((r) => r.path.endsWith("/chat/completions")).length} submissions, ` +
@@ -177,12 +177,12 @@ describe("an agent run on a fleet", () => {
       const env = { DATABASE: url, BASE_URL: emulator.url, API_KEY: emulator.apiKey, LOG: log }
       const runners = [0, 1].map((i) => startRunner({ ...env, PORT: String(portBase(5 + i)) }))
       onTestFinished(stopAll)
-      await Promise.all(runners.map((runner) => runner.waitFor(/ready/, "stdout")))
+      await Promise.all(runners.map((runner) => runner.waitFor(/^ready$/m, "stdout")))
       await settled(url, 2)
 
       const key = "agent-approval-1"
       await runtime.runPromise(agent.start(key, "gpt-4o-mini", [{ role: "user", content: `Use delete_file({"path": "/tmp/a.txt"})` }]))
-      const paused = await Promise.any(runners.map((runner) => runner.waitFor(/approval \S+/, "stdout").then(() => runner)))
+      const paused = await Promise.any(runners.map((runner) => runner.waitFor(/^approval \S+/m, "stdout").then(() => runner)))
       const token = paused.stdout().match(/approval (\S+)/)![1]!
       // Paused: the run has stored that it waits (its request for approval with it).
       await runtime.runPromise(
