@@ -12,8 +12,9 @@ import type * as Context from "effect/Context"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { build, lines, pngSize, removeTempDirs, run, start, stopAll, tempDir, tinyPng } from "./helpers.js"
+import { bin, build, lines, packageDir, pngSize, removeTempDirs, run, start, stopAll, tempDir, tinyPng } from "./helpers.js"
 
 const runtime = ManagedRuntime.make(Emulator.layer())
 let emulator: Context.Tag.Service<typeof Emulator.Emulator>
@@ -56,6 +57,27 @@ describe.concurrent("switchboard models", { timeout: 90_000 }, () => {
     expect(result.code).toBe(0)
     const models = JSON.parse(result.stdout) as ReadonlyArray<{ id: string }>
     expect(models.map((m) => m.id)).toContain("video-1")
+  })
+})
+
+describe("start-up", { timeout: 90_000 }, () => {
+  it("models loads the bundle only: no module from node_modules, nothing of the emulator, the agent, the workflows or fast-check", async () => {
+    const loadedFile = Path.join(tempDir("loads"), "loaded.txt")
+    const recorder = pathToFileURL(Path.join(packageDir, "test/fixtures/record-loads.mjs")).href
+    const result = await run(["models"], { env: { ...env, SWITCHBOARD_TEST_LOADED: loadedFile }, node: ["--import", recorder] })
+    expect(result.code).toBe(0)
+    const loaded = Fs.readFileSync(loadedFile, "utf8").split("\n").filter((url) => url !== "").map((url) => fileURLToPath(url))
+    const bundle = Path.join(packageDir, "dist/bundle")
+    const chunks = loaded.filter((file) => file !== bin && !file.startsWith(Path.join(packageDir, "test")))
+    expect(chunks.filter((file) => Path.dirname(file) !== bundle)).toEqual([])
+    // What went into each chunk, as esbuild recorded it (scripts/bundle.mjs).
+    const meta = JSON.parse(Fs.readFileSync(Path.join(bundle, "meta.json"), "utf8")) as {
+      outputs: Record<string, { inputs: Record<string, unknown> }>
+    }
+    const sources = chunks.flatMap((file) => Object.keys(meta.outputs[Path.relative(packageDir, file)]?.inputs ?? {}))
+    expect(sources).toContain("dist/commands/models.js")
+    const unneeded = ["../emulator/", "../agent/", "../workflow/", "/fast-check/", "/@effect/cluster/"]
+    expect(sources.filter((source) => unneeded.some((path) => source.includes(path)))).toEqual([])
   })
 })
 

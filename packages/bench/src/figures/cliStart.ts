@@ -15,7 +15,8 @@ const id = "cli-start"
 const title = "The CLI's start"
 const targetMs = 500
 
-const bin = path.join(rootDir, "packages", "cli", "dist", "bin.js")
+// The launcher users run (it starts the bundled build, dist/bundle/bin.js).
+const bin = path.join(rootDir, "packages", "cli", "bin", "switchboard.js")
 const report = pathToFileURL(path.join(rootDir, "packages", "bench", "dist", "cold", "report.js")).href
 
 const commands = [
