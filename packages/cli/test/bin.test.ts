@@ -60,6 +60,46 @@ describe.concurrent("switchboard models", { timeout: 90_000 }, () => {
   })
 })
 
+/**
+ * The transcripts of docs/cli.md (`$ switchboard …` and what it printed),
+ * run against the emulator. Those of commands that write files named by the
+ * time, follow tasks or run until stopped (image, video, emulator, demo) are
+ * checked only when they fail at once with one `✖` line; the tests below
+ * cover the rest. Counters and times of the emulator (request and completion
+ * ids, `created`) are not compared.
+ */
+const transcripts = (): ReadonlyArray<{ readonly command: string; readonly output: string }> => {
+  const doc = Fs.readFileSync(Path.join(packageDir, "../../docs/cli.md"), "utf8")
+  // The blocks with no language (a fence opens, the next one closes).
+  const blocks = doc.split(/^```.*$/m).filter((_, i) => i % 2 === 1).filter((block) => block.startsWith("\n$ "))
+  return blocks.flatMap((block) =>
+    block.slice(1).split(/^(?=\$ )/m).filter((part) => part.startsWith("$ switchboard ")).map((part) => {
+      const [command, ...output] = part.trimEnd().split("\n")
+      return { command: command!.slice(2), output: output.join("\n") }
+    })
+  ).filter(({ command, output }) => !/^switchboard (image|video|emulator|demo)\b/.test(command) || /^✖[^\n]*$/.test(output))
+}
+
+/** The words of a command line, in double quotes or not. */
+const words = (command: string) => [...command.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!)
+
+const withoutCounters = (text: string) =>
+  text.replace(/\b(req_|chatcmpl-)\d+/g, "$1N").replace(/"created": \d+/g, "\"created\": N")
+
+describe.concurrent("docs/cli.md", { timeout: 90_000 }, () => {
+  it("shows transcripts to check", () => {
+    expect(transcripts().length).toBeGreaterThanOrEqual(10)
+  })
+
+  for (const { command, output } of transcripts()) {
+    it(command, async () => {
+      // The transcript of a missing configuration is run without one.
+      const result = await run(words(command).slice(1), { env: /^✖ No (base URL|API key)/.test(output) ? {} : env })
+      expect(withoutCounters(`${result.stdout}${result.stderr}`.trimEnd())).toBe(withoutCounters(output))
+    })
+  }
+})
+
 describe("start-up", { timeout: 90_000 }, () => {
   it("models loads the bundle only: no module from node_modules, nothing of the emulator, the agent, the workflows or fast-check", async () => {
     const loadedFile = Path.join(tempDir("loads"), "loaded.txt")
