@@ -266,6 +266,13 @@ describe.concurrent("errors", { timeout: 90_000 }, () => {
 })
 
 describe.concurrent("--help", { timeout: 90_000 }, () => {
+  it("--version prints the version on one line, and nothing else", async () => {
+    const result = await run(["--version"])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe("0.1.0\n")
+    expect(result.stderr).toBe("")
+  })
+
   it("follows the terminal: no ANSI off a terminal even without NO_COLOR, wrapped to COLUMNS", async () => {
     for (const args of [["--help"], ["chat", "--help"], ["image", "-h"], ["emulator", "--help"]]) {
       const result = await run(args, { env: { COLUMNS: "60" }, unset: ["NO_COLOR"] })
