@@ -301,7 +301,6 @@ const fallback: Record<string, string> = {
  */
 export const usageLine = (error: ValidationError.ValidationError): string => {
   const text = paragraphs(error.error).join(" ").replace(/\s+/g, " ").trim()
-    .replace(/ is not a integer$/, " is not an integer")
   return text === "" ? (fallback[error._tag] ?? "invalid command line") : text
 }
 
