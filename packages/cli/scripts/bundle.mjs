@@ -1,20 +1,33 @@
-// Bundles the built command (dist/bin.js and what it imports) into one file,
+// Bundles the built command (dist/bin.js and what it imports) into
 // dist/bundle/ (bin.js and the chunks of its dynamic imports), which
-// bin/switchboard.js runs: Node then reads and
-// links one module instead of about 650 (effect, @effect/cli, fast-check…),
-// which is most of the CLI's start-up (docs/cli.md, "Start-up").
+// bin/switchboard.js runs: Node then reads and links a few files instead of
+// about 650 modules (effect, @effect/cli, fast-check…), which was most of
+// the CLI's start-up (docs/cli.md, "Start-up").
 //
 // The native database drivers cannot be bundled: they stay imports of the
 // workflow chunk, and `worker` and `--database` runs use dist/bin.js instead
-// (see bin/switchboard.js). undici is loaded at run time
-// by @switchboard/node through `createRequire`, which esbuild cannot follow,
-// so it stays external (it is a dependency of this package for that reason).
+// (see bin/switchboard.js). undici is loaded at run time by @switchboard/node
+// through `createRequire`, which esbuild cannot follow, so it stays external
+// (it is a dependency of this package for that reason).
 import { build } from "esbuild"
-import { rmSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import process from "node:process"
 import { fileURLToPath, URL } from "node:url"
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url))
 const dist = `${packageDir}dist/`
+
+// `pnpm build` (and so `pnpm demo`) runs this every time: when no source of
+// the last bundle (its metafile's inputs) is newer than the bundle, keep it.
+const meta = `${dist}bundle/meta.json`
+const fresh = () => {
+  if (!existsSync(meta)) return false
+  const built = statSync(meta).mtimeMs
+  const inputs = Object.keys(JSON.parse(readFileSync(meta, "utf8")).inputs)
+  const sources = [fileURLToPath(import.meta.url), ...inputs.map((input) => `${packageDir}${input}`)]
+  return sources.every((source) => (statSync(source, { throwIfNoEntry: false })?.mtimeMs ?? Infinity) <= built)
+}
+if (fresh()) process.exit(0)
 
 // Chunk names carry a hash: remove the previous build's.
 rmSync(`${dist}bundle`, { recursive: true, force: true })
@@ -40,4 +53,4 @@ const result = await build({
   minifySyntax: true,
   logLevel: "warning"
 })
-writeFileSync(`${dist}bundle/meta.json`, JSON.stringify(result.metafile))
+writeFileSync(meta, JSON.stringify(result.metafile))
