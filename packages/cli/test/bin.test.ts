@@ -420,7 +420,9 @@ describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
   it("each subcommand has its own help; a missing task id is a usage error", async () => {
     const help = await run(["video", "--help"], { env })
     expect(help.code).toBe(0)
-    for (const name of ["generate", "resume", "status", "forget"]) expect(help.stdout).toContain(name)
+    // Listed in the order the command gives them: the common case first.
+    const listed = help.stdout.split("COMMANDS\n")[1]!.split("\n\n")[0]!.match(/^ {2}\S+/gm)!.map((name) => name.trim())
+    expect(listed).toEqual(["generate", "resume", "status", "forget"])
     const resumeHelp = await run(["video", "resume", "--help"], { env })
     expect(resumeHelp.stdout).toContain("Finish every task earlier runs left in the journal")
     expect(resumeHelp.stdout).not.toContain("--from")
