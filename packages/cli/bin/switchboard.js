@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// The command is dist/bundle/bin.js: dist/bin.js bundled into one file (and
-// lazily loaded chunks) so
-// that it starts in a fraction of the time (packages/cli/scripts/bundle.mjs).
+// The command is dist/bundle/bin.js: dist/bin.js bundled (one main file, and
+// chunks loaded when a command needs them) so that it starts in half the
+// time (packages/cli/scripts/bundle.mjs, docs/cli.md "Start-up").
 // Runs over durable workflows (`worker`, `--database`) load native database
 // drivers, which cannot be bundled: they use dist/bin.js. Both are the same
 // program, so a misrouted run (a prompt that says "worker") is only slower.

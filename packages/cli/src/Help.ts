@@ -303,7 +303,7 @@ const fallback: Record<string, string> = {
 
 /**
  * A usage error of the parser as one line, e.g. `--max-tokens: "abc" is not
- * an integer`.
+ * a whole number`.
  *
  * @since 0.1.0
  * @category errors
