@@ -98,8 +98,9 @@ Switchboard about 40 MB above \`effect\` alone (\`Stream\`, the SDK's modules, u
 **Where the CLI's time goes.** The command runs as a bundle (\`packages/cli/scripts/bundle.mjs\`): a few files instead
 of about 650 ES modules, without \`fast-check\`. \`switchboard --version\`, which sends nothing, is then the floor:
 Node's own start and evaluating \`effect\`, \`@effect/cli\` and the commands' modules; \`models\` adds building the layer
-and one request. Measured before the bundle, at load 2.2 on 2 cores: \`models\` 833 ms, \`--version\` 714 ms; after, at
-load 3.2–3.4: 388 ms and 276 ms (\`docs/cli.md\`, "Start-up"). On a machine this loaded, wall time follows the load.
+and one request. The figure's last row runs the unbundled build: in one run at load 5.2–5.5 on 2 cores, \`models\`
+took 359 ms (305 ms CPU) bundled and 1,306 ms (913 ms CPU) unbundled (\`docs/cli.md\`, "Start-up"). On a machine this
+loaded, wall time follows the load.
 `,
   "open-streams": `
 **Per-stream cost grows with the number of open streams.** Client CPU per chunk through \`Chat.stream\`, streams read at
