@@ -1,6 +1,7 @@
 /**
- * Running the built `switchboard` (node on packages/cli/dist/bin.js) as a
- * real process, and waiting on what it prints: no test waits on a clock,
+ * Running the built `switchboard` as a real process, through the launcher
+ * users run (bin/switchboard.js: the bundled build, or dist/bin.js for
+ * `worker` and `--database`), and waiting on what it prints: no test waits on a clock,
  * every wait ends with an event (output, exit) or the test's own timeout.
  */
 import * as Processes from "@switchboard/testing/Processes"
@@ -12,13 +13,14 @@ import { fileURLToPath } from "node:url"
 const here = Path.dirname(fileURLToPath(import.meta.url))
 export const packageDir = Path.resolve(here, "..")
 export const repoRoot = Path.resolve(packageDir, "../..")
-export const bin = Path.join(packageDir, "dist/bin.js")
+export const bin = Path.join(packageDir, "bin/switchboard.js")
 
 /**
  * Builds the CLI and everything it references (`tsc -b`, incremental: a
- * no-op when dist is up to date).
+ * no-op when dist is up to date), then its bundle (scripts/bundle.mjs).
  */
-export const build = (): void => Processes.build(Path.join(packageDir, "tsconfig.build.json"))
+export const build = (): void =>
+  Processes.build(Path.join(packageDir, "tsconfig.build.json"), Path.join(packageDir, "scripts/bundle.mjs"))
 
 export type Exited = Processes.Exited
 
@@ -33,6 +35,8 @@ export interface SpawnOptions {
   readonly cwd?: string
   /** Removed from the environment (e.g. `NO_COLOR`, which is set by default). */
   readonly unset?: ReadonlyArray<string>
+  /** Node's own flags, before the script (e.g. `--import`). */
+  readonly node?: ReadonlyArray<string>
 }
 
 /** The parent's environment without SWITCHBOARD_* (so a developer's shell cannot leak in), colours off. */
@@ -51,7 +55,7 @@ export const stopAll = Processes.stopAll
 export const start = (args: ReadonlyArray<string>, options: SpawnOptions = {}): Running => {
   const env: Record<string, string> = { ...baseEnv(), ...options.env }
   for (const name of options.unset ?? []) delete env[name]
-  const running = Processes.start(bin, args, { cwd: options.cwd ?? Os.tmpdir(), env })
+  const running = Processes.start(bin, args, { cwd: options.cwd ?? Os.tmpdir(), env, node: options.node })
   return { ...running, waitFor: (pattern, stream = "stderr") => running.waitFor(pattern, stream) }
 }
 

@@ -35,11 +35,22 @@ const withBuildLock = <A>(f: () => A): A => {
   }
 }
 
-/** `tsc -b` of a `tsconfig.build.json` and what it references: incremental, a no-op when dist is up to date. */
-export const build = (tsconfig: string): void => {
+/**
+ * `tsc -b` of a `tsconfig.build.json` and what it references (incremental: a
+ * no-op when dist is up to date), then each of `scripts` (node scripts, e.g.
+ * a bundler), all under the lock.
+ */
+export const build = (tsconfig: string, ...scripts: ReadonlyArray<string>): void => {
   const tsc = Path.join(repoRoot, "node_modules/typescript/bin/tsc")
-  const result = withBuildLock(() => spawnSync(process.execPath, [tsc, "-b", tsconfig], { cwd: repoRoot, encoding: "utf8" }))
-  if (result.status !== 0) throw new Error(`tsc -b ${Path.relative(repoRoot, tsconfig)} failed:\n${result.stdout}${result.stderr}`)
+  const steps = [[tsc, "-b", tsconfig], ...scripts.map((script) => [script])]
+  withBuildLock(() => {
+    for (const step of steps) {
+      const result = spawnSync(process.execPath, step, { cwd: repoRoot, encoding: "utf8" })
+      if (result.status !== 0) {
+        throw new Error(`${step.map((part) => Path.relative(repoRoot, part)).join(" ")} failed:\n${result.stdout}${result.stderr}`)
+      }
+    }
+  })
 }
 
 export interface Exited {
@@ -78,13 +89,21 @@ export const stopAll = async (): Promise<void> => {
   await Promise.allSettled(live.values())
 }
 
-/** Node running `script` with `args`. */
+/** Node running `script` with `args` (and Node's own flags `node` before the script, e.g. `--import`). */
 export const start = (
   script: string,
   args: ReadonlyArray<string>,
-  options: { readonly cwd: string; readonly env: Readonly<Record<string, string | undefined>> }
+  options: {
+    readonly cwd: string
+    readonly env: Readonly<Record<string, string | undefined>>
+    readonly node?: ReadonlyArray<string> | undefined
+  }
 ): Running => {
-  const child = spawn(process.execPath, [script, ...args], { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [...(options.node ?? []), script, ...args], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   const out = { stdout: "", stderr: "" }
   const listeners = new Set<() => void>()
   const notify = () => listeners.forEach((listener) => listener())
