@@ -5,14 +5,13 @@
  * | code | meaning |
  * |---|---|
  * | 0 | done |
- * | 1 | the service or the network failed, a task failed, a file could not be written |
+ * | 1 | the service, the network or the database failed, a task failed, a file could not be written |
  * | 2 | usage: a bad flag or argument, missing configuration, a request rejected before it was sent, an unusable `--image`/`--from` |
  * | 130 | interrupted (Ctrl-C) |
  *
  * @since 0.1.0
  */
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as AgentError from "@switchboard/agent/AgentError"
 import { SwitchboardError } from "@switchboard/core"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -142,8 +141,14 @@ const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
 export const describe = (error: unknown): string => {
   if (SwitchboardError.isSwitchboardError(error)) return describeSdk(error)
   if (ValidationError.isValidationError(error)) return Help.usageLine(error)
-  if (AgentError.isAgentError(error)) return `The agent stopped: ${error.message}`
   switch (tagOf(error)) {
+    // The agent's errors (only the demo runs an agent), by tag: importing
+    // @switchboard/agent here would load it on every command.
+    case "MaxStepsExceeded":
+    case "BudgetExceeded":
+    case "LoopDetected":
+    case "ToolDefect":
+      return `The agent stopped: ${messageOf(error)}`
     case "UsageError":
     case "MissingConfigurationError":
       return messageOf(error)
@@ -157,11 +162,13 @@ export const describe = (error: unknown): string => {
       return `Cannot start the emulator: ${messageOf(field(error, "cause") ?? error)}`
     case "ConfigError":
       return `Configuration: ${String(error)}`
+    case "DatabaseError":
+      return `Cannot use the database ${text(error, "address") ?? ""}: ${messageOf(error)}`
   }
   return `Unexpected error: ${messageOf(error)}`
 }
 
-const detailFields = ["status", "requestId", "type", "code", "param", "field", "reason", "source", "taskId", "model", "hint", "retryAfterMillis"]
+const detailFields = ["status", "requestId", "type", "code", "param", "field", "reason", "source", "taskId", "model", "hint", "retryAfterMillis", "address"]
 
 /**
  * What `--verbose` adds under the line: the error's tag and fields (never a
