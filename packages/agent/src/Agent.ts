@@ -17,7 +17,7 @@ import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
 import { duration } from "@switchboard/core/SwitchboardConfig"
-import { InvalidRequestError, type SwitchboardError } from "@switchboard/core/SwitchboardError"
+import { ConfigurationError, type SwitchboardError } from "@switchboard/core/SwitchboardError"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -113,6 +113,36 @@ export interface AgentResult<A = undefined> {
   /** With `output`: the decoded value, when `completed`; otherwise `undefined`. */
   readonly output: A | undefined
 }
+
+/**
+ * Where a run stands when its guards check it: before each model call
+ * (`calls` empty), and once a reply asks for tools, before any of them runs
+ * (`calls` are that reply's).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface GuardState {
+  readonly transcript: Transcript
+  readonly steps: ReadonlyArray<Step>
+  /** Model calls made so far in this run. */
+  readonly modelCalls: number
+  /** Tokens counted against `budget.totalTokens` (prior usage included). */
+  readonly tokens: number
+  /** The clock's time when the run started. */
+  readonly startedAt: number
+  readonly calls: ReadonlyArray<Protocol.ToolCall>
+}
+
+/**
+ * A check that may end a run with an `AgentError`. The built-in ones
+ * (`maxSteps`, the token and duration budgets, loop detection) run first,
+ * then `RunOptions.guards` in order.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Guard = (state: GuardState) => Effect.Effect<void, AgentError>
 
 /**
  * Ends the run with status `stopped` when it holds after a step.
@@ -231,6 +261,8 @@ export interface RunOptions<T extends Toolkit.Tools, A = undefined, I = A> {
   readonly loopLimit?: number | undefined
   /** Wraps each model and tool call; default none. */
   readonly intercept?: Interceptor | undefined
+  /** Checks of your own, after the built-in ones (`Guard`). */
+  readonly guards?: ReadonlyArray<Guard> | undefined
 }
 
 /**
@@ -316,7 +348,7 @@ const count = (field: string, value: number | undefined, fallback: number, min: 
   const n = value ?? fallback
   return Number.isSafeInteger(n) && n >= min
     ? Either.right(n)
-    : Either.left(new InvalidRequestError({ field, message: `${field} must be an integer of ${min} or more` }))
+    : Either.left(new ConfigurationError({ field, message: `${field} must be an integer of ${min} or more` }))
 }
 
 /** The options with defaults filled in; a limit that makes no sense fails, naming it, before any call. */
@@ -325,7 +357,7 @@ const settings = <T extends Toolkit.Tools, A, I>(
   decisions: Readonly<Record<string, Decision>>,
   complete: Loop.Settings["complete"],
   emit: Loop.Settings["emit"]
-): Either.Either<Loop.Settings, InvalidRequestError> =>
+): Either.Either<Loop.Settings, ConfigurationError> =>
   Either.gen(function*() {
     const budget = options.budget ?? {}
     return {
@@ -348,6 +380,7 @@ const settings = <T extends Toolkit.Tools, A, I>(
       concurrency: yield* count("concurrency", options.concurrency, 4, 1),
       stopWhen: options.stopWhen === undefined ? [] : typeof options.stopWhen === "function" ? [options.stopWhen] : options.stopWhen,
       loopLimit: yield* count("loopLimit", options.loopLimit, 3, 1),
+      guards: options.guards ?? [],
       intercept: options.intercept ?? Loop.noIntercept,
       decisions,
       complete,

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { type SwitchboardError, type TaskPoller, type Videos } from "@switchboard/core"
-import { InvalidRequestError } from "@switchboard/core/SwitchboardError"
+import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import { NodeMedia } from "@switchboard/node"
 import { Cluster, VideoWorkflow } from "@switchboard/workflow"
 import * as Effect from "effect/Effect"
@@ -27,8 +27,8 @@ export interface WorkerOptions {
 }
 
 /** A flag's bad value, said as the flag; a database that cannot be used stays a `DatabaseError`. */
-const usage = <E extends { readonly _tag: string }>(e: E | InvalidRequestError) =>
-  e instanceof InvalidRequestError ? new Errors.UsageError({ message: `--${e.field} ${e.message}` }) : e
+const usage = <E extends { readonly _tag: string }>(e: E | ConfigurationError) =>
+  e instanceof ConfigurationError ? new Errors.UsageError({ message: `--${e.field} ${e.message}` }) : e
 
 const databaseOf = (url: string) => Effect.mapError(Cluster.parseDatabase(url), usage)
 

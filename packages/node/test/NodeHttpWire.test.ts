@@ -1,7 +1,7 @@
 /**
- * `NodeHttpWire`'s own time limits. Under the default clock `Transport` hands
- * the request and idle limits to the wire, which keeps them with plain timers
- * (under `TestClock`, as in every other test, `Transport` applies them itself).
+ * `NodeHttpWire`'s own time limits. `Transport` hands every limit to the
+ * wire, which keeps them with plain timers whatever the fiber's clock (a
+ * `TestClock` drives them only over `HttpClientWire`: core's Transport.test.ts).
  * So these tests run on the live clock, with limits of a few hundred
  * milliseconds against an emulator that holds its reply back for an hour.
  */

@@ -12,7 +12,7 @@ import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SingleRunner from "@effect/cluster/SingleRunner"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import { InvalidRequestError } from "@switchboard/core/SwitchboardError"
+import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -45,7 +45,7 @@ export class DatabaseError extends Schema.TaggedError<DatabaseError>()("Database
   address: Schema.String
 }) {}
 
-const invalid = (message: string) => new InvalidRequestError({ field: "database", message })
+const invalid = (message: string) => new ConfigurationError({ field: "database", message })
 
 /**
  * Reads `--database`: a typed error naming the field when it is empty, of
@@ -55,7 +55,7 @@ const invalid = (message: string) => new InvalidRequestError({ field: "database"
  * @since 0.1.0
  * @category constructors
  */
-export const parseDatabase = (url: string): Effect.Effect<Database, InvalidRequestError> => {
+export const parseDatabase = (url: string): Effect.Effect<Database, ConfigurationError> => {
   const text = url.trim()
   if (/^postgres(ql)?:\/\//i.test(text)) {
     return URL.canParse(text)
@@ -119,7 +119,7 @@ const checkPort = (port: number) =>
   Number.isInteger(port) && port > 0 && port < 65536 && (port < ephemeral.from || port > ephemeral.to)
     ? Effect.succeed(port)
     : Effect.fail(
-      new InvalidRequestError({
+      new ConfigurationError({
         field: "port",
         message: `must be an integer from 1 to 65535 outside ${ephemeral.from}–${ephemeral.to} (the ephemeral range), got ${port}`
       })
@@ -134,7 +134,7 @@ const driver = <A>(name: string, load: () => Promise<A>) =>
   Effect.tryPromise({
     try: load,
     catch: () =>
-      new InvalidRequestError({
+      new ConfigurationError({
         field: "database",
         message: `this database needs ${name}: install it with \`pnpm add ${name}@^0.53\``
       })
@@ -163,19 +163,19 @@ const pgClient = (url: Redacted.Redacted<string>) =>
 const overDatabase = <A, E, R, E2, R2>(
   database: Database,
   engine: Layer.Layer<A, E, R>,
-  client: Layer.Layer<R, E2 | InvalidRequestError, R2>
-): Layer.Layer<A, InvalidRequestError | DatabaseError, R2> =>
+  client: Layer.Layer<R, E2 | ConfigurationError, R2>
+): Layer.Layer<A, ConfigurationError | DatabaseError, R2> =>
   engine.pipe(
     Layer.provide(client),
-    Layer.catchAllCause((cause): Layer.Layer<A, InvalidRequestError | DatabaseError, R2> => {
+    Layer.catchAllCause((cause): Layer.Layer<A, ConfigurationError | DatabaseError, R2> => {
       if (Cause.isInterruptedOnly(cause)) return Layer.failCause(Cause.map(cause, databaseError(database)))
       const error = Cause.squash(cause)
-      return Layer.fail(error instanceof InvalidRequestError ? error : databaseError(database)(error))
+      return Layer.fail(error instanceof ConfigurationError ? error : databaseError(database)(error))
     }),
     Layer.retry(
       Schedule.exponential("250 millis").pipe(
         Schedule.intersect(Schedule.recurs(3)),
-        Schedule.whileInput((error: InvalidRequestError | DatabaseError) => error._tag === "DatabaseError")
+        Schedule.whileInput((error: ConfigurationError | DatabaseError) => error._tag === "DatabaseError")
       )
     )
   )
@@ -216,7 +216,7 @@ const postgres = (database: Extract<Database, { _tag: "Postgres" }>, options: Op
  * @since 0.1.0
  * @category layers
  */
-export const layerRunner = (options: Options): Layer.Layer<WorkflowEngine, InvalidRequestError | DatabaseError> =>
+export const layerRunner = (options: Options): Layer.Layer<WorkflowEngine, ConfigurationError | DatabaseError> =>
   options.database._tag === "Sqlite" ? sqlite(options.database, options) : postgres(options.database, options, false)
 
 /**
@@ -226,5 +226,5 @@ export const layerRunner = (options: Options): Layer.Layer<WorkflowEngine, Inval
  * @since 0.1.0
  * @category layers
  */
-export const layerClient = (options: Options): Layer.Layer<WorkflowEngine, InvalidRequestError | DatabaseError> =>
+export const layerClient = (options: Options): Layer.Layer<WorkflowEngine, ConfigurationError | DatabaseError> =>
   options.database._tag === "Sqlite" ? sqlite(options.database, options) : postgres(options.database, options, true)

@@ -25,13 +25,13 @@ const refusedPort = Effect.promise(() =>
 const build = <A, E>(layer: Layer.Layer<A, E>) => Effect.flip(Effect.scoped(Layer.build(layer)))
 
 describe("Cluster.parseDatabase", () => {
-  it.effect("sqlite files and postgres URLs; another scheme, an empty value or a broken URL: InvalidRequestError on database", () =>
+  it.effect("sqlite files and postgres URLs; another scheme, an empty value or a broken URL: ConfigurationError on database", () =>
     Effect.gen(function*() {
       expect(yield* Cluster.parseDatabase("sqlite:tasks.db")).toEqual({ _tag: "Sqlite", filename: "tasks.db" })
       expect(yield* Cluster.parseDatabase("./tasks.sqlite")).toEqual({ _tag: "Sqlite", filename: "./tasks.sqlite" })
       expect((yield* Cluster.parseDatabase("postgresql://db:5433/fleet"))._tag).toBe("Postgres")
       for (const url of ["mysql://db/fleet", "http://db/fleet", "", "sqlite:", "postgres://[::1"]) {
-        expect(yield* Effect.flip(Cluster.parseDatabase(url)), url).toMatchObject({ _tag: "InvalidRequestError", field: "database" })
+        expect(yield* Effect.flip(Cluster.parseDatabase(url)), url).toMatchObject({ _tag: "ConfigurationError", field: "database" })
       }
     }))
 
