@@ -11,6 +11,7 @@ import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ChatStream from "./internal/chatStream.js"
+import * as GenAi from "./internal/genAi.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import * as StructuredOutput from "./StructuredOutput.js"
@@ -87,8 +88,7 @@ export const make = Effect.map(Transport, (transport): Service => ({
         path: "/chat/completions",
         body,
         decode: decodeCompletion,
-        span: "Switchboard.Chat.create",
-        model: request.model
+        genAi: GenAi.chat(request)
       })),
   stream: (request, options) => {
     const config = transport.config
@@ -106,8 +106,7 @@ export const make = Effect.map(Transport, (transport): Service => ({
           method: "POST",
           path: "/chat/completions",
           body,
-          span: "Switchboard.Chat.stream",
-          model: request.model,
+          genAi: GenAi.chatStart(request, true),
           firstByteTimeout: firstByte,
           idleTimeout: idle
         }, ChatStream.firstEvent(idle, transport.redact))

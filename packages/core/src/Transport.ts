@@ -19,8 +19,10 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as HttpWire from "./HttpWire.js"
 import { errorCode } from "./internal/errorCode.js"
+import * as GenAi from "./internal/genAi.js"
 import * as Issue from "./internal/issue.js"
 import * as Json from "./internal/json.js"
+import * as Observe from "./internal/observe.js"
 import { SwitchboardConfig } from "./SwitchboardConfig.js"
 import * as SwitchboardError from "./SwitchboardError.js"
 
@@ -48,10 +50,8 @@ export interface CallOptions<A> {
   /** The already encoded JSON body. */
   readonly body?: unknown
   readonly decode: (u: unknown) => Either.Either<A, ParseResult.ParseError>
-  /** Span name, e.g. `Switchboard.Chat.create`. */
-  readonly span: string
-  /** Recorded on the span. */
-  readonly model?: string | undefined
+  /** What the call is, for its span and metrics (GenAI conventions, `docs/observability.md`). */
+  readonly genAi: GenAi.Call<A>
   readonly retry?: RetryPolicy | undefined
 }
 
@@ -61,7 +61,9 @@ export interface CallOptions<A> {
  * @since 0.1.0
  * @category models
  */
-export interface OpenOptions extends Omit<CallOptions<unknown>, "decode"> {
+export interface OpenOptions extends Omit<CallOptions<unknown>, "decode" | "genAi"> {
+  /** A stream's reply is read by its caller: no `reply` or `output` here. */
+  readonly genAi: GenAi.Start
   /**
    * Time limit of each attempt, from sending the request to the end of the
    * caller's `commit` (for a stream: its first bytes). Running out fails the
@@ -279,25 +281,22 @@ export const make = Effect.gen(function*() {
   const redact = redactor(config)
   const schedules = { transient: retrySchedule(config, "transient"), unsent: retrySchedule(config, "unsent") }
 
-  const request = (options: Omit<CallOptions<unknown>, "decode">): HttpWire.Request =>
+  const request = (options: Pick<CallOptions<unknown>, "method" | "path" | "body">): HttpWire.Request =>
     options.body === undefined ?
       { method: options.method, url: config.apiUrl + options.path, headers } :
       { method: options.method, url: config.apiUrl + options.path, headers: jsonHeaders, body: JSON.stringify(options.body) }
 
+  const server = GenAi.serverOf(config.apiUrl)
+
+  /** The attempts, retried by policy, in one span named and annotated by the GenAI conventions. */
   const withPolicy = <A, R>(
-    options: Omit<CallOptions<unknown>, "decode">,
+    options: Pick<CallOptions<A>, "method" | "path" | "genAi" | "retry">,
     attempt: Effect.Effect<A, SwitchboardError.SwitchboardError, R>
   ) =>
-    Effect.withSpan(retrying(attempt, schedules[options.retry ?? "transient"]), options.span, {
-      kind: "client",
-      // A stack trace per call costs more than the rest of the span.
-      captureStackTrace: false,
-      attributes: {
-        "http.request.method": options.method,
-        "url.path": `/v1${options.path}`,
-        ...(options.model ? { "gen_ai.request.model": options.model } : {})
-      }
-    })
+    Effect.flatMap(
+      Observe.start(options.genAi, server, redact, { "http.request.method": options.method, "url.path": `/v1${options.path}` }),
+      (observation) => Observe.observeCall(observation, retrying(attempt, schedules[options.retry ?? "transient"]))
+    )
 
   /** The status on the span; a status outside 2xx → its typed error, never a success. */
   const checkStatus = (head: HttpWire.Head, body: Effect.Effect<string>) =>
