@@ -155,11 +155,22 @@ const reply = (
   return { attributes, usage: { input: usage.prompt_tokens, output: usage.completion_tokens } }
 }
 
+/** What a stream's elements say, gathered as they arrive, for its span when it ends. */
+export interface Facts<A> {
+  /** One element, `sinceStartMillis` after the request was sent. */
+  readonly add: (element: A, sinceStartMillis: number) => void
+  /** Milliseconds from the request to the first element, once there was one. */
+  readonly firstMillis: () => number | undefined
+  readonly reply: () => Reply
+  /** The message contents streamed so far; recorded only when the user opts in. */
+  readonly output: () => Attributes
+}
+
 /**
- * The facts of a streamed reply, gathered chunk by chunk: the first id and
- * model, every finish reason, the last usage, and when the first chunk came.
+ * The facts of a streamed completion, gathered chunk by chunk: the first id
+ * and model, every finish reason, the last usage, and when the first chunk came.
  */
-export class ChunkFacts {
+export class ChunkFacts implements Facts<Protocol.ChatCompletionChunk> {
   /** The text of each choice, kept only when contents are recorded. */
   private readonly texts: Map<number, Array<string>> | undefined
   id: string | undefined
@@ -173,7 +184,9 @@ export class ChunkFacts {
     this.texts = keepText ? new Map() : undefined
   }
 
-  add(chunk: Protocol.ChatCompletionChunk, sinceStartMillis: number): void {
+  readonly firstMillis = (): number | undefined => this.firstChunkMillis
+
+  readonly add = (chunk: Protocol.ChatCompletionChunk, sinceStartMillis: number): void => {
     this.firstChunkMillis ??= sinceStartMillis
     this.id ??= chunk.id
     this.model ??= chunk.model
@@ -190,7 +203,7 @@ export class ChunkFacts {
   }
 
   /** `gen_ai.output.messages` of the text streamed so far (tool calls are not gathered here). */
-  output(): Attributes {
+  readonly output = (): Attributes => {
     const indexes = [...new Set([...(this.texts?.keys() ?? []), ...this.reasons.keys()])].sort((a, b) => a - b)
     return {
       "gen_ai.output.messages": JSON.stringify(indexes.map((index) => ({
@@ -202,7 +215,7 @@ export class ChunkFacts {
   }
 
   /** What the chunks so far add to the span; time to first chunk in seconds, as the conventions measure it. */
-  reply(): Reply {
+  readonly reply = (): Reply => {
     const reasons = [...this.reasons.entries()].sort(([a], [b]) => a - b).map(([, reason]) => reason)
     const result = reply(this.id, this.model, reasons, this.usage)
     if (this.firstChunkMillis === undefined) return result

@@ -12,7 +12,6 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
-import type * as Protocol from "../Protocol.js"
 import * as Telemetry from "../Telemetry.js"
 import * as GenAi from "./genAi.js"
 
@@ -120,30 +119,29 @@ export const observeCall = <A, E, R>(observation: Observation<A>, effect: Effect
       })))
 
 /**
- * Watches the chunks of a stream whose span is `span`: when it ends (last
- * chunk, failure or interruption) the span gets the reply's attributes and
- * the metrics their values, time to first chunk included.
+ * Watches the elements of a stream whose span is `span`, gathering `facts`:
+ * when it ends (last element, failure or interruption) the span gets what
+ * they say and the metrics their values, time to first element included.
  */
-export const observeChunks = <E, R>(
+export const observeStream = <A, E, R>(
   observation: Observation<unknown>,
   span: Tracer.Span,
   startMillis: number,
-  chunks: Stream.Stream<Protocol.ChatCompletionChunk, E, R>
-): Stream.Stream<Protocol.ChatCompletionChunk, E, R> =>
-  Stream.suspend(() => {
-    const facts = new GenAi.ChunkFacts(observation.capture)
-    const watched = Stream.mapChunksEffect(chunks, (chunk) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
-        for (const c of chunk) facts.add(c, now - startMillis)
-        return chunk
-      }))
-    return Stream.ensuringWith(watched, (exit) => {
-      const reply = facts.reply()
-      const first = facts.firstChunkMillis
-      const labels = labelsOf(observation, reply.attributes["gen_ai.response.model"], undefined)
-      return Effect.zipRight(
-        finish(observation, span, startMillis, exit, reply, facts.output()),
-        first === undefined ? Effect.void : Metric.update(Metric.taggedWithLabels(Telemetry.timeToFirstChunk, labels), first / 1000)
-      )
-    })
+  facts: GenAi.Facts<A>,
+  elements: Stream.Stream<A, E, R>
+): Stream.Stream<A, E, R> => {
+  const watched = Stream.mapChunksEffect(elements, (chunk) =>
+    Effect.map(Clock.currentTimeMillis, (now) => {
+      for (const element of chunk) facts.add(element, now - startMillis)
+      return chunk
+    }))
+  return Stream.ensuringWith(watched, (exit) => {
+    const reply = facts.reply()
+    const first = facts.firstMillis()
+    const labels = labelsOf(observation, reply.attributes["gen_ai.response.model"], undefined)
+    return Effect.zipRight(
+      finish(observation, span, startMillis, exit, reply, observation.capture ? facts.output() : undefined),
+      first === undefined ? Effect.void : Metric.update(Metric.taggedWithLabels(Telemetry.timeToFirstChunk, labels), first / 1000)
+    )
   })
+}
