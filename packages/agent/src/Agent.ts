@@ -17,7 +17,7 @@ import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
 import { duration } from "@switchboard/core/SwitchboardConfig"
-import { InvalidRequestError, type SwitchboardError } from "@switchboard/core/SwitchboardError"
+import { ConfigurationError, type SwitchboardError } from "@switchboard/core/SwitchboardError"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -321,7 +321,7 @@ const count = (field: string, value: number | undefined, fallback: number, min: 
   const n = value ?? fallback
   return Number.isSafeInteger(n) && n >= min
     ? Either.right(n)
-    : Either.left(new InvalidRequestError({ field, message: `${field} must be an integer of ${min} or more` }))
+    : Either.left(new ConfigurationError({ field, message: `${field} must be an integer of ${min} or more` }))
 }
 
 /** The options with defaults filled in; a limit that makes no sense fails, naming it, before any call. */
@@ -330,7 +330,7 @@ const settings = <T extends Toolkit.Tools, A, I>(
   decisions: Readonly<Record<string, Decision>>,
   complete: Loop.Settings["complete"],
   emit: Loop.Settings["emit"]
-): Either.Either<Loop.Settings, InvalidRequestError> =>
+): Either.Either<Loop.Settings, ConfigurationError> =>
   Either.gen(function*() {
     const budget = options.budget ?? {}
     return {

@@ -31,7 +31,7 @@ describe("limits that make no sense are refused before any call", () => {
     it.effect(name, () =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(Agent.run({ model, toolkit, messages: [user("Use get_weather")], ...options }))
-        expect(error).toMatchObject({ _tag: "InvalidRequestError", field })
+        expect(error).toMatchObject({ _tag: "ConfigurationError", field })
         expect(yield* Effect.flatMap(Emulator.Emulator, (e) => e.requestCount)).toBe(0)
       }).pipe(Effect.provide(emulated()), Effect.provide(handlers())))
   }

@@ -23,57 +23,79 @@ const headersOf = (headers: Headers): Record<string, string> => {
   return out
 }
 
-const send = (request: HttpWire.Request, signal: AbortSignal) =>
-  fetch(request.url, {
+const send = (request: HttpWire.Request, signal: AbortSignal) => {
+  const { headers, payload } = HttpWire.outgoing(request)
+  return fetch(request.url, {
     method: request.method,
-    headers: request.headers,
-    ...(request.body === undefined ? {} : { body: request.body }),
+    headers,
+    ...(payload === undefined ? {} : { body: payload as BodyInit }),
     signal
   })
-
-const timeout = () => new HttpWire.WireError({ reason: "timeout" })
+}
 
 /**
- * The body as a stream of reads. After the first read, a read that takes
+ * The body as a stream of reads. After the first read, a read that waits
  * longer than `idleMillis` fails the stream with a `timeout` and aborts the
- * exchange.
+ * exchange: one timer for the whole body, which on firing checks when the
+ * last read started or ended and sets itself again for what is left.
  */
 const bodyOf = (
   response: Response,
   controller: AbortController,
-  idleMillis: number | undefined
+  idleMillis: number | undefined,
+  onEnd: () => void
 ): Stream.Stream<Uint8Array, HttpWire.WireError> => {
   const body = response.body
   if (body === null) return Stream.empty
   const reader = body.getReader()
   let reads = 0
+  let lastActivity = 0
+  let waiting: ((effect: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>>) => void) | undefined
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const checkIdle = () => {
+    timer = undefined
+    if (idleMillis === undefined) return
+    const silent = Date.now() - lastActivity
+    if (waiting !== undefined && silent >= idleMillis) {
+      const resume = waiting
+      waiting = undefined
+      resume(Effect.fail(Option.some(HttpWire.timeout("idle"))))
+      controller.abort()
+      return
+    }
+    timer = setTimeout(checkIdle, waiting === undefined ? idleMillis : idleMillis - silent)
+  }
   const pull = Effect.async<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>>((resume) => {
-    let settled = false
+    waiting = resume
+    if (reads > 0 && idleMillis !== undefined) {
+      lastActivity = Date.now()
+      timer ??= setTimeout(checkIdle, idleMillis)
+    }
     const settle = (effect: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>>) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
+      if (waiting !== resume) return
+      waiting = undefined
+      lastActivity = Date.now()
       resume(effect)
     }
-    const timer = reads > 0 && idleMillis !== undefined ?
-      setTimeout(() => {
-        settle(Effect.fail(Option.some(timeout())))
-        controller.abort()
-      }, idleMillis) :
-      undefined
     reader.read().then(
       ({ done, value }) => {
         reads++
+        if (done) {
+          clearTimeout(timer)
+          onEnd()
+        }
         settle(done ? Effect.fail(Option.none()) : Effect.succeed(Chunk.of(value)))
       },
-      (cause: unknown) => settle(Effect.fail(Option.some(new HttpWire.WireError({ reason: "response", cause }))))
+      (cause: unknown) => {
+        clearTimeout(timer)
+        settle(Effect.fail(Option.some(new HttpWire.WireError({ reason: "response", cause }))))
+      }
     )
     return Effect.sync(() => {
-      settled = true
-      clearTimeout(timer)
+      waiting = undefined
     })
   })
-  return Stream.repeatEffectChunkOption(pull)
+  return Stream.ensuring(Stream.repeatEffectChunkOption(pull), Effect.sync(() => clearTimeout(timer)))
 }
 
 /**
@@ -116,7 +138,7 @@ export const make = (): HttpWire.Service => ({
         resume(effect)
       }
       const timer = limits?.timeoutMillis === undefined ? undefined : setTimeout(() => {
-        settle(Effect.fail(timeout()))
+        settle(Effect.fail(HttpWire.timeout("request")))
         controller.abort()
       }, limits.timeoutMillis)
       send(request, controller.signal).then(
@@ -148,21 +170,40 @@ export const make = (): HttpWire.Service => ({
     }),
   // The abort is in the scope before the request leaves: whatever ends the
   // scope (interruption while waiting for headers included) ends the exchange.
+  // The total limit is one timer from the start to the body's end.
   open: (request, limits) =>
     Effect.flatMap(
-      Effect.acquireRelease(Effect.sync(() => new AbortController()), (controller) => Effect.sync(() => controller.abort())),
-      (controller) =>
-        Effect.map(
-          Effect.tryPromise({
-            try: () => send(request, controller.signal),
-            catch: (cause) => new HttpWire.WireError({ reason: "request", cause })
-          }),
+      Effect.acquireRelease(
+        Effect.sync(() => ({ controller: new AbortController(), timer: undefined as ReturnType<typeof setTimeout> | undefined })),
+        (exchange) =>
+          Effect.sync(() => {
+            clearTimeout(exchange.timer)
+            exchange.controller.abort()
+          })
+      ),
+      (exchange) => {
+        let timedOut = false
+        if (limits?.totalMillis !== undefined) {
+          exchange.timer = setTimeout(() => {
+            timedOut = true
+            exchange.controller.abort()
+          }, limits.totalMillis)
+        }
+        // An abort by the total limit surfaces as a failed fetch or read: name it.
+        const failure = (reason: "request" | "response", cause: unknown) =>
+          timedOut ? HttpWire.timeout("total") : new HttpWire.WireError({ reason, cause })
+        return Effect.map(
+          Effect.tryPromise({ try: () => send(request, exchange.controller.signal), catch: (cause) => failure("request", cause) }),
           (response): HttpWire.OpenResponse => ({
             status: response.status,
             headers: headersOf(response.headers),
-            body: bodyOf(response, controller, limits?.idleMillis)
+            body: Stream.mapError(
+              bodyOf(response, exchange.controller, limits?.idleMillis, () => clearTimeout(exchange.timer)),
+              (error) => error.reason === "response" ? failure("response", error.cause) : error
+            )
           })
         )
+      }
     )
 })
 

@@ -13,7 +13,7 @@ import * as Chat from "@switchboard/core/Chat"
 import * as EffectVersion from "@switchboard/core/EffectVersion"
 import * as Switchboard from "@switchboard/core/Switchboard"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
-import type { InvalidRequestError, JournalError } from "@switchboard/core/SwitchboardError"
+import type { ConfigurationError, JournalError } from "@switchboard/core/SwitchboardError"
 import type * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -124,7 +124,7 @@ const journalLayer = (journal: Options["journal"]): Layer.Layer<TaskJournal.Task
 /** The configuration after the key guard, with `baseUrl` resolved against the page's address. */
 const configLayer = (
   options: Options
-): Layer.Layer<SwitchboardConfig.SwitchboardConfig, ApiKeyInBrowserError | InvalidRequestError> =>
+): Layer.Layer<SwitchboardConfig.SwitchboardConfig, ApiKeyInBrowserError | ConfigurationError> =>
   Layer.effect(
     SwitchboardConfig.SwitchboardConfig,
     Effect.zipRight(checkApiKey(options), SwitchboardConfig.make({ ...options, baseUrl: resolveBaseUrl(options.baseUrl) }))
@@ -133,7 +133,7 @@ const configLayer = (
 /**
  * Every capability over `fetch` (`BrowserHttpWire`). Fails when built with `ApiKeyInBrowserError`
  * if a key is given without `allowApiKeyInBrowser: true`, and with
- * `InvalidRequestError` for a bad `baseUrl`.
+ * `ConfigurationError` for a bad `baseUrl`.
  *
  * @example
  * ```ts
@@ -148,7 +148,7 @@ const configLayer = (
  */
 export const layer = (
   options: Options
-): Layer.Layer<Services, ApiKeyInBrowserError | InvalidRequestError | JournalError> =>
+): Layer.Layer<Services, ApiKeyInBrowserError | ConfigurationError | JournalError> =>
   EffectVersion.guard(Switchboard.layer.pipe(
     Layer.provideMerge(configLayer(options)),
     Layer.provideMerge(journalLayer(options.journal)),
@@ -179,7 +179,7 @@ export type ChatServices = Chat.Chat | Transport.Transport | SwitchboardConfig.S
  * @since 0.1.0
  * @category layers
  */
-export const layerChat = (options: Options): Layer.Layer<ChatServices, ApiKeyInBrowserError | InvalidRequestError> =>
+export const layerChat = (options: Options): Layer.Layer<ChatServices, ApiKeyInBrowserError | ConfigurationError> =>
   EffectVersion.guard(Chat.layer.pipe(
     Layer.provideMerge(Transport.layer),
     Layer.provideMerge(configLayer(options)),

@@ -83,10 +83,10 @@ describe("the key guard", () => {
       expect(yield* emulator.requestCount).toBe(0)
     }).pipe(Effect.provide(Emulator.layer())))
 
-  it.effect("a bad baseUrl is still an InvalidRequestError", () =>
+  it.effect("a bad baseUrl is a ConfigurationError", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(build({ baseUrl: "ftp://nowhere" }))
-      expect(error).toMatchObject({ _tag: "InvalidRequestError", field: "baseUrl" })
+      expect(error).toMatchObject({ _tag: "ConfigurationError", field: "baseUrl" })
     }))
 })
 

@@ -80,10 +80,12 @@ const urlHint = "check --base-url or SWITCHBOARD_BASE_URL"
 const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
   const message = error.message
   switch (error._tag) {
-    case "InvalidRequestError":
+    case "ConfigurationError":
       return error.field === "baseUrl"
         ? `The base URL must be an http(s) URL — ${urlHint}`
-        : `Invalid request, nothing was sent: ${message}`
+        : `Invalid configuration, nothing was sent: ${message}`
+    case "InvalidRequestError":
+      return `Invalid request, nothing was sent: ${message}`
     case "AuthenticationError":
       return `Authentication failed${http(error)}: ${message} — ${keyHint}`
     case "PermissionDeniedError":
@@ -196,6 +198,7 @@ export const exitCodeOf = (error: unknown): number => {
       return Number(field(error, "exitCode"))
     case "UsageError":
     case "MissingConfigurationError":
+    case "ConfigurationError":
     case "InvalidRequestError":
     case "AttachmentError":
       return ExitCode.usage

@@ -95,11 +95,18 @@ describe("Errors", () => {
       .toBe("Video task t1 is not finished yet (last status: processing); it stays in the journal — finish it later with: switchboard video resume")
     expect(Errors.describe(new Attachment.AttachmentError({ source: "a.png", reason: "NotFound", message: "a.png does not exist" })))
       .toBe("Cannot use this image: a.png does not exist")
+    expect(Errors.describe(new SwitchboardError.ConfigurationError({ field: "baseUrl", message: "baseUrl must be an http(s) URL" })))
+      .toBe("The base URL must be an http(s) URL — check --base-url or SWITCHBOARD_BASE_URL")
+    expect(Errors.describe(new SwitchboardError.ConfigurationError({ field: "timeout", message: "timeout must be a duration" })))
+      .toBe("Invalid configuration, nothing was sent: timeout must be a duration")
+    expect(Errors.describe(new SwitchboardError.InvalidRequestError({ field: "baseUrl", message: "baseUrl is odd" })))
+      .toBe("Invalid request, nothing was sent: baseUrl is odd")
   })
 
   it("maps failures to exit codes", () => {
     expect(Errors.exitCodeOf(new SwitchboardError.ServerError({ message: "down", status: 503 }))).toBe(1)
     expect(Errors.exitCodeOf(new SwitchboardError.InvalidRequestError({ field: "n", message: "n" }))).toBe(2)
+    expect(Errors.exitCodeOf(new SwitchboardError.ConfigurationError({ field: "timeout", message: "t" }))).toBe(2)
     expect(Errors.exitCodeOf(new Errors.MissingConfigurationError({ variables: [], message: "" }))).toBe(2)
     expect(Errors.exitCodeOf(ValidationError.missingValue(Inputs.choice("x", ["a"]) as never))).toBe(2)
     expect(Errors.exitCode(Exit.succeed(1))).toBe(0)

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
@@ -15,8 +15,8 @@ import * as GenAi from "./internal/genAi.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import * as StructuredOutput from "./StructuredOutput.js"
-import { defaultMaxResponseBytes, duration } from "./SwitchboardConfig.js"
-import { InvalidRequestError, type SwitchboardError, TimeoutError } from "./SwitchboardError.js"
+import { defaultMaxResponseBytes } from "./SwitchboardConfig.js"
+import { InvalidRequestError, type SwitchboardError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
 
 /**
@@ -90,35 +90,20 @@ export const make = Effect.map(Transport, (transport): Service => ({
         decode: decodeCompletion,
         genAi: GenAi.chat(request)
       })),
-  stream: (request, options) => {
-    const config = transport.config
-    const limits = Effect.all({
-      firstByte: duration("firstByteTimeout", options?.firstByteTimeout ?? config.streamFirstByteTimeout),
-      idle: duration("idleTimeout", options?.idleTimeout ?? config.streamIdleTimeout),
-      total: duration("totalTimeout", options?.totalTimeout ?? config.streamTotalTimeout)
-    })
-    return Stream.unwrap(Effect.map(limits, ({ firstByte, idle, total }) => {
-      const chunks = Stream.unwrapScoped(Effect.gen(function*() {
-        const body = yield* encodeRequest(ChatStream.streamingRequest(request, options?.includeUsage))
-        // Retried until the body's first event arrives, each attempt within the
-        // first-byte timeout; never after (decision 6).
-        const opened = yield* transport.openWith({
-          method: "POST",
-          path: "/chat/completions",
-          body,
-          genAi: GenAi.chatStart(request, true),
-          firstByteTimeout: firstByte,
-          idleTimeout: idle
-        }, ChatStream.firstEvent(idle, transport.redact))
-        return ChatStream.decodeBody(opened)
-      }))
-      // From the request to the last event, retries included: pings or a
-      // trickle of events cannot keep a stream open for ever.
-      return Duration.isFinite(total) ? Stream.interruptWhen(chunks, Effect.zipRight(Effect.sleep(total), Effect.fail(
-        new TimeoutError({ message: `the stream took longer than ${Duration.format(total)} in all`, phase: "total" })
-      ))) : chunks
-    }))
-  }
+  // Retried until the first chunk arrives, each attempt within the first-byte
+  // timeout; never after (decision 6). The span lasts as long as the stream.
+  stream: (request, options) =>
+    Stream.unwrap(Effect.map(encodeRequest(ChatStream.streamingRequest(request, options?.includeUsage)), (body) =>
+      transport.stream({
+        method: "POST",
+        path: "/chat/completions",
+        body,
+        genAi: GenAi.chatStream(request),
+        firstByteTimeout: options?.firstByteTimeout,
+        idleTimeout: options?.idleTimeout,
+        totalTimeout: options?.totalTimeout,
+        decode: ChatStream.decode
+      })))
 }))
 
 /**

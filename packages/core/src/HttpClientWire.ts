@@ -12,6 +12,7 @@ import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as HttpWire from "./HttpWire.js"
 
@@ -25,16 +26,17 @@ export const make = (httpClient: HttpClient.HttpClient): HttpWire.Service => {
   // `Transport`'s span carries method, path, model and status; the client's
   // own span would repeat it per attempt.
   const client = HttpClient.withTracerDisabledWhen(httpClient, () => true)
-  const execute = (request: HttpWire.Request) =>
-    Effect.mapError(
-      client.execute(
-        HttpClientRequest.make(request.method)(request.url, {
-          headers: request.headers,
-          ...(request.body === undefined ? {} : { body: HttpBody.text(request.body, "application/json") })
-        })
-      ),
+  const execute = (request: HttpWire.Request) => {
+    const { headers, payload } = HttpWire.outgoing(request)
+    const contentType = headers["content-type"]
+    const body = payload === undefined ? undefined : typeof payload === "string" ?
+      HttpBody.text(payload, contentType) :
+      HttpBody.uint8Array(payload, contentType)
+    return Effect.mapError(
+      client.execute(HttpClientRequest.make(request.method)(request.url, { headers, ...(body === undefined ? {} : { body }) })),
       (cause: HttpClientError.HttpClientError) => new HttpWire.WireError({ reason: "request", cause: cause.cause ?? cause })
     )
+  }
   const lost = (cause: HttpClientError.HttpClientError) => new HttpWire.WireError({ reason: "response", cause: cause.cause ?? cause })
   return {
     text: (request, limits) => {
@@ -53,19 +55,39 @@ export const make = (httpClient: HttpClient.HttpClient): HttpWire.Service => {
       }))
       return limits?.timeoutMillis === undefined ? exchange : Effect.timeoutFail(exchange, {
         duration: limits.timeoutMillis,
-        onTimeout: () => new HttpWire.WireError({ reason: "timeout" })
+        onTimeout: () => HttpWire.timeout("request")
       })
     },
-    open: (request, limits) =>
-      Effect.map(execute(request), (response): HttpWire.OpenResponse => ({
-        status: response.status,
-        headers: response.headers,
-        body: limits?.idleMillis === undefined ?
-          Stream.mapError(response.stream, lost) :
-          HttpWire.timeoutBetweenReads(Stream.mapError(response.stream, lost), limits.idleMillis)
-      }))
+    // The limits with `Effect.timeout`, so that a `TestClock` drives them.
+    open: (request, limits) => {
+      const total = limits?.totalMillis
+      const opened = Effect.map(execute(request), (response): HttpWire.OpenResponse => {
+        const body = Stream.mapError(response.stream, lost)
+        return {
+          status: response.status,
+          headers: response.headers,
+          body: limits?.idleMillis === undefined ? body : HttpWire.timeoutBetweenReads(body, limits.idleMillis)
+        }
+      })
+      if (total === undefined) return opened
+      // The wait for the head, then each read, within what is left of the total.
+      return Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (start) =>
+        Effect.map(
+          Effect.timeoutFail(opened, { duration: total, onTimeout: () => HttpWire.timeout("total") }),
+          (response): HttpWire.OpenResponse => ({ ...response, body: withDeadline(response.body, start + total) })
+        ))
+    }
   }
 }
+
+/** Fails `body` with a `total` timeout once the clock passes `deadline` while a read waits. */
+const withDeadline = <A>(body: Stream.Stream<A, HttpWire.WireError>, deadline: number) =>
+  Stream.unwrapScoped(Effect.map(Stream.toPull(body), (pull) =>
+    Stream.repeatEffectChunkOption(Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
+      Effect.timeoutFail(pull, {
+        duration: Math.max(0, deadline - now),
+        onTimeout: () => Option.some(HttpWire.timeout("total"))
+      })))))
 
 /**
  * The wire over whatever `HttpClient` is provided.

@@ -20,15 +20,62 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
 /**
+ * Every method a request may use.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS"
+
+/**
+ * One part of a `multipart/form-data` body: a field, or a file.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FormPart =
+  | { readonly name: string; readonly value: string }
+  | { readonly name: string; readonly bytes: Uint8Array; readonly filename: string; readonly contentType: string }
+
+/**
+ * A request body: JSON text, bytes of a given type, or form data. Each wire
+ * sends it with its `content-type` (`encode`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Body =
+  | { readonly _tag: "Json"; readonly text: string }
+  | { readonly _tag: "Bytes"; readonly bytes: Uint8Array; readonly contentType: string }
+  | { readonly _tag: "FormData"; readonly parts: ReadonlyArray<FormPart> }
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const json = (text: string): Body => ({ _tag: "Json", text })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const bytes = (bytes: Uint8Array, contentType: string): Body => ({ _tag: "Bytes", bytes, contentType })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const formData = (parts: ReadonlyArray<FormPart>): Body => ({ _tag: "FormData", parts })
+
+/**
  * @since 0.1.0
  * @category models
  */
 export interface Request {
-  readonly method: "GET" | "POST"
+  readonly method: Method
   readonly url: string
   readonly headers: Readonly<Record<string, string>>
-  /** JSON text; sent with `content-type: application/json`. */
-  readonly body?: string | undefined
+  readonly body?: Body | undefined
 }
 
 /**
@@ -67,7 +114,7 @@ export interface OpenResponse extends Head {
  * - `request`: before any response arrived (the cause tells whether the
  *   request left, e.g. `ECONNREFUSED`);
  * - `response`: the connection was lost while the body was read;
- * - `timeout`: the time limit the caller gave ran out;
+ * - `timeout`: a time limit the caller gave ran out; `limit` says which;
  * - `too-large`: a successful response's body is (or says it is) longer
  *   than `Limits.maxBytes`; the exchange was aborted.
  *
@@ -76,8 +123,15 @@ export interface OpenResponse extends Head {
  */
 export class WireError extends Data.TaggedError("WireError")<{
   readonly reason: "request" | "response" | "timeout" | "too-large"
+  readonly limit?: "request" | "idle" | "total" | undefined
   readonly cause?: unknown
 }> {}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const timeout = (limit: "request" | "idle" | "total"): WireError => new WireError({ reason: "timeout", limit })
 
 /**
  * Most bytes of an error body (a status outside 2xx) that are read: enough
@@ -90,6 +144,67 @@ export const maxErrorBytes = 64 * 1024
 
 // As `URL` in SwitchboardConfig: present everywhere the SDK runs, untyped in core's build.
 declare const TextDecoder: new () => { readonly decode: (bytes: Uint8Array) => string }
+declare const TextEncoder: new () => { readonly encode: (text: string) => Uint8Array }
+
+/** A boundary no part holds: random, and checked. */
+const boundaryFor = (parts: ReadonlyArray<Uint8Array>): string => {
+  for (;;) {
+    const boundary = `----switchboard${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`
+    const text = new TextDecoder().decode(joinBytes(parts, parts.reduce((n, p) => n + p.length, 0)))
+    if (!text.includes(boundary)) return boundary
+  }
+}
+
+// A quote, CR or LF in a name would end the header line.
+const quoted = (text: string) => `"${text.replace(/["\r\n]/g, (c) => encodeURIComponent(c))}"`
+
+const multipart = (parts: ReadonlyArray<FormPart>): { readonly contentType: string; readonly payload: Uint8Array } => {
+  const utf8 = new TextEncoder()
+  const contents = parts.map((part) => ("value" in part ? utf8.encode(part.value) : part.bytes))
+  const boundary = boundaryFor(contents)
+  const pieces: Array<Uint8Array> = []
+  parts.forEach((part, i) => {
+    const disposition = `form-data; name=${quoted(part.name)}` + ("value" in part ? "" : `; filename=${quoted(part.filename)}`)
+    const type = "value" in part ? "" : `content-type: ${part.contentType.replace(/[\r\n]/g, "")}\r\n`
+    pieces.push(utf8.encode(`--${boundary}\r\ncontent-disposition: ${disposition}\r\n${type}\r\n`), contents[i]!, utf8.encode("\r\n"))
+  })
+  pieces.push(utf8.encode(`--${boundary}--\r\n`))
+  const size = pieces.reduce((n, p) => n + p.length, 0)
+  return { contentType: `multipart/form-data; boundary=${boundary}`, payload: joinBytes(pieces, size) }
+}
+
+/**
+ * What a wire sends for a body: its `content-type` and its bytes (or text,
+ * sent as UTF-8).
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const encode = (body: Body): { readonly contentType: string; readonly payload: string | Uint8Array } => {
+  switch (body._tag) {
+    case "Json":
+      return { contentType: "application/json", payload: body.text }
+    case "Bytes":
+      return { contentType: body.contentType, payload: body.bytes }
+    case "FormData":
+      return multipart(body.parts)
+  }
+}
+
+/**
+ * The request's headers with the body's `content-type` (unless the caller set
+ * one), and the payload to send.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const outgoing = (
+  request: Request
+): { readonly headers: Readonly<Record<string, string>>; readonly payload: string | Uint8Array | undefined } => {
+  if (request.body === undefined) return { headers: request.headers, payload: undefined }
+  const { contentType, payload } = encode(request.body)
+  return { headers: "content-type" in request.headers ? request.headers : { ...request.headers, "content-type": contentType }, payload }
+}
 
 const joinBytes = (parts: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
   if (parts.length === 1) return parts[0]!.subarray(0, size)
@@ -136,15 +251,17 @@ export const readUpTo = <E>(body: Stream.Stream<Uint8Array, E>, maxBytes: number
   )
 
 /**
- * Time limits measured on the wall clock. `Transport` hands them to the wire
- * only under the default clock (a plain timer is far cheaper than racing a
- * fiber); under a `TestClock` it applies them itself with `Effect.timeout`.
+ * The time and size limits of one exchange. `Transport` always hands its
+ * limits to the wire, which keeps them as suits it: plain timers (the Node
+ * and browser wires) or `Effect.timeout` (`HttpClientWire`, which a
+ * `TestClock` drives). A limit that runs out fails with a `timeout`
+ * `WireError` naming it and aborts the exchange.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Limits {
-  /** `text`: the whole exchange, from sending to the last byte. */
+  /** `text`: the whole exchange, from sending to the last byte (`limit: "request"`). */
   readonly timeoutMillis?: number | undefined
   /**
    * `text`: most bytes of a 2xx body; a longer one (or one whose
@@ -152,8 +269,13 @@ export interface Limits {
    * body is cut at `maxErrorBytes` instead. Default: no limit.
    */
   readonly maxBytes?: number | undefined
-  /** `open`: the longest silence between two reads of the body, after the first (`timeoutBetweenReads`). */
+  /**
+   * `open`: the longest silence while the body's reader waits, after its
+   * first read (`limit: "idle"`). A reader that is slow itself never trips it.
+   */
   readonly idleMillis?: number | undefined
+  /** `open`: the whole exchange, from sending to the body's end (`limit: "total"`). */
+  readonly totalMillis?: number | undefined
 }
 
 /**
@@ -192,7 +314,7 @@ export const timeoutBetweenReads = <A>(
     let started = false
     const timed = Effect.timeoutFail(pull, {
       duration: millis,
-      onTimeout: () => Option.some(new WireError({ reason: "timeout" }))
+      onTimeout: () => Option.some(timeout("idle"))
     })
     return Stream.repeatEffectChunkOption(Effect.suspend(() => {
       if (started) return timed

@@ -12,6 +12,7 @@ import * as Embeddings from "./Embeddings.js"
 import * as Images from "./Images.js"
 import * as Models from "./Models.js"
 import * as Moderations from "./Moderations.js"
+import * as RequestOptions from "./RequestOptions.js"
 import type { HttpWire } from "./HttpWire.js"
 import type { SwitchboardConfig } from "./SwitchboardConfig.js"
 import type { TaskJournal } from "./TaskJournal.js"
@@ -45,3 +46,20 @@ export const layer: Layer.Layer<Services, never, SwitchboardConfig | HttpWire | 
     .mergeAll(Chat.layer, Images.layer, Embeddings.layer, Models.layer, Moderations.layer, Videos.layer)
     .pipe(Layer.provideMerge(Transport.layer))
 )
+
+/**
+ * Per-call options for every call inside an effect or a stream: `timeout`,
+ * `maxRetries`, `retryBaseDelay`, `maxRetryDelay`, `retry` (a `Retry.Rule`),
+ * `headers`, `streamFirstByteTimeout`, `streamIdleTimeout`,
+ * `streamTotalTimeout`. They win over the layer's configuration, which wins
+ * over the defaults; an inner `withRequestOptions` wins over an outer one
+ * (headers are merged). Headers cannot replace `authorization`.
+ *
+ * @example
+ * ```ts
+ * Chat.create(request).pipe(Switchboard.withRequestOptions({ timeout: "5 seconds", maxRetries: 0 }))
+ * ```
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withRequestOptions = RequestOptions.withRequestOptions

@@ -15,7 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
-import { InvalidRequestError } from "./SwitchboardError.js"
+import { ConfigurationError } from "./SwitchboardError.js"
 import * as TaskPoller from "./TaskPoller.js"
 
 /**
@@ -105,9 +105,9 @@ const apiUrlOf = (baseUrl: string): string => {
  * @since 0.1.0
  * @category validation
  */
-export const duration = (field: string, input: unknown): Either.Either<Duration.Duration, InvalidRequestError> => {
+export const duration = (field: string, input: unknown): Either.Either<Duration.Duration, ConfigurationError> => {
   const invalid = () =>
-    Either.left(new InvalidRequestError({ field, message: `${field} must be a duration of 0 or more, e.g. "30 seconds"` }))
+    Either.left(new ConfigurationError({ field, message: `${field} must be a duration of 0 or more, e.g. "30 seconds"` }))
   if (typeof input === "number") return Number.isNaN(input) || input < 0 ? invalid() : Either.right(Duration.millis(input))
   if (typeof input === "string" && /^\s*-|nan/i.test(input)) return invalid()
   if (Array.isArray(input) && input.some((n) => typeof n !== "number" || !Number.isFinite(n) || n < 0)) return invalid()
@@ -117,14 +117,14 @@ export const duration = (field: string, input: unknown): Either.Either<Duration.
 const durationOr = (field: keyof Options, options: Options, fallback: Duration.DurationInput) =>
   duration(field, options[field] ?? fallback)
 
-const invalid = (field: string, message: string) => Either.left(new InvalidRequestError({ field, message: `${field} ${message}` }))
+const invalid = (field: string, message: string) => Either.left(new ConfigurationError({ field, message: `${field} ${message}` }))
 
 // Every runtime the SDK runs on (Node 20+, browsers) has the WHATWG `URL`;
 // core is built without DOM or Node typings, hence the declaration.
 declare const URL: new (input: string) => { readonly protocol: string; readonly hostname: string }
 
 /** An http(s) URL that parses, host and port included. */
-const checkBaseUrl = (baseUrl: unknown): Either.Either<string, InvalidRequestError> => {
+const checkBaseUrl = (baseUrl: unknown): Either.Either<string, ConfigurationError> => {
   if (typeof baseUrl !== "string") return invalid("baseUrl", "must be an http(s) URL")
   try {
     const url = new URL(baseUrl.trim())
@@ -140,36 +140,57 @@ const checkBaseUrl = (baseUrl: unknown): Either.Either<string, InvalidRequestErr
 const badHeaderValue = /[\r\n\0]/
 const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
-/** The key and extra headers: nothing that would break the request's head. Never echoes a value. */
-const checkHeaders = (options: Options): Either.Either<void, InvalidRequestError> => {
-  const key = options.apiKey
-  const keyText = key === undefined ? "" : typeof key === "string" ? key : Redacted.value(key)
-  if (typeof keyText !== "string" || badHeaderValue.test(keyText)) return invalid("apiKey", "must not contain CR, LF or NUL")
-  for (const [name, value] of Object.entries(options.headers ?? {})) {
-    if (!headerName.test(name)) return invalid(`headers.${name}`, "is not a valid header name")
+/**
+ * Extra headers: valid names, and values that cannot break the request's
+ * head. Never echoes a value.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const checkHeaders = (
+  field: string,
+  headers: Readonly<Record<string, unknown>>
+): Either.Either<void, ConfigurationError> => {
+  for (const [name, value] of Object.entries(headers)) {
+    if (!headerName.test(name)) return invalid(`${field}.${name}`, "is not a valid header name")
     if (typeof value !== "string" || badHeaderValue.test(value)) {
-      return invalid(`headers.${name}`, "must be a string without CR, LF or NUL")
+      return invalid(`${field}.${name}`, "must be a string without CR, LF or NUL")
     }
   }
   return Either.void
 }
 
-const checkCount = (field: string, value: number, min: number): Either.Either<number, InvalidRequestError> =>
+/** The key: nothing that would break the request's head. Never echoes it. */
+const checkKey = (options: Options): Either.Either<void, ConfigurationError> => {
+  const key = options.apiKey
+  const keyText = key === undefined ? "" : typeof key === "string" ? key : Redacted.value(key)
+  if (typeof keyText !== "string" || badHeaderValue.test(keyText)) return invalid("apiKey", "must not contain CR, LF or NUL")
+  return Either.void
+}
+
+/**
+ * A whole number of at least `min`.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const checkCount = (field: string, value: number, min: number): Either.Either<number, ConfigurationError> =>
   Number.isSafeInteger(value) && value >= min ? Either.right(value) : invalid(field, `must be an integer of ${min} or more`)
 
 /**
  * Validates options and fills in the defaults: a base URL that does not
  * parse, a key or header that would break the request, a negative or NaN
- * time limit or count are `InvalidRequestError`s naming the option, and the
+ * time limit or count are `ConfigurationError`s naming the option, and the
  * layer fails to build before anything is sent.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options): Effect.Effect<ResolvedConfig, InvalidRequestError> =>
+export const make = (options: Options): Effect.Effect<ResolvedConfig, ConfigurationError> =>
   Either.gen(function*() {
     const baseUrl = yield* checkBaseUrl(options.baseUrl)
-    yield* checkHeaders(options)
+    yield* checkKey(options)
+    yield* checkHeaders("headers", options.headers ?? {})
     const key = options.apiKey
     return {
       apiUrl: apiUrlOf(baseUrl),
@@ -201,7 +222,7 @@ export const defaultMaxResponseBytes = 32 * 1024 * 1024
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<SwitchboardConfig, InvalidRequestError> =>
+export const layer = (options: Options): Layer.Layer<SwitchboardConfig, ConfigurationError> =>
   Layer.effect(SwitchboardConfig, make(options))
 
 /**
@@ -213,7 +234,7 @@ export const layer = (options: Options): Layer.Layer<SwitchboardConfig, InvalidR
  */
 export const layerConfig = (
   options: Omit<Options, "baseUrl" | "apiKey"> = {}
-): Layer.Layer<SwitchboardConfig, InvalidRequestError | ConfigError.ConfigError> =>
+): Layer.Layer<SwitchboardConfig, ConfigurationError | ConfigError.ConfigError> =>
   Layer.effect(
     SwitchboardConfig,
     Effect.flatMap(

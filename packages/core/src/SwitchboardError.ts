@@ -14,8 +14,37 @@ const apiFields = {
   requestId: Schema.optional(Schema.String),
   type: Schema.optional(Schema.String),
   code: Schema.optional(Schema.String),
-  param: Schema.optional(Schema.String)
+  param: Schema.optional(Schema.String),
+  /** The service's `x-should-retry` header, when it sent one: it overrides the status's class. */
+  shouldRetry: Schema.optional(Schema.Boolean)
 }
+
+/**
+ * Marks every Switchboard error (`isSwitchboardError`).
+ *
+ * @since 0.1.0
+ * @category symbols
+ */
+export const TypeId: unique symbol = Symbol.for("@switchboard/core/SwitchboardError")
+
+/**
+ * @since 0.1.0
+ * @category symbols
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * A configuration that cannot work, refused before anything is sent: a layer
+ * option (`baseUrl`, `timeout`, `headers.x-…`) or a per-call option
+ * (`Switchboard.withRequestOptions`, `Chat.StreamOptions`). `field` names it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()("ConfigurationError", {
+  field: Schema.String,
+  message: Schema.String
+}) {}
 
 /**
  * A request was rejected before anything was sent: `field` names the offending
@@ -254,31 +283,45 @@ export class JournalError extends Schema.TaggedError<JournalError>()("JournalErr
 }) {}
 
 /**
+ * Every error class, in one list: the `SwitchboardError` union, `errorTags`
+ * and `isSwitchboardError` derive from it (and any schema of them all, as
+ * `Schema.Union(...errorClasses)`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const errorClasses = [
+  ConfigurationError,
+  InvalidRequestError,
+  BadRequestError,
+  AuthenticationError,
+  PermissionDeniedError,
+  NotFoundError,
+  ConflictError,
+  RateLimitError,
+  ClientError,
+  ServerError,
+  TransportError,
+  TimeoutError,
+  ResponseDecodeError,
+  ResponseTooLargeError,
+  StreamError,
+  TaskFailedError,
+  TaskTimeoutError,
+  TaskNotFoundError,
+  NoImageInResponseError,
+  JournalError
+] as const
+
+for (const errorClass of errorClasses) Object.defineProperty(errorClass.prototype, TypeId, { value: TypeId })
+
+/**
  * Every error the SDK's calls can fail with.
  *
  * @since 0.1.0
  * @category errors
  */
-export type SwitchboardError =
-  | InvalidRequestError
-  | BadRequestError
-  | AuthenticationError
-  | PermissionDeniedError
-  | NotFoundError
-  | ConflictError
-  | RateLimitError
-  | ClientError
-  | ServerError
-  | TransportError
-  | TimeoutError
-  | ResponseDecodeError
-  | ResponseTooLargeError
-  | StreamError
-  | TaskFailedError
-  | TaskTimeoutError
-  | TaskNotFoundError
-  | NoImageInResponseError
-  | JournalError
+export type SwitchboardError = InstanceType<(typeof errorClasses)[number]>
 
 /**
  * Errors that answer an HTTP status from the service.
@@ -303,45 +346,25 @@ export type ApiError =
  * @since 0.1.0
  * @category guards
  */
-export const errorTags: ReadonlyArray<SwitchboardError["_tag"]> = [
-  "InvalidRequestError",
-  "BadRequestError",
-  "AuthenticationError",
-  "PermissionDeniedError",
-  "NotFoundError",
-  "ConflictError",
-  "RateLimitError",
-  "ClientError",
-  "ServerError",
-  "TransportError",
-  "TimeoutError",
-  "ResponseDecodeError",
-  "ResponseTooLargeError",
-  "StreamError",
-  "TaskFailedError",
-  "TaskTimeoutError",
-  "TaskNotFoundError",
-  "NoImageInResponseError",
-  "JournalError"
-]
-
-const tags: ReadonlySet<string> = new Set(errorTags)
+export const errorTags: ReadonlyArray<SwitchboardError["_tag"]> = errorClasses.map((errorClass) => errorClass._tag)
 
 /**
  * @since 0.1.0
  * @category guards
  */
-export const isSwitchboardError = (u: unknown): u is SwitchboardError =>
-  Predicate.hasProperty(u, "_tag") && typeof u._tag === "string" && tags.has(u._tag)
+export const isSwitchboardError = (u: unknown): u is SwitchboardError => Predicate.hasProperty(u, TypeId)
 
 /**
- * Whether retrying the same request may succeed: 408, 409, 429, 5xx, a
- * timeout and a failed connection (decision 6).
+ * Whether repeating the same request may succeed: 408, 409, 429, 5xx, a
+ * timeout and a failed connection (decision 6), unless the service said
+ * otherwise with `x-should-retry`. Which calls may then be repeated is
+ * `Retry.standard`'s to decide (built on this).
  *
  * @since 0.1.0
  * @category guards
  */
 export const isTransient = (error: SwitchboardError): boolean => {
+  if ("shouldRetry" in error && error.shouldRetry !== undefined) return error.shouldRetry
   switch (error._tag) {
     case "RateLimitError":
     case "ServerError":
@@ -368,6 +391,7 @@ export interface ApiErrorDetails {
   readonly code?: string | undefined
   readonly param?: string | undefined
   readonly retryAfterMillis?: number | undefined
+  readonly shouldRetry?: boolean | undefined
 }
 
 /**
@@ -391,6 +415,7 @@ export const fromStatus = (details: ApiErrorDetails): ApiError => {
     case 404:
       return new NotFoundError(fields)
     case 408:
+      // No `shouldRetry` here: a 408 is retried as any timeout is.
       return new TimeoutError({
         message: fields.message,
         phase: "service",

@@ -1,10 +1,14 @@
 /**
- * The one place that talks HTTP: base URL + `/v1`, the bearer header, JSON
- * bodies, status → typed error, retries (decision 6), timeouts (decision 7)
- * and a span per call. Every capability goes through it.
+ * The one place that talks HTTP: base URL + `/v1`, the bearer header, request
+ * bodies, status → typed error, wire failures → typed errors, retries
+ * (`Retry`), time limits, per-call options (`RequestOptions`) and the span of
+ * each service call. Every capability goes through `call` (one JSON reply) or
+ * `stream` (a body read as it arrives).
  *
  * @since 0.1.0
  */
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -13,69 +17,94 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import type * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
 import * as HttpWire from "./HttpWire.js"
 import { errorCode } from "./internal/errorCode.js"
 import * as GenAi from "./internal/genAi.js"
 import * as Issue from "./internal/issue.js"
 import * as Json from "./internal/json.js"
 import * as Observe from "./internal/observe.js"
-import { SwitchboardConfig } from "./SwitchboardConfig.js"
+import { truncate } from "./internal/text.js"
+import * as RequestOptions from "./RequestOptions.js"
+import * as Retry from "./Retry.js"
+import * as SwitchboardConfig from "./SwitchboardConfig.js"
 import * as SwitchboardError from "./SwitchboardError.js"
 
 /**
- * Which failures a call may be retried after.
- * - `transient`: 408, 409, 429, 5xx, timeouts and connection failures
- *   (idempotent-safe calls).
- * - `unsent`: only failures where the request surely did not reach the
- *   service (a refused connection, 429). Used for video submission, where a
- *   duplicate costs money.
+ * What every request names: where it goes, what it carries, how it may be
+ * retried, and the span it runs in.
  *
  * @since 0.1.0
  * @category models
  */
-export type RetryPolicy = "transient" | "unsent"
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface CallOptions<A> {
-  readonly method: "GET" | "POST"
+export interface RequestSpec {
+  readonly method: HttpWire.Method
   /** Path below `/v1`, e.g. `/chat/completions`. */
   readonly path: string
-  /** The already encoded JSON body. */
+  /** An already encoded value, sent as JSON. */
   readonly body?: unknown
-  readonly decode: (u: unknown) => Either.Either<A, ParseResult.ParseError>
-  /** What the call is, for its span and metrics (GenAI conventions, `docs/observability.md`). */
-  readonly genAi: GenAi.Call<A>
-  readonly retry?: RetryPolicy | undefined
+  /** Any other body (bytes, form data); `body` wins when both are given. */
+  readonly rawBody?: HttpWire.Body | undefined
+  /** What a repeat may cost (`Retry.CallClass`). Default `safe`. */
+  readonly retry?: Retry.CallClass | undefined
+  /**
+   * What the call is, for its span (kind `client`) and metrics by the GenAI
+   * conventions: its name, the attributes set when it starts, where samplers
+   * see them (`docs/observability.md`).
+   */
+  readonly genAi: GenAi.Start
 }
 
 /**
- * What `open` and `openWith` take: a call without a decoder.
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallOptions<A> extends RequestSpec {
+  readonly decode: (u: unknown) => Either.Either<A, ParseResult.ParseError>
+  /** Also reads the reply (response id, usage …) for the span and the metrics, before the span ends. */
+  readonly genAi: GenAi.Call<A>
+}
+
+/**
+ * What a stream's decoder gets besides the body.
  *
  * @since 0.1.0
  * @category models
  */
-export interface OpenOptions extends Omit<CallOptions<unknown>, "decode" | "genAi"> {
-  /** A stream's reply is read by its caller: no `reply` or `output` here. */
-  readonly genAi: GenAi.Start
+export interface StreamReply {
+  readonly headers: Readonly<Record<string, string>>
+  readonly requestId: string | undefined
+  /** The call's span, open until the stream ends: set attributes on it as elements arrive. */
+  readonly span: Tracer.Span
+  /** `Service.redact`, with the call's own secret headers. */
+  readonly redact: (text: string) => string
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface StreamOptions<A> extends RequestSpec {
+  /** Also gathers what the elements say (response id, usage …), for the span when the stream ends. */
+  readonly genAi: GenAi.StreamCall<A>
   /**
-   * Time limit of each attempt, from sending the request to the end of the
-   * caller's `commit` (for a stream: its first bytes). Running out fails the
-   * attempt with a `TimeoutError` of phase `first-byte`, retried like any
-   * transient failure. Default: no limit.
+   * The body → elements (e.g. server-sent events → chunks). The stream is
+   * committed at its first element: every failure before it retries the
+   * request (per the retry rule), none after it.
    */
+  readonly decode: (
+    body: Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError>,
+    reply: StreamReply
+  ) => Stream.Stream<A, SwitchboardError.SwitchboardError>
+  /** Override the `RequestOptions`/config limits for this stream. */
   readonly firstByteTimeout?: Duration.DurationInput | undefined
-  /**
-   * The longest silence between two reads of the body after the first; the
-   * body then fails with a `WireError` of reason `timeout`. Default: no limit.
-   */
   readonly idleTimeout?: Duration.DurationInput | undefined
+  readonly totalTimeout?: Duration.DurationInput | undefined
 }
 
 /**
@@ -83,28 +112,19 @@ export interface OpenOptions extends Omit<CallOptions<unknown>, "decode" | "genA
  * @category models
  */
 export interface Service {
-  /** One JSON call: send, check status, decode, retrying per policy. */
+  /** One JSON call: send, check status, decode, retrying per the rule. */
   readonly call: <A>(options: CallOptions<A>) => Effect.Effect<A, SwitchboardError.SwitchboardError>
   /**
-   * Sends a request and yields the response once its status is a success, with
-   * the same retries as `call`. The body is left unread, for streaming; the
-   * exchange lasts as long as the scope.
+   * A streamed reply, from the request to the body's end: retried until its
+   * first element, never after; the span lives until the stream ends (its
+   * last element, a failure or an interruption). Interrupting the stream
+   * aborts the exchange. Time limits: `first-byte` (per attempt, until the
+   * first element), `idle` (silences of the body after its first read) and
+   * `total` (from the request to the end, retries included).
    */
-  readonly open: (
-    options: OpenOptions
-  ) => Effect.Effect<HttpWire.OpenResponse, SwitchboardError.SwitchboardError, Scope.Scope>
-  /**
-   * Like `open`, but an attempt lasts until `commit` succeeds on the response
-   * (e.g. the first bytes of a stream arrived): a failure before then retries
-   * the request, nothing after it does. A failed attempt's exchange is
-   * aborted at once.
-   */
-  readonly openWith: <A, R>(
-    options: OpenOptions,
-    commit: (response: HttpWire.OpenResponse) => Effect.Effect<A, SwitchboardError.SwitchboardError, R>
-  ) => Effect.Effect<A, SwitchboardError.SwitchboardError, R | Scope.Scope>
+  readonly stream: <A>(options: StreamOptions<A>) => Stream.Stream<A, SwitchboardError.SwitchboardError>
   /** The resolved configuration, for capabilities that need its settings. */
-  readonly config: SwitchboardConfig["Type"]
+  readonly config: SwitchboardConfig.ResolvedConfig
   /**
    * Server-provided text with the configured key and secret header values
    * replaced by `[redacted]`: applied to everything the SDK surfaces from a
@@ -119,12 +139,140 @@ export interface Service {
  */
 export class Transport extends Context.Tag("@switchboard/core/Transport")<Transport, Service>() {}
 
-const bodyPreviewLength = 200
+// ---------------------------------------------------------------------------
+// Settings: the layer's configuration, under any per-call options
+// ---------------------------------------------------------------------------
 
-/** Keeps error texts short: the start of a body is enough to recognise it. */
-export const truncate = (text: string, max = bodyPreviewLength): string =>
-  text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`
+/** What one call runs with, resolved once per layer (and per call with options). */
+interface Settings {
+  readonly headers: Readonly<Record<string, string>>
+  readonly timeoutMillis: number | undefined
+  readonly maxBytes: number
+  readonly firstByte: Duration.Duration
+  readonly idle: Duration.Duration
+  readonly total: Duration.Duration
+  readonly schedule: (call: Retry.CallClass) => Schedule.Schedule<unknown, SwitchboardError.SwitchboardError>
+  readonly redact: (text: string) => string
+}
 
+// Header names whose values are secrets, besides the key's `authorization`.
+const secretHeader = /auth|key|token|secret|cookie|password|session/i
+
+/**
+ * Replaces every secret (the key, secret header values) in a server-provided
+ * text. Gateways echo a wrong key in their 401 message.
+ */
+const redactor = (
+  apiKey: Option.Option<Redacted.Redacted<string>>,
+  headers: Readonly<Record<string, string>>
+): (text: string) => string => {
+  const secrets = [
+    ...Option.toArray(Option.map(apiKey, Redacted.value)),
+    ...Object.entries(headers).filter(([name]) => secretHeader.test(name)).map(([, value]) => value)
+  ].filter((secret) => secret.length >= 4)
+  if (secrets.length === 0) return (text) => text
+  return (text) => {
+    let out = text
+    for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join("[redacted]")
+    return out
+  }
+}
+
+const lowerCaseNames = (headers: Readonly<Record<string, string>>): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value
+  return out
+}
+
+// Past 2^31 - 1 ms timers fire at once: such a limit (and `Infinity`) is none.
+const maxTimerMillis = 2 ** 31 - 1
+
+/** A limit in milliseconds for a wire; `undefined` for none. */
+const millisOf = (duration: Duration.Duration): number | undefined => {
+  const millis = Duration.toMillis(duration)
+  return Number.isFinite(millis) && millis < maxTimerMillis ? millis : undefined
+}
+
+const baseSettings = (config: SwitchboardConfig.ResolvedConfig): Settings => {
+  const headers: Record<string, string> = { accept: "application/json", ...lowerCaseNames(config.headers) }
+  if (Option.isSome(config.apiKey)) headers["authorization"] = `Bearer ${Redacted.value(config.apiKey.value)}`
+  const schedules = {
+    safe: Retry.schedule(config, "safe"),
+    unsent: Retry.schedule(config, "unsent"),
+    never: Retry.schedule(config, "never")
+  }
+  return {
+    headers,
+    timeoutMillis: millisOf(config.timeout),
+    maxBytes: config.maxResponseBytes,
+    firstByte: config.streamFirstByteTimeout,
+    idle: config.streamIdleTimeout,
+    total: config.streamTotalTimeout,
+    schedule: (call) => schedules[call],
+    redact: redactor(config.apiKey, config.headers)
+  }
+}
+
+const optionDuration = (field: keyof RequestOptions.RequestOptions, value: Duration.DurationInput | undefined) =>
+  value === undefined ? Either.right(undefined) : SwitchboardConfig.duration(`requestOptions.${field}`, value)
+
+/**
+ * The layer's settings under per-call options, checked: a bad option is a
+ * `ConfigurationError` naming it, and `authorization` cannot be replaced.
+ */
+const resolve = (
+  config: SwitchboardConfig.ResolvedConfig,
+  base: Settings,
+  options: RequestOptions.RequestOptions
+): Either.Either<Settings, SwitchboardError.ConfigurationError> =>
+  Either.gen(function*() {
+    const extra = options.headers === undefined ? {} : lowerCaseNames(options.headers)
+    yield* SwitchboardConfig.checkHeaders("requestOptions.headers", extra)
+    if ("authorization" in extra) {
+      return yield* Either.left(
+        new SwitchboardError.ConfigurationError({
+          field: "requestOptions.headers.authorization",
+          message:
+            "requestOptions.headers.authorization cannot replace the layer's key: build a layer with that apiKey instead"
+        })
+      )
+    }
+    const timeout = yield* optionDuration("timeout", options.timeout)
+    const retryBaseDelay = yield* optionDuration("retryBaseDelay", options.retryBaseDelay)
+    const maxRetryDelay = yield* optionDuration("maxRetryDelay", options.maxRetryDelay)
+    const firstByte = yield* optionDuration("streamFirstByteTimeout", options.streamFirstByteTimeout)
+    const idle = yield* optionDuration("streamIdleTimeout", options.streamIdleTimeout)
+    const total = yield* optionDuration("streamTotalTimeout", options.streamTotalTimeout)
+    const maxRetries = options.maxRetries === undefined ?
+      config.maxRetries :
+      yield* SwitchboardConfig.checkCount("requestOptions.maxRetries", options.maxRetries, 0)
+    const scheduleSettings = {
+      maxRetries,
+      retryBaseDelay: retryBaseDelay ?? config.retryBaseDelay,
+      maxRetryDelay: maxRetryDelay ?? config.maxRetryDelay
+    }
+    const rule = options.retry ?? Retry.standard
+    return {
+      headers: { ...base.headers, ...extra },
+      timeoutMillis: timeout === undefined ? base.timeoutMillis : millisOf(timeout),
+      maxBytes: base.maxBytes,
+      firstByte: firstByte ?? base.firstByte,
+      idle: idle ?? base.idle,
+      total: total ?? base.total,
+      schedule: (call) => Retry.schedule(scheduleSettings, call, rule),
+      redact: Object.keys(extra).some((name) => secretHeader.test(name)) ?
+        redactor(config.apiKey, { ...config.headers, ...extra }) :
+        base.redact
+    }
+  })
+
+/** A per-stream time limit given by the caller, checked, over the settings' one. */
+const limitOr = (field: string, input: Duration.DurationInput | undefined, fallback: Duration.Duration) =>
+  input === undefined ? Either.right(fallback) : SwitchboardConfig.duration(field, input)
+
+// ---------------------------------------------------------------------------
+// Replies → typed errors (the one place wire failures and statuses become SDK errors)
+// ---------------------------------------------------------------------------
 
 /** `retry-after-ms`, then `Retry-After` in seconds or as an HTTP date. */
 const retryAfterMillis = (headers: Readonly<Record<string, string>>, now: number): number | undefined => {
@@ -138,24 +286,10 @@ const retryAfterMillis = (headers: Readonly<Record<string, string>>, now: number
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 
-// Header names whose values are secrets, besides the key's `authorization`.
-const secretHeader = /auth|key|token|secret|cookie|password|session/i
-
-/**
- * Replaces every configured secret (the key, secret header values) in a
- * server-provided text. Gateways echo a wrong key in their 401 message.
- */
-const redactor = (config: SwitchboardConfig["Type"]): (text: string) => string => {
-  const secrets = [
-    ...Option.toArray(Option.map(config.apiKey, Redacted.value)),
-    ...Object.entries(config.headers).filter(([name]) => secretHeader.test(name)).map(([, value]) => value)
-  ].filter((secret) => secret.length >= 4)
-  if (secrets.length === 0) return (text) => text
-  return (text) => {
-    let out = text
-    for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join("[redacted]")
-    return out
-  }
+/** `x-should-retry: true|false`: the service's own word on retrying. */
+const shouldRetryOf = (headers: Readonly<Record<string, string>>): boolean | undefined => {
+  const value = headers["x-should-retry"]?.trim().toLowerCase()
+  return value === "true" ? true : value === "false" ? false : undefined
 }
 
 /** What a status without a body says: a redirect names where it points. */
@@ -170,7 +304,7 @@ const statusText = (head: HttpWire.Head): string => {
  * A status outside 2xx → its typed error with the service's message
  * (decision 2), found in any of the usual error shapes, redacted.
  */
-const failure = (head: HttpWire.Head, body: Effect.Effect<string>, redact: (text: string) => string) =>
+const statusFailure = (head: HttpWire.Head, body: Effect.Effect<string>, redact: (text: string) => string) =>
   Effect.flatMap(body, (text) =>
     Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) => {
       const error = Json.serviceErrorOf(text)
@@ -183,197 +317,82 @@ const failure = (head: HttpWire.Head, body: Effect.Effect<string>, redact: (text
           type: optional(error?.type),
           code: optional(error?.code),
           param: optional(error?.param),
-          retryAfterMillis: retryAfterMillis(head.headers, now)
+          retryAfterMillis: retryAfterMillis(head.headers, now),
+          shouldRetry: shouldRetryOf(head.headers)
         })
       )
     }))
 
-const shouldRetry = (policy: RetryPolicy) => (error: SwitchboardError.SwitchboardError): boolean =>
-  policy === "transient"
-    ? SwitchboardError.isTransient(error)
-    : error._tag === "RateLimitError" || (error._tag === "TransportError" && !error.sent)
+/** Where an exchange was when its wire failed. */
+type Stage =
+  | { readonly _tag: "call"; readonly where: string; readonly timeoutMillis: number | undefined }
+  | { readonly _tag: "stream"; readonly started: boolean; readonly requestId: string | undefined }
 
-const retryAfterOf = (error: SwitchboardError.SwitchboardError): number | undefined =>
-  error._tag === "RateLimitError" || error._tag === "ServerError" ? error.retryAfterMillis : undefined
-
-/**
- * Jittered exponential backoff for at most `maxRetries` retries, waiting what
- * the service asked for in `Retry-After` when it did, capped by `maxRetryDelay`.
- *
- * @since 0.1.0
- * @category retries
- */
-export const retrySchedule = (config: SwitchboardConfig["Type"], policy: RetryPolicy) =>
-  Schedule.exponential(config.retryBaseDelay).pipe(
-    Schedule.jittered,
-    Schedule.intersect(Schedule.recurs(config.maxRetries)),
-    Schedule.intersect(Schedule.identity<SwitchboardError.SwitchboardError>()),
-    Schedule.whileInput(shouldRetry(policy)),
-    Schedule.modifyDelay(([, error], delay) => {
-      const asked = retryAfterOf(error)
-      return Duration.min(asked === undefined ? delay : Duration.millis(asked), config.maxRetryDelay)
-    })
-  )
-
-/** The clock of the default runtime: under it, a time limit can be a plain timer. */
-const defaultClock = Effect.runSync(Effect.clock)
-
-/**
- * `Effect.retry(attempt, schedule)`, with the schedule's driver made only
- * once an attempt has failed: most calls succeed at once, and making the
- * driver is most of what `Effect.retry` costs them.
- */
-const retrying = <A, R>(
-  attempt: Effect.Effect<A, SwitchboardError.SwitchboardError, R>,
-  schedule: Schedule.Schedule<unknown, SwitchboardError.SwitchboardError>
-): Effect.Effect<A, SwitchboardError.SwitchboardError, R> =>
-  Effect.catchAll(attempt, (first) =>
-    Effect.flatMap(Schedule.driver(schedule), (driver) => {
-      const next = (error: SwitchboardError.SwitchboardError): Effect.Effect<A, SwitchboardError.SwitchboardError, R> =>
-        Effect.matchEffect(driver.next(error), {
-          onFailure: () => Effect.fail(error),
-          onSuccess: () => Effect.catchAll(attempt, next)
-        })
-      return next(first)
-    }))
-
-/** A wire failure before or while reading a response → its typed error. */
-const wireFailure = (
-  error: HttpWire.WireError,
-  where: string,
-  timeoutMillis: number,
-  maxBytes: number
-): SwitchboardError.SwitchboardError => {
-  if (error.reason === "timeout") {
-    return new SwitchboardError.TimeoutError({ message: `${where} took longer than ${timeoutMillis} ms`, phase: "request" })
-  }
-  if (error.reason === "response") {
-    return new SwitchboardError.TransportError({ message: `connection lost while reading ${where}`, sent: true })
-  }
-  if (error.reason === "too-large") {
-    return new SwitchboardError.ResponseTooLargeError({
-      message: `the reply to ${where} is larger than ${maxBytes} bytes (maxResponseBytes)`,
-      limit: maxBytes
-    })
-  }
-  const code = errorCode(error.cause)
-  return new SwitchboardError.TransportError({
-    message: `connection failed on ${where}${code ? ` (${code})` : ""}`,
-    sent: code !== "ECONNREFUSED" && code !== "ENOTFOUND" && code !== "EAI_AGAIN"
-  })
+/** ` (ECONNRESET)`, or nothing when the error has no code. */
+const codeOf = (error: unknown): string => {
+  const code = errorCode(error)
+  return code === undefined ? "" : ` (${code})`
 }
 
-/**
- * Builds the transport from the configuration and an `HttpWire`.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const make = Effect.gen(function*() {
-  const config = yield* SwitchboardConfig
-  const wire = yield* HttpWire.HttpWire
-  const headers: Record<string, string> = { accept: "application/json", ...config.headers }
-  if (Option.isSome(config.apiKey)) headers["authorization"] = `Bearer ${Redacted.value(config.apiKey.value)}`
-  const jsonHeaders: Record<string, string> = { ...headers, "content-type": "application/json" }
-  const timeoutMillis = Duration.toMillis(config.timeout)
-  const maxBytes: HttpWire.Limits = { maxBytes: config.maxResponseBytes }
-  const liveLimits: HttpWire.Limits = { timeoutMillis, maxBytes: config.maxResponseBytes }
-  const redact = redactor(config)
-  const schedules = { transient: retrySchedule(config, "transient"), unsent: retrySchedule(config, "unsent") }
+const withId = (requestId: string | undefined) => (requestId === undefined ? {} : { requestId })
 
-  const request = (options: Pick<CallOptions<unknown>, "method" | "path" | "body">): HttpWire.Request =>
-    options.body === undefined ?
-      { method: options.method, url: config.apiUrl + options.path, headers } :
-      { method: options.method, url: config.apiUrl + options.path, headers: jsonHeaders, body: JSON.stringify(options.body) }
-
-  const server = GenAi.serverOf(config.apiUrl)
-
-  /** The attempts, retried by policy, in one span named and annotated by the GenAI conventions. */
-  const withPolicy = <A, R>(
-    options: Pick<CallOptions<A>, "method" | "path" | "genAi" | "retry">,
-    attempt: Effect.Effect<A, SwitchboardError.SwitchboardError, R>
-  ) =>
-    Effect.flatMap(
-      Observe.start(options.genAi, server, redact, { "http.request.method": options.method, "url.path": `/v1${options.path}` }),
-      (observation) => Observe.observeCall(observation, retrying(attempt, schedules[options.retry ?? "transient"]))
-    )
-
-  /** The status on the span; a status outside 2xx → its typed error, never a success. */
-  const checkStatus = (head: HttpWire.Head, body: Effect.Effect<string>) =>
-    Effect.zipRight(
-      Effect.annotateCurrentSpan("http.response.status_code", head.status),
-      head.status >= 200 && head.status < 300 ? Effect.void : failure(head, body, redact)
-    )
-
-  const call = <A>(options: CallOptions<A>): Effect.Effect<A, SwitchboardError.SwitchboardError> => {
-    const where = `${options.method} /v1${options.path}`
-    const req = request(options)
-    const exchange = Effect.clockWith((clock) =>
-      clock === defaultClock ? wire.text(req, liveLimits) : Effect.timeoutFail(wire.text(req, maxBytes), {
-        duration: config.timeout,
-        onTimeout: () => new HttpWire.WireError({ reason: "timeout" })
+/** A wire failure → its typed error. */
+const wireFailure = (
+  error: HttpWire.WireError,
+  stage: Stage,
+  settings: { readonly maxBytes: number; readonly idle: Duration.Duration; readonly total: Duration.Duration }
+): SwitchboardError.SwitchboardError => {
+  const requestId = stage._tag === "stream" ? stage.requestId : undefined
+  switch (error.reason) {
+    case "timeout":
+      if (error.limit === "idle") {
+        return new SwitchboardError.TimeoutError({
+          message: `the stream sent no data for ${Duration.toMillis(settings.idle)} ms`,
+          phase: "idle",
+          ...withId(requestId)
+        })
+      }
+      if (error.limit === "total") {
+        return new SwitchboardError.TimeoutError({
+          message: `the stream took longer than ${Duration.format(settings.total)} in all`,
+          phase: "total",
+          ...withId(requestId)
+        })
+      }
+      return new SwitchboardError.TimeoutError({
+        message: stage._tag === "call" ?
+          `${stage.where} took longer than ${stage.timeoutMillis} ms` :
+          "the request timed out",
+        phase: "request"
       })
-    )
-    const attempt = Effect.flatMap(
-      Effect.mapError(exchange, (error) => wireFailure(error, where, timeoutMillis, config.maxResponseBytes)),
-      (response) =>
-        Effect.flatMap(checkStatus(response, Effect.succeed(response.text)), () => readJson(response, options.decode, where, redact))
-    )
-    return withPolicy(options, attempt)
-  }
-
-  const openWith = <A, R>(
-    options: OpenOptions,
-    commit: (response: HttpWire.OpenResponse) => Effect.Effect<A, SwitchboardError.SwitchboardError, R>
-  ): Effect.Effect<A, SwitchboardError.SwitchboardError, R | Scope.Scope> => {
-    const where = `${options.method} /v1${options.path}`
-    const req = request(options)
-    const idleMillis = options.idleTimeout === undefined ? undefined : Duration.toMillis(options.idleTimeout)
-    const opened = Effect.clockWith((clock) =>
-      clock === defaultClock || idleMillis === undefined ? wire.open(req, { idleMillis }) : Effect.map(
-        wire.open(req),
-        (response): HttpWire.OpenResponse => ({ ...response, body: HttpWire.timeoutBetweenReads(response.body, idleMillis) })
-      )
-    )
-    const attempt = inOwnScope(Effect.flatMap(
-      Effect.mapError(opened, (error) => wireFailure(error, where, timeoutMillis, config.maxResponseBytes)),
-      (response) => Effect.flatMap(checkStatus(response, bodyText(response)), () => commit(response))
-    ))
-    if (options.firstByteTimeout === undefined) return withPolicy(options, attempt)
-    const limit = Duration.decode(options.firstByteTimeout)
-    return withPolicy(
-      options,
-      Effect.timeoutFail(attempt, {
-        duration: limit,
-        onTimeout: () =>
-          new SwitchboardError.TimeoutError({
-            message: `${where} sent no data within ${Duration.toMillis(limit)} ms`,
-            phase: "first-byte"
-          })
+    case "too-large":
+      return new SwitchboardError.ResponseTooLargeError({
+        message: `the reply${stage._tag === "call" ? ` to ${stage.where}` : ""} is larger than ${settings.maxBytes} bytes (maxResponseBytes)`,
+        limit: settings.maxBytes
       })
-    )
+    case "response":
+      if (stage._tag === "call") {
+        return new SwitchboardError.TransportError({ message: `connection lost while reading ${stage.where}`, sent: true })
+      }
+      return stage.started ?
+        new SwitchboardError.StreamError({
+          message: `the connection was lost mid-stream${codeOf(error.cause)}`,
+          reason: "cut",
+          ...withId(requestId)
+        }) :
+        new SwitchboardError.TransportError({
+          message: `connection lost before the first event of the stream${codeOf(error.cause)}`,
+          sent: true
+        })
+    case "request": {
+      const code = errorCode(error.cause)
+      return new SwitchboardError.TransportError({
+        message: `connection failed${stage._tag === "call" ? ` on ${stage.where}` : ""}${code ? ` (${code})` : ""}`,
+        sent: code !== "ECONNREFUSED" && code !== "ENOTFOUND" && code !== "EAI_AGAIN"
+      })
+    }
   }
-
-  const open = (options: OpenOptions) => openWith(options, Effect.succeed)
-
-  return Transport.of({ call, open, openWith, config, redact })
-})
-
-/**
- * Runs an attempt in a scope of its own, closed (aborting its exchange) when
- * the attempt fails; a successful one lives as long as the enclosing scope.
- */
-const inOwnScope = <A, E, R>(attempt: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Scope.Scope> | Scope.Scope> =>
-  Effect.flatMap(Scope.Scope, (parent) =>
-    Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (scope) =>
-      Effect.onExit(
-        Scope.extend(attempt, scope),
-        (exit) => Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void
-      )))
-
-/** The start of an opened response's error body (up to `maxErrorBytes`), or what arrived of it. */
-const bodyText = (response: HttpWire.OpenResponse): Effect.Effect<string> =>
-  Effect.orElseSucceed(HttpWire.readText(response.body, HttpWire.maxErrorBytes), () => "")
+}
 
 const readJson = <A>(
   response: HttpWire.TextResponse,
@@ -411,11 +430,192 @@ const readJson = <A>(
   )
 }
 
+/** The start of an opened response's body (up to `maxErrorBytes`), or what arrived of it. */
+const bodyText = (response: HttpWire.OpenResponse): Effect.Effect<string> =>
+  Effect.orElseSucceed(HttpWire.readText(response.body, HttpWire.maxErrorBytes), () => "")
+
+/** A JSON body where a stream was asked for: the service's error, read up to a small limit. */
+const jsonInsteadOfStream = (response: HttpWire.OpenResponse, redact: (text: string) => string) =>
+  Effect.flatMap(bodyText(response), (body) =>
+    Effect.fail(
+      new SwitchboardError.StreamError({
+        message: redact(Json.serviceErrorOf(body)?.message ?? `the service sent JSON, not a stream: ${truncate(body, 80)}`),
+        reason: "error-event",
+        ...withId(response.headers["x-request-id"])
+      })
+    ))
+
+const isJson = (response: HttpWire.Head) =>
+  /^application\/(?:problem\+)?json/i.test(response.headers["content-type"] ?? "")
+
+// ---------------------------------------------------------------------------
+// Attempts and retries
+// ---------------------------------------------------------------------------
+
+/**
+ * `Effect.retry(attempt, schedule)`, with the schedule's driver made only
+ * once an attempt has failed: most calls succeed at once, and making the
+ * driver is most of what `Effect.retry` costs them.
+ */
+const retrying = <A, R>(
+  attempt: Effect.Effect<A, SwitchboardError.SwitchboardError, R>,
+  schedule: Schedule.Schedule<unknown, SwitchboardError.SwitchboardError>
+): Effect.Effect<A, SwitchboardError.SwitchboardError, R> =>
+  Effect.catchAll(attempt, (first) =>
+    Effect.flatMap(Schedule.driver(schedule), (driver) => {
+      const next = (error: SwitchboardError.SwitchboardError): Effect.Effect<A, SwitchboardError.SwitchboardError, R> =>
+        Effect.matchEffect(driver.next(error), {
+          onFailure: () => Effect.fail(error),
+          onSuccess: () => Effect.catchAll(attempt, next)
+        })
+      return next(first)
+    }))
+
+/**
+ * Runs an attempt in a scope of its own, closed (aborting its exchange) when
+ * the attempt fails; a successful one lives as long as the enclosing scope.
+ */
+const inOwnScope = <A, E, R>(attempt: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Scope.Scope> | Scope.Scope> =>
+  Effect.flatMap(Scope.Scope, (parent) =>
+    Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (scope) =>
+      Effect.onExit(
+        Scope.extend(attempt, scope),
+        (exit) => Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void
+      )))
+
+/** The first non-empty chunk a pull gives (empty at the end), and the pull for the rest. */
+const firstChunk = <A>(
+  pull: Effect.Effect<Chunk.Chunk<A>, Option.Option<SwitchboardError.SwitchboardError>>
+): Effect.Effect<Chunk.Chunk<A>, SwitchboardError.SwitchboardError> =>
+  Effect.matchEffect(pull, {
+    onFailure: Option.match({ onNone: () => Effect.succeed(Chunk.empty()), onSome: Effect.fail }),
+    onSuccess: (chunk) => Chunk.isEmpty(chunk) ? firstChunk(pull) : Effect.succeed(chunk)
+  })
+
+const httpAttributes = (options: RequestSpec): Record<string, unknown> => ({
+  "http.request.method": options.method,
+  "url.path": `/v1${options.path}`
+})
+
+// ---------------------------------------------------------------------------
+// The service
+// ---------------------------------------------------------------------------
+
+/**
+ * Builds the transport from the configuration and an `HttpWire`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.gen(function*() {
+  const config = yield* SwitchboardConfig.SwitchboardConfig
+  const wire = yield* HttpWire.HttpWire
+  const base = baseSettings(config)
+
+  /** The settings of a call starting now: the layer's, unless a scope set options. */
+  const settingsNow: Effect.Effect<Settings, SwitchboardError.ConfigurationError> = Effect.flatMap(
+    RequestOptions.CurrentRequestOptions,
+    (options) => RequestOptions.isEmpty(options) ? Effect.succeed(base) : resolve(config, base, options)
+  )
+
+  const request = (options: RequestSpec, settings: Settings): HttpWire.Request => {
+    const body = options.body !== undefined ? HttpWire.json(JSON.stringify(options.body)) : options.rawBody
+    return { method: options.method, url: config.apiUrl + options.path, headers: settings.headers, body }
+  }
+
+  /** The status on the span; a status outside 2xx → its typed error, never a success. */
+  const checkStatus = (span: Tracer.Span, head: HttpWire.Head, body: Effect.Effect<string>, settings: Settings) => {
+    span.attribute("http.response.status_code", head.status)
+    return head.status >= 200 && head.status < 300 ? Effect.void : statusFailure(head, body, settings.redact)
+  }
+
+  const server = GenAi.serverOf(config.apiUrl)
+  const observe = <A>(genAi: GenAi.Call<A>, options: RequestSpec, settings: Settings) =>
+    Observe.start(genAi, server, settings.redact, httpAttributes(options))
+
+  const call = <A>(options: CallOptions<A>): Effect.Effect<A, SwitchboardError.SwitchboardError> =>
+    Effect.flatMap(settingsNow, (settings) =>
+      Effect.flatMap(observe(options.genAi, options, settings), (observation) =>
+        Observe.observeCall(observation, (span) => {
+          const where = `${options.method} /v1${options.path}`
+          const req = request(options, settings)
+          const stage: Stage = { _tag: "call", where, timeoutMillis: settings.timeoutMillis }
+          const limits: HttpWire.Limits = { timeoutMillis: settings.timeoutMillis, maxBytes: settings.maxBytes }
+          const attempt = Effect.flatMap(
+            Effect.mapError(wire.text(req, limits), (error) => wireFailure(error, stage, settings)),
+            (response) =>
+              Effect.flatMap(
+                checkStatus(span, response, Effect.succeed(response.text), settings),
+                () => readJson(response, options.decode, where, settings.redact)
+              )
+          )
+          return retrying(attempt, settings.schedule(options.retry ?? "safe"))
+        })))
+
+  const stream = <A>(options: StreamOptions<A>): Stream.Stream<A, SwitchboardError.SwitchboardError> =>
+    Stream.unwrapScoped(Effect.gen(function*() {
+      const settings = yield* settingsNow
+      const firstByte = yield* limitOr("firstByteTimeout", options.firstByteTimeout, settings.firstByte)
+      const idle = yield* limitOr("idleTimeout", options.idleTimeout, settings.idle)
+      const total = yield* limitOr("totalTimeout", options.totalTimeout, settings.total)
+      // Ends when the stream does, with its exit: after the last element, a failure or an interruption.
+      const observation = yield* observe(options.genAi, options, settings)
+      const span = yield* Effect.makeSpanScoped(observation.name, Observe.spanOptions(observation))
+      const startMillis = yield* Clock.currentTimeMillis
+      const limits = { maxBytes: settings.maxBytes, idle, total }
+      const req = request(options, settings)
+      const idleMillis = millisOf(idle)
+      const totalMillis = millisOf(total)
+      const clock = yield* Effect.clock
+      const deadline = totalMillis === undefined ? undefined : clock.unsafeCurrentTimeMillis() + totalMillis
+      let started = false
+
+      const attempt = inOwnScope(Effect.gen(function*() {
+        // What is left of the total limit: retries and their waits count too.
+        const left = deadline === undefined ? undefined : deadline - clock.unsafeCurrentTimeMillis()
+        if (left !== undefined && left <= 0) {
+          return yield* Effect.fail(wireFailure(HttpWire.timeout("total"), { _tag: "stream", started, requestId: undefined }, limits))
+        }
+        const response = yield* Effect.mapError(
+          wire.open(req, { idleMillis, totalMillis: left }),
+          (error) => wireFailure(error, { _tag: "stream", started: false, requestId: undefined }, limits)
+        )
+        yield* checkStatus(span, response, bodyText(response), settings)
+        if (isJson(response)) return yield* jsonInsteadOfStream(response, settings.redact)
+        const requestId = response.headers["x-request-id"]
+        const body = Stream.mapError(
+          response.body,
+          (error) => wireFailure(error, { _tag: "stream", started, requestId }, limits)
+        )
+        const elements = options.decode(body, { headers: response.headers, requestId, span, redact: settings.redact })
+        const pull = yield* Stream.toPull(elements)
+        return { first: yield* firstChunk(pull), pull }
+      }))
+      const timed = Duration.isFinite(firstByte) ?
+        Effect.timeoutFail(attempt, {
+          duration: firstByte,
+          onTimeout: () =>
+            new SwitchboardError.TimeoutError({
+              message: `${options.method} /v1${options.path} sent no data within ${Duration.toMillis(firstByte)} ms`,
+              phase: "first-byte"
+            })
+        }) :
+        attempt
+      const { first, pull } = yield* Effect.withParentSpan(retrying(timed, settings.schedule(options.retry ?? "safe")), span).pipe(
+        // A stream that never started still ends its call: error.type and the duration.
+        Effect.onExit((exit) => Exit.isFailure(exit) ? Observe.finish(observation, span, startMillis, exit, undefined) : Effect.void)
+      )
+      started = true
+      const elements = Chunk.isEmpty(first) ? Stream.empty : Stream.concat(Stream.fromChunk(first), Stream.repeatEffectChunkOption(pull))
+      return Observe.observeStream(observation, span, startMillis, options.genAi.facts(observation.capture), elements)
+    }))
+
+  return Transport.of({ call, stream, config, redact: base.redact })
+})
+
 /**
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Transport, never, SwitchboardConfig | HttpWire.HttpWire> = Layer.effect(
-  Transport,
-  make
-)
+export const layer: Layer.Layer<Transport, never, SwitchboardConfig.SwitchboardConfig | HttpWire.HttpWire> = Layer
+  .effect(Transport, make)

@@ -35,7 +35,8 @@ import {
 } from "./SwitchboardError.js"
 import * as TaskJournal from "./TaskJournal.js"
 import * as TaskPoller from "./TaskPoller.js"
-import { Transport, truncate } from "./Transport.js"
+import { truncate } from "./internal/text.js"
+import { Transport } from "./Transport.js"
 
 /**
  * The id of a video task: the `id` of the submission's response.

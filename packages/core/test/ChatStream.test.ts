@@ -136,11 +136,16 @@ describe("Chat.stream over a scripted client", () => {
   })
 
   it.effect("a connection lost after the first bytes is a StreamError and is not retried", () => {
+    // The connection drops on the read after the first event (a stream
+    // errored earlier would discard the queued event).
     const { sent, layer } = scripted(() => {
-      const b = body()
-      b.write(sse(chunk("Hel")))
-      queueMicrotask(() => b.fail(Object.assign(new Error("socket hang up"), { code: "ECONNRESET" })))
-      return b.stream
+      let reads = 0
+      return new ReadableStream<Uint8Array>({
+        pull: (controller) => {
+          if (reads++ === 0) controller.enqueue(utf8.encode(sse(chunk("Hel"))))
+          else controller.error(Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }))
+        }
+      })
     })
     return Effect.gen(function*() {
       const error = yield* Effect.flip(Stream.runDrain(Chat.stream(request)))

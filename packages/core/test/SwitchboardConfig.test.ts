@@ -18,7 +18,7 @@ describe("SwitchboardConfig", () => {
   it.effect("rejects a base URL that is not http(s), naming the field", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(SwitchboardConfig.make({ baseUrl: "api.example.com" }))
-      expect(error).toMatchObject({ _tag: "InvalidRequestError", field: "baseUrl" })
+      expect(error).toMatchObject({ _tag: "ConfigurationError", field: "baseUrl" })
     }))
 
   it.effect("reads SWITCHBOARD_BASE_URL and SWITCHBOARD_API_KEY, keeping the key redacted", () =>

@@ -51,8 +51,7 @@ const stub = Layer.succeed(
   Transport.Transport,
   Transport.Transport.of({
     call: (options) => Effect.zipRight(Effect.sync(() => sent.push(options.body)), Effect.fail(unsent)),
-    open: (options) => Effect.zipRight(Effect.sync(() => sent.push(options.body)), Effect.fail(unsent)),
-    openWith: (options) => Effect.zipRight(Effect.sync(() => sent.push(options.body)), Effect.fail(unsent)),
+    stream: (options) => Stream.fromEffect(Effect.zipRight(Effect.sync(() => sent.push(options.body)), Effect.fail(unsent))),
     config,
     redact: (text) => text
   })

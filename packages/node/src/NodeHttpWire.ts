@@ -3,7 +3,8 @@
  * promise in between: a JSON call is one dispatch whose handler gathers the
  * body and resumes the fiber once. Interruption aborts the exchange through
  * the dispatch controller, so no `AbortSignal` is made per call; time limits
- * are plain timers. Measured in `docs/performance.md`.
+ * are plain timers, whatever the fiber's clock (a `TestClock` does not move
+ * them: tests of time limits use `HttpClientWire`). Measured in `docs/performance.md`.
  *
  * @since 0.1.0
  */
@@ -41,12 +42,13 @@ const flatHeaders = (raw: RawHeaders): Record<string, string> => {
 
 const dispatchOptions = (request: HttpWire.Request): Dispatcher.DispatchOptions => {
   const url = new URL(request.url)
+  const { headers, payload } = HttpWire.outgoing(request)
   return {
     origin: url.origin,
     path: url.pathname + url.search,
     method: request.method,
-    headers: request.headers,
-    body: request.body ?? null
+    headers,
+    body: payload ?? null
   }
 }
 
@@ -120,7 +122,7 @@ class TextExchange extends Exchange {
     if (timeoutMillis !== undefined) {
       this.timer = setTimeout(() => {
         const controller = this.controller
-        this.finish(Effect.fail(new HttpWire.WireError({ reason: "timeout" })))
+        this.finish(Effect.fail(HttpWire.timeout("request")))
         controller?.abort(new Error("timed out"))
       }, timeoutMillis)
     }
@@ -193,7 +195,10 @@ const highWaterMark = 256 * 1024
 /**
  * Resumes the opening fiber at the headers, then queues the body for its
  * stream: bounded (the socket pauses above `highWaterMark`), read one batch
- * per pull, and timed between reads after the first when `idleMillis` is set.
+ * per pull. Time limits are two timers at most for the whole exchange, never
+ * one per read: `total` set at the start, and `idle`, which on firing checks
+ * the time of the last activity (data arriving, or the reader starting to
+ * wait) and sets itself again for what is left when there was some.
  */
 class StreamExchange extends Exchange {
   private chunks: Array<Buffer> = []
@@ -203,12 +208,16 @@ class StreamExchange extends Exchange {
   private reads = 0
   private waiting: ((effect: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>>) => void) | undefined
   private idleTimer: ReturnType<typeof setTimeout> | undefined
+  private totalTimer: ReturnType<typeof setTimeout> | undefined
+  /** `Date.now()` of the last data or the reader's last wait, once the idle limit runs. */
+  private lastActivity = 0
 
   /** Resumes the opening fiber; set before the dispatch. */
   opened: (effect: Effect.Effect<HttpWire.OpenResponse, HttpWire.WireError>) => void = () => {}
 
-  constructor(private readonly idleMillis: number | undefined) {
+  constructor(private readonly idleMillis: number | undefined, totalMillis: number | undefined) {
     super()
+    if (totalMillis !== undefined) this.totalTimer = setTimeout(() => this.timedOut("total"), totalMillis)
   }
 
   readonly pull: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>> = Effect.suspend(() => {
@@ -217,14 +226,24 @@ class StreamExchange extends Exchange {
     return Effect.async((resume) => {
       this.waiting = resume
       if (this.reads > 0 && this.idleMillis !== undefined) {
-        this.idleTimer = setTimeout(() => this.fail(new HttpWire.WireError({ reason: "timeout" })), this.idleMillis)
+        this.lastActivity = Date.now()
+        this.idleTimer ??= setTimeout(this.checkIdle, this.idleMillis)
       }
       return Effect.sync(() => {
         this.waiting = undefined
-        clearTimeout(this.idleTimer)
       })
     })
   })
+
+  /** Fails the body when the reader has waited `idleMillis` with nothing arriving; else waits for what is left. */
+  private readonly checkIdle = () => {
+    this.idleTimer = undefined
+    if (this.settled) return
+    const silent = Date.now() - this.lastActivity
+    if (this.waiting !== undefined && silent >= this.idleMillis!) return this.timedOut("idle")
+    // A reader busy with earlier data is not a silent server: wait a whole period again.
+    this.idleTimer = setTimeout(this.checkIdle, this.waiting === undefined ? this.idleMillis! : this.idleMillis! - silent)
+  }
 
   /** What a pull gets without waiting, if anything. */
   private next(): Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>> | undefined {
@@ -247,7 +266,6 @@ class StreamExchange extends Exchange {
     const next = this.next()
     if (next === undefined) return
     this.waiting = undefined
-    clearTimeout(this.idleTimer)
     resume(next)
   }
 
@@ -263,6 +281,7 @@ class StreamExchange extends Exchange {
   onResponseData(controller: Controller, chunk: Buffer) {
     this.chunks.push(chunk)
     this.buffered += chunk.length
+    if (this.idleTimer !== undefined) this.lastActivity = Date.now()
     if (this.waiting !== undefined) this.wake()
     else if (this.buffered > highWaterMark) controller.pause()
   }
@@ -271,21 +290,40 @@ class StreamExchange extends Exchange {
     this.ended = true
     this.settled = true
     this.controller = undefined
+    this.clearTimers()
     this.wake()
   }
 
   onResponseError(_controller: Controller, cause: Error) {
     if (this.settled) return
     this.settled = true
+    this.clearTimers()
     if (this.status === 0) this.opened(Effect.fail(new HttpWire.WireError({ reason: "request", cause })))
     else this.fail(new HttpWire.WireError({ reason: "response", cause }))
   }
 
-  /** Ends the exchange from our side; its idle timer goes with it. */
+  /** Ends the exchange from our side; its timers go with it. */
   override abort() {
     if (this.settled) return
     super.abort()
+    this.clearTimers()
+  }
+
+  private clearTimers() {
     clearTimeout(this.idleTimer)
+    clearTimeout(this.totalTimer)
+    this.idleTimer = undefined
+  }
+
+  /** A time limit ran out: before the head, the opening fails; after it, the body. */
+  private timedOut(limit: "idle" | "total") {
+    const error = HttpWire.timeout(limit)
+    if (this.status === 0) {
+      this.abort()
+      this.opened(Effect.fail(error))
+    } else {
+      this.fail(error)
+    }
   }
 
   /** Fails the body (aborting the exchange if it is still on). */
@@ -322,7 +360,7 @@ export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
   // scope (interruption while waiting for headers included) ends the exchange.
   open: (request, limits) =>
     Effect.suspend(() => {
-      const exchange = new StreamExchange(limits?.idleMillis)
+      const exchange = new StreamExchange(limits?.idleMillis, limits?.totalMillis)
       return Effect.zipRight(
         Effect.addFinalizer(() => Effect.sync(() => exchange.abort())),
         Effect.async<HttpWire.OpenResponse, HttpWire.WireError>((resume) => {

@@ -7,7 +7,7 @@
 import * as EffectVersion from "@switchboard/core/EffectVersion"
 import * as Switchboard from "@switchboard/core/Switchboard"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
-import type { InvalidRequestError, JournalError } from "@switchboard/core/SwitchboardError"
+import type { ConfigurationError, JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
@@ -55,7 +55,7 @@ const overUndici = <E>(config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, 
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<Services, InvalidRequestError | JournalError> =>
+export const layer = (options: Options): Layer.Layer<Services, ConfigurationError | JournalError> =>
   overUndici(SwitchboardConfig.layer(options), options.journalDirectory)
 
 /**
@@ -66,7 +66,7 @@ export const layer = (options: Options): Layer.Layer<Services, InvalidRequestErr
  */
 export const layerConfig = (
   options: Omit<Options, "baseUrl" | "apiKey"> = {}
-): Layer.Layer<Services, InvalidRequestError | JournalError | ConfigError.ConfigError> =>
+): Layer.Layer<Services, ConfigurationError | JournalError | ConfigError.ConfigError> =>
   overUndici(SwitchboardConfig.layerConfig(options), options.journalDirectory)
 
 /**
@@ -84,5 +84,5 @@ export const layerConfig = (
  * @since 0.1.0
  * @category runtime
  */
-export const runtime = (options: Options): ManagedRuntime.ManagedRuntime<Services, InvalidRequestError | JournalError> =>
+export const runtime = (options: Options): ManagedRuntime.ManagedRuntime<Services, ConfigurationError | JournalError> =>
   ManagedRuntime.make(layer(options))

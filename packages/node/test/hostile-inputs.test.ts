@@ -1,6 +1,7 @@
 /**
- * Caller input that is nonsense: each is an `InvalidRequestError` naming the
- * field, and nothing is sent (the server counts what arrives).
+ * Caller input that is nonsense: each is a typed error naming the field (an
+ * `InvalidRequestError` for a request, a `ConfigurationError` for an option),
+ * and nothing is sent (the server counts what arrives).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, Models, type Protocol } from "@switchboard/core"
@@ -88,7 +89,7 @@ describe("configuration nonsense fails the layer, before anything is sent", () =
       Effect.scoped(Effect.gen(function*() {
         const server = yield* serve((_request, response) => json(response, 200, { data: [] }))
         const error = yield* Effect.flip(Effect.provide(Models.list, sdk(server, options)))
-        expect(error).toMatchObject({ _tag: "InvalidRequestError", field })
+        expect(error).toMatchObject({ _tag: "ConfigurationError", field })
         expect(error.message.startsWith(field)).toBe(true)
         expect(error.message).not.toContain("sk-abc")
         expect(server.requests()).toBe(0)

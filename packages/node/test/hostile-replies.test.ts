@@ -229,13 +229,15 @@ describe("time: every call and stream ends", () => {  it.effect("comments are no
       },
       () =>
         Effect.gen(function*() {
+          // The Node wire keeps the limit with a plain timer, so it runs on real
+          // time (under a TestClock too); Transport.test.ts drives it with one.
           const fiber = yield* Effect.fork(
-            Effect.flip(Stream.runDrain(Chat.stream(hello, { totalTimeout: "2 minutes", idleTimeout: "1 hour" })))
+            Effect.flip(Stream.runDrain(Chat.stream(hello, { totalTimeout: "300 millis", idleTimeout: "1 hour" })))
           )
           yield* Effect.promise(() => started)
-          yield* TestClock.adjust("2 minutes")
           const error = yield* Fiber.join(fiber)
           expect(error).toMatchObject({ _tag: "TimeoutError", phase: "total" })
+          expect(events).toBeGreaterThanOrEqual(3)
         })
     )
   })

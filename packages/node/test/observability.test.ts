@@ -11,7 +11,9 @@ import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@o
 import * as Chat from "@switchboard/core/Chat"
 import * as Embeddings from "@switchboard/core/Embeddings"
 import * as Images from "@switchboard/core/Images"
+import * as Telemetry from "@switchboard/core/Telemetry"
 import { Emulator } from "@switchboard/emulator"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { emulated } from "./fixtures.js"
@@ -105,6 +107,39 @@ describe("spans exported through @effect/opentelemetry", () => {
       expect(span!.attributes["error.type"]).toBeUndefined()
     }))
 
+  it.effect("Chat.stream: the span ends after the last chunk, with usage, finish reason and time to first chunk", () =>
+    Effect.gen(function*() {
+      const openWhileStreaming: Array<boolean> = []
+      let exporter: InMemorySpanExporter | undefined
+      const ended = () => named(exporter?.getFinishedSpans() ?? [], `chat ${model}`).length > 0
+      const { result, spans } = yield* exported(
+        Chat.stream(request, { includeUsage: true }).pipe(
+          Stream.tap(() => Effect.sync(() => openWhileStreaming.push(!ended()))),
+          Stream.runCollect
+        ),
+        undefined,
+        (created) => (exporter = created)
+      )
+      expect(result._tag).toBe("Right")
+      const chunks = result._tag === "Right" ? Chunk.toReadonlyArray(result.right) : []
+      expect(chunks.length).toBeGreaterThan(1)
+      // While chunks were still arriving, the call's span had not ended.
+      expect(openWhileStreaming).toEqual(chunks.map(() => true))
+      const [span, ...others] = named(spans, `chat ${model}`)
+      expect(others).toEqual([])
+      const usage = [...chunks].reverse().find((chunk) => chunk.usage)?.usage
+      expect(usage).toBeDefined()
+      expect(span!.kind).toBe(SpanKind.CLIENT)
+      expect(span!.attributes).toMatchObject({
+        "gen_ai.request.stream": true,
+        "gen_ai.response.id": chunks[0]!.id,
+        "gen_ai.usage.input_tokens": usage!.prompt_tokens,
+        "gen_ai.usage.output_tokens": usage!.completion_tokens
+      })
+      expect(list(span!.attributes["gen_ai.response.finish_reasons"])).toEqual(["stop"])
+      expect(span!.attributes["gen_ai.response.time_to_first_chunk"]).toEqual(expect.any(Number))
+    }))
+
   it.effect("a failed call: error.type is the error's tag and the span's status an error", () =>
     Effect.gen(function*() {
       const { result, spans } = yield* exported(Chat.create({ ...request, model: "no-such-model" }))
@@ -145,6 +180,28 @@ describe("spans exported through @effect/opentelemetry", () => {
       expect(text).not.toContain(secret)
       expect(text).not.toContain(prompt)
       expect(text).not.toContain("gen_ai.input.messages")
+    }))
+
+  it.effect("with content capture, the messages go on the span, the key still does not", () =>
+    Effect.gen(function*() {
+      const { result, spans } = yield* exported(Telemetry.withContentCapture(Effect.all([
+        Chat.create({ ...request, messages: [{ role: "user", content: `${prompt} ${secret}` }] }),
+        Stream.runCollect(Chat.streamText(request))
+      ])))
+      expect(result._tag).toBe("Right")
+      const [created, streamed] = named(spans, `chat ${model}`)
+      const input = JSON.parse(String(created!.attributes["gen_ai.input.messages"]))
+      expect(input).toEqual([{ role: "user", parts: [{ type: "text", content: `${prompt} [redacted]` }] }])
+      const reply = result._tag === "Right" ? result.right[0].choices[0]!.message.content : undefined
+      expect(JSON.parse(String(created!.attributes["gen_ai.output.messages"]))).toEqual([
+        // The emulator echoes the prompt: the key in it is redacted too.
+        { role: "assistant", parts: [{ type: "text", content: reply?.replaceAll(secret, "[redacted]") }], finish_reason: "stop" }
+      ])
+      const text = result._tag === "Right" ? Chunk.join(result.right[1], "") : ""
+      expect(JSON.parse(String(streamed!.attributes["gen_ai.output.messages"]))).toEqual([
+        { role: "assistant", parts: [{ type: "text", content: text }], finish_reason: "stop" }
+      ])
+      expect(everything(spans)).not.toContain(secret)
     }))
 
 })

@@ -12,7 +12,7 @@ import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SingleRunner from "@effect/cluster/SingleRunner"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import { InvalidRequestError } from "@switchboard/core/SwitchboardError"
+import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -35,12 +35,12 @@ export type Database =
  * @since 0.1.0
  * @category constructors
  */
-export const parseDatabase = (url: string): Effect.Effect<Database, InvalidRequestError> => {
+export const parseDatabase = (url: string): Effect.Effect<Database, ConfigurationError> => {
   const text = url.trim()
   if (/^postgres(ql)?:\/\//i.test(text)) return Effect.succeed({ _tag: "Postgres", url: Redacted.make(text) })
   const filename = text.replace(/^sqlite:(\/\/)?/i, "")
   return filename === ""
-    ? Effect.fail(new InvalidRequestError({ field: "database", message: "must be a sqlite file or a postgres:// URL" }))
+    ? Effect.fail(new ConfigurationError({ field: "database", message: "must be a sqlite file or a postgres:// URL" }))
     : Effect.succeed({ _tag: "Sqlite", filename })
 }
 
@@ -69,7 +69,7 @@ const checkPort = (port: number) =>
   Number.isInteger(port) && port > 0 && port < 65536 && (port < ephemeral.from || port > ephemeral.to)
     ? Effect.succeed(port)
     : Effect.fail(
-      new InvalidRequestError({
+      new ConfigurationError({
         field: "port",
         message: `must be an integer from 1 to 65535 outside ${ephemeral.from}–${ephemeral.to} (the ephemeral range), got ${port}`
       })
@@ -84,7 +84,7 @@ const driver = <A>(name: string, load: () => Promise<A>) =>
   Effect.tryPromise({
     try: load,
     catch: () =>
-      new InvalidRequestError({
+      new ConfigurationError({
         field: "database",
         message: `this database needs ${name}: install it with \`pnpm add ${name}@^0.53\``
       })
@@ -137,7 +137,7 @@ const postgres = (url: Redacted.Redacted<string>, options: Options, clientOnly: 
  * @since 0.1.0
  * @category layers
  */
-export const layerRunner = (options: Options): Layer.Layer<WorkflowEngine, InvalidRequestError> =>
+export const layerRunner = (options: Options): Layer.Layer<WorkflowEngine, ConfigurationError> =>
   options.database._tag === "Sqlite" ? sqlite(options.database.filename, options) : postgres(options.database.url, options, false)
 
 /**
@@ -147,5 +147,5 @@ export const layerRunner = (options: Options): Layer.Layer<WorkflowEngine, Inval
  * @since 0.1.0
  * @category layers
  */
-export const layerClient = (options: Options): Layer.Layer<WorkflowEngine, InvalidRequestError> =>
+export const layerClient = (options: Options): Layer.Layer<WorkflowEngine, ConfigurationError> =>
   options.database._tag === "Sqlite" ? sqlite(options.database.filename, options) : postgres(options.database.url, options, true)

@@ -19,7 +19,7 @@ const describe = (error: SwitchboardError): string => {
 }
 
 /**
- * `InvalidRequestError` (nothing was sent) → `MalformedInput`; a reply that
+ * `InvalidRequestError` and `ConfigurationError` (nothing was sent) → `MalformedInput`; a reply that
  * is not what the protocol says → `MalformedOutput`; the rest (statuses,
  * time limits, connections, broken streams) → `UnknownError`. Only
  * `UnknownError`, `MalformedInput` and `MalformedOutput` carry a `cause`.
@@ -28,6 +28,7 @@ export const toAiError = (site: Site) => (error: SwitchboardError): AiError.AiEr
   const fields = { ...site, description: describe(error), cause: error }
   switch (error._tag) {
     case "InvalidRequestError":
+    case "ConfigurationError":
       return new AiError.MalformedInput(fields)
     case "ResponseDecodeError":
       return new AiError.MalformedOutput(fields)

@@ -1,16 +1,13 @@
 /**
- * Streamed chat completions (decision 1): waiting for the first event of the
- * body, server-sent events → chunks, and chunks → one completion.
+ * Streamed chat completions (decision 1): server-sent events → chunks, and
+ * chunks → one completion. Opening, retries and time limits are
+ * `Transport.stream`'s.
  */
 import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as HttpWire from "../HttpWire.js"
 import type * as Protocol from "../Protocol.js"
 import { ChatCompletionChunk } from "../Protocol.js"
 import * as Sse from "../Sse.js"
@@ -18,16 +15,13 @@ import {
   ResponseDecodeError,
   ResponseTooLargeError,
   StreamError,
-  type SwitchboardError,
-  TimeoutError,
-  TransportError
+  type SwitchboardError
 } from "../SwitchboardError.js"
-import { truncate } from "../Transport.js"
-import { decoder } from "./validate.js"
-import { errorCode } from "./errorCode.js"
 import * as Issue from "./issue.js"
 import * as Json from "./json.js"
 import { isNullableString, isObject, isOptional } from "./plain.js"
+import { truncate } from "./text.js"
+import { decoder } from "./validate.js"
 
 // ---------------------------------------------------------------------------
 // Request
@@ -39,85 +33,13 @@ export const streamingRequest = (request: Protocol.ChatRequest, includeUsage: bo
     { ...request, stream: true, stream_options: { ...request.stream_options, include_usage: true } } :
     { ...request, stream: true }
 
-// ---------------------------------------------------------------------------
-// First event
-// ---------------------------------------------------------------------------
-
 /** What stream errors need from the call: the request id and the key's redaction. */
 export interface Context {
   readonly requestId: string | undefined
   readonly redact: (text: string) => string
 }
 
-/** A response whose stream has started: its events, the first already read. */
-export interface Opened extends Context {
-  readonly events: Stream.Stream<Sse.Event, SwitchboardError>
-}
-
-/** ` (ECONNRESET)`, or nothing when the error has no code. */
-const codeOf = (error: unknown): string => {
-  const code = errorCode(error)
-  return code === undefined ? "" : ` (${code})`
-}
-
 const withId = (requestId: string | undefined) => (requestId === undefined ? {} : { requestId })
-
-/** A JSON body where a stream was asked for: the service's error, read up to a small limit. */
-const jsonInsteadOfStream = (response: HttpWire.OpenResponse, context: Context) =>
-  Effect.flatMap(Effect.orElseSucceed(HttpWire.readText(response.body, HttpWire.maxErrorBytes), () => ""), (body) =>
-    Effect.fail(
-      new StreamError({
-        message: context.redact(Json.serviceErrorOf(body)?.message ?? `the service sent JSON, not a stream: ${truncate(body, 80)}`),
-        reason: "error-event",
-        ...withId(context.requestId)
-      })
-    ))
-
-/**
- * Reads the body until its first event arrives: the `commit` of
- * `Transport.openWith`, so that anything failing before then is retried.
- * Only an event counts: comments (`: ping`) keep a connection alive but are
- * no answer. After the first event the body fails with a `StreamError`
- * (`cut`) when the connection is lost, a `TimeoutError` (`idle`) when the
- * wire's idle limit runs out.
- */
-export const firstEvent = (idleTimeout: Duration.Duration, redact: (text: string) => string) =>
-(
-  response: HttpWire.OpenResponse
-): Effect.Effect<Opened, SwitchboardError, Scope.Scope> => {
-  const context: Context = { requestId: response.headers["x-request-id"], redact }
-  if (/^application\/(?:problem\+)?json/i.test(response.headers["content-type"] ?? "")) {
-    return jsonInsteadOfStream(response, context)
-  }
-  let started = false
-  const failed = (error: HttpWire.WireError): StreamError | TimeoutError | TransportError =>
-    error.reason === "timeout" ?
-      new TimeoutError({
-        message: `the stream sent no data for ${Duration.toMillis(idleTimeout)} ms`,
-        phase: "idle",
-        ...withId(context.requestId)
-      }) :
-      started ?
-      new StreamError({ message: `the connection was lost mid-stream${codeOf(error.cause)}`, reason: "cut", ...withId(context.requestId) }) :
-      new TransportError({ message: `connection lost before the first event of the stream${codeOf(error.cause)}`, sent: true })
-  const events = Sse.decode(Stream.mapError(response.body, failed))
-  return Effect.flatMap(Stream.toPull(events), (pull) => {
-    const first: Effect.Effect<Chunk.Chunk<Sse.Event>, SwitchboardError> = Effect.matchEffect(pull, {
-      onFailure: Option.match({ onNone: () => Effect.succeed(Chunk.empty()), onSome: Effect.fail }),
-      onSuccess: (chunk) => Chunk.isEmpty(chunk) ? first : Effect.succeed(chunk)
-    })
-    return Effect.map(first, (chunk): Opened => {
-      started = true
-      return {
-        ...context,
-        events: Chunk.isEmpty(chunk) ? Stream.empty : Stream.concat(
-          Stream.fromChunk(chunk),
-          Stream.repeatEffectChunkOption(pull)
-        )
-      }
-    })
-  })
-}
 
 // ---------------------------------------------------------------------------
 // Events → chunks
@@ -255,9 +177,12 @@ export const chunks = <E>(
     return loop
   })
 
-/** An opened body → chunks. */
-export const decodeBody = (opened: Opened): Stream.Stream<ChatCompletionChunk, SwitchboardError> =>
-  Stream.pipeThroughChannel(opened.events, chunks<SwitchboardError>(opened))
+/** A streamed reply's body → chunks: `Transport.stream`'s `decode` for chat. */
+export const decode = (
+  body: Stream.Stream<Uint8Array, SwitchboardError>,
+  reply: Context
+): Stream.Stream<ChatCompletionChunk, SwitchboardError> =>
+  Stream.pipeThroughChannel(Sse.decode(body), chunks<SwitchboardError>(reply))
 
 // ---------------------------------------------------------------------------
 // Chunks → completion

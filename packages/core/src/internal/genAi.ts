@@ -57,6 +57,12 @@ export interface Call<A> extends Start {
   readonly output?: ((value: A) => Attributes) | undefined
 }
 
+/** A streamed call: its start, and how to gather what its elements say. */
+export interface StreamCall<A> extends Start {
+  /** A new gatherer for one stream; `keepText` when contents are recorded. */
+  readonly facts: (keepText: boolean) => Facts<A>
+}
+
 /** What a reply adds to its call's span, and the tokens it used. */
 export interface Reply {
   readonly attributes: Attributes
@@ -112,6 +118,12 @@ export const chatStart = (
   model: request.model,
   request: chatRequest(request, stream, output),
   input: () => inputMessages(request)
+})
+
+/** A streamed chat call: its start, and its chunks' facts. */
+export const chatStream = (request: Protocol.ChatRequest): StreamCall<Protocol.ChatCompletionChunk> => ({
+  ...chatStart(request, true),
+  facts: (keepText) => new ChunkFacts(keepText)
 })
 
 /** A whole chat call: its start, and what its completion says. */

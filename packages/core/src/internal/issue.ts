@@ -11,13 +11,7 @@
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as AST from "effect/SchemaAST"
-
-/** `["messages", 2, "tool_call_id"]` → `messages[2].tool_call_id`. */
-export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>(
-    (acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
-    ""
-  )
+import { formatPath } from "./path.js"
 
 /** The kind of a value, never its contents beyond a short string or a number. */
 export const kindOf = (actual: unknown): string => {

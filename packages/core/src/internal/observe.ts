@@ -106,11 +106,22 @@ export const finish = <A>(
     ], { discard: true })
   })
 
-/** Runs `effect` (one call) under its span, which it ends annotated, and records the call's metrics. */
-export const observeCall = <A, E, R>(observation: Observation<A>, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.useSpan(observation.name, { kind: "client", captureStackTrace: false, attributes: observation.attributes }, (span) =>
+/** The options of a call's span: kind `client`, its start attributes. */
+export const spanOptions = (observation: { readonly attributes: GenAi.Attributes }) => ({
+  kind: "client" as const,
+  // A stack trace per call costs more than the rest of the span.
+  captureStackTrace: false,
+  attributes: observation.attributes
+})
+
+/** Runs one call under its span, which it ends annotated, and records the call's metrics. */
+export const observeCall = <A, E, R>(
+  observation: Observation<A>,
+  call: (span: Tracer.Span) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.useSpan(observation.name, spanOptions(observation), (span) =>
     Effect.flatMap(Clock.currentTimeMillis, (startMillis) =>
-      Effect.onExit(Effect.withParentSpan(effect, span), (exit) => {
+      Effect.onExit(Effect.withParentSpan(call(span), span), (exit) => {
         const call = observation.call
         const value = exit._tag === "Success" ? exit.value : undefined
         const reply = value === undefined || call.reply === undefined ? undefined : call.reply(value)

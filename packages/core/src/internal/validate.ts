@@ -6,7 +6,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { InvalidRequestError } from "../SwitchboardError.js"
-import { formatPath } from "./issue.js"
+import { formatPath } from "./path.js"
 
 
 /**

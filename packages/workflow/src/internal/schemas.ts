@@ -9,27 +9,7 @@ import * as E from "@switchboard/core/SwitchboardError"
 import * as Schema from "effect/Schema"
 
 /** Every `SwitchboardError`, so a failure read back from storage keeps its class. */
-export const SwitchboardError = Schema.Union(
-  E.InvalidRequestError,
-  E.BadRequestError,
-  E.AuthenticationError,
-  E.PermissionDeniedError,
-  E.NotFoundError,
-  E.ConflictError,
-  E.RateLimitError,
-  E.ClientError,
-  E.ServerError,
-  E.TransportError,
-  E.TimeoutError,
-  E.ResponseDecodeError,
-  E.ResponseTooLargeError,
-  E.StreamError,
-  E.TaskFailedError,
-  E.TaskTimeoutError,
-  E.TaskNotFoundError,
-  E.NoImageInResponseError,
-  E.JournalError
-)
+export const SwitchboardError = Schema.Union(...E.errorClasses)
 
 /** `TaskPoller.TaskUpdate` as a schema: the result of one status activity. */
 export const TaskUpdate = Schema.Union(

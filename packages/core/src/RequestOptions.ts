@@ -1,0 +1,107 @@
+/**
+ * Per-call options without changing any signature: a scope of code sets them
+ * with `Switchboard.withRequestOptions` and every call inside it uses them.
+ * They win over the layer's configuration, which wins over the defaults.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
+import * as Predicate from "effect/Predicate"
+import * as Stream from "effect/Stream"
+import type * as Retry from "./Retry.js"
+
+/**
+ * Every field is optional; an absent one keeps the layer's value.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RequestOptions {
+  /** Time limit of each attempt of a JSON call. */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** Retries after the first attempt. */
+  readonly maxRetries?: number | undefined
+  readonly retryBaseDelay?: Duration.DurationInput | undefined
+  readonly maxRetryDelay?: Duration.DurationInput | undefined
+  /** Decides which failures are retried, in place of `Retry.standard`. */
+  readonly retry?: Retry.Rule | undefined
+  /**
+   * Extra headers, over the layer's (names compared in lower case). They may
+   * not set `authorization`: the key is the layer's, and a header that
+   * replaced it silently would send another credential than the one
+   * configured and redacted. Such a header is a `ConfigurationError`.
+   */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  readonly streamFirstByteTimeout?: Duration.DurationInput | undefined
+  readonly streamIdleTimeout?: Duration.DurationInput | undefined
+  readonly streamTotalTimeout?: Duration.DurationInput | undefined
+}
+
+const none: RequestOptions = {}
+
+/**
+ * The options in effect; none outside any `withRequestOptions`.
+ *
+ * @since 0.1.0
+ * @category references
+ */
+export class CurrentRequestOptions extends Context.Reference<CurrentRequestOptions>()(
+  "@switchboard/core/CurrentRequestOptions",
+  { defaultValue: () => none }
+) {}
+
+/**
+ * Whether no option is set: calls then use the layer's settings as built.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isEmpty = (options: RequestOptions): boolean => options === none
+
+/** Inner options over outer ones; headers merged. */
+const merge = (outer: RequestOptions, inner: RequestOptions): RequestOptions =>
+  isEmpty(outer) ? inner : {
+    ...outer,
+    ...inner,
+    ...(outer.headers && inner.headers ? { headers: { ...outer.headers, ...inner.headers } } : {})
+  }
+
+const isStream = (u: unknown): u is Stream.Stream<unknown, unknown, unknown> => Predicate.hasProperty(u, Stream.StreamTypeId)
+
+/**
+ * Runs an effect or a stream with these options for every call inside it,
+ * over any set by an enclosing `withRequestOptions`. Options are checked when
+ * a call starts: a bad one fails that call with a `ConfigurationError`
+ * naming it, before anything is sent.
+ *
+ * @example
+ * ```ts
+ * Chat.create(request).pipe(Switchboard.withRequestOptions({ timeout: "5 seconds", maxRetries: 0 }))
+ * ```
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withRequestOptions: {
+  (options: RequestOptions): {
+    <A, E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E, R>
+    <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R>
+  }
+  <A, E, R>(self: Stream.Stream<A, E, R>, options: RequestOptions): Stream.Stream<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, options: RequestOptions): Effect.Effect<A, E, R>
+} = dual(2, <A, E, R>(
+  self: Effect.Effect<A, E, R> | Stream.Stream<A, E, R>,
+  options: RequestOptions
+): Effect.Effect<A, E, R> | Stream.Stream<A, E, R> => {
+  if (isStream(self)) {
+    return Stream.unwrap(
+      Effect.map(CurrentRequestOptions, (outer) => Stream.provideService(self, CurrentRequestOptions, merge(outer, options)))
+    )
+  }
+  return Effect.flatMap(
+    CurrentRequestOptions,
+    (outer) => Effect.provideService(self as Effect.Effect<A, E, R>, CurrentRequestOptions, merge(outer, options))
+  )
+})
