@@ -84,8 +84,8 @@ const secondBoundaries = MetricBoundaries.fromIterable([
  * `gen_ai.client.token.usage`: tokens per call, tagged `gen_ai.token.type`
  * `input` or `output`, with the call's operation, provider, request and
  * response model and server. Recorded when the reply says how many.
- * (`unit` is a tag because that is where `@effect/opentelemetry` reads a
- * metric's unit.)
+ * Every value is also tagged `unit` (`{token}`, `s` for the others): that is
+ * where `@effect/opentelemetry` reads a metric's unit.
  *
  * @since 0.1.0
  * @category metrics
@@ -94,7 +94,7 @@ export const tokenUsage: Histogram = Metric.histogram(
   "gen_ai.client.token.usage",
   tokenBoundaries,
   "Number of input and output tokens used"
-).pipe(Metric.tagged("unit", "{token}"))
+)
 
 /**
  * `gen_ai.client.operation.duration`: seconds per call, from the request
@@ -108,7 +108,7 @@ export const operationDuration: Histogram = Metric.histogram(
   "gen_ai.client.operation.duration",
   secondBoundaries,
   "GenAI operation duration"
-).pipe(Metric.tagged("unit", "s"))
+)
 
 /**
  * `gen_ai.client.operation.time_to_first_chunk`: seconds from the request
@@ -121,4 +121,4 @@ export const timeToFirstChunk: Histogram = Metric.histogram(
   "gen_ai.client.operation.time_to_first_chunk",
   secondBoundaries,
   "Time to receive the first chunk of a streamed reply"
-).pipe(Metric.tagged("unit", "s"))
+)

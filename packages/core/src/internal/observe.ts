@@ -7,7 +7,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
-import * as Metric from "effect/Metric"
+import * as FiberRef from "effect/FiberRef"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -49,30 +49,59 @@ const redacted = (attributes: GenAi.Attributes, redact: (text: string) => string
   return out
 }
 
-/** The low-cardinality attributes of a call, as metric labels. */
-const labelsOf = (
-  observation: { readonly call: { readonly operation: string; readonly model?: string | undefined }; readonly server: GenAi.Server },
-  responseModel: unknown,
-  errorType: string | undefined
-): Array<MetricLabel.MetricLabel> => {
-  const { call, server } = observation
+/** The low-cardinality attributes of a call: what its metric values are tagged with. */
+interface Tags {
+  readonly observation: { readonly call: GenAi.Start; readonly server: GenAi.Server }
+  readonly responseModel: unknown
+  readonly errorType: string | undefined
+}
+
+// A metric's hook is cached by the identity of its label array; a new array
+// per call would cost a registry lookup (hashing every label) per value, some
+// 10 µs. So the arrays are made once per combination, which are few.
+const labelCache = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+const maxCachedLabels = 1000
+
+/** The labels of one value: the call's tags, the metric's unit, and the token type if any. */
+const labelsOf = (tags: Tags, unit: string, tokenType?: string): ReadonlyArray<MetricLabel.MetricLabel> => {
+  const { call, server } = tags.observation
+  const responseModel = typeof tags.responseModel === "string" ? tags.responseModel : undefined
+  const key = `${call.operation}\u0001${call.model}\u0001${responseModel}\u0001${tags.errorType}\u0001${unit}\u0001${tokenType}\u0001${server.address}\u0001${server.port}`
+  const cached = labelCache.get(key)
+  if (cached !== undefined) return cached
   const labels = [
     MetricLabel.make("gen_ai.operation.name", call.operation),
     MetricLabel.make("gen_ai.provider.name", GenAi.providerName),
     MetricLabel.make("server.address", server.address),
-    MetricLabel.make("server.port", String(server.port))
+    MetricLabel.make("server.port", String(server.port)),
+    MetricLabel.make("unit", unit)
   ]
   if (call.model !== undefined) labels.push(MetricLabel.make("gen_ai.request.model", call.model))
-  if (typeof responseModel === "string") labels.push(MetricLabel.make("gen_ai.response.model", responseModel))
-  if (errorType !== undefined) labels.push(MetricLabel.make("error.type", errorType))
+  if (responseModel !== undefined) labels.push(MetricLabel.make("gen_ai.response.model", responseModel))
+  if (tags.errorType !== undefined) labels.push(MetricLabel.make("error.type", tags.errorType))
+  if (tokenType !== undefined) labels.push(MetricLabel.make("gen_ai.token.type", tokenType))
+  if (labelCache.size >= maxCachedLabels) labelCache.clear()
+  labelCache.set(key, labels)
   return labels
 }
 
-const tokens = (labels: ReadonlyArray<MetricLabel.MetricLabel>, type: "input" | "output", count: number | undefined) =>
-  count === undefined ? Effect.void : Metric.update(
-    Metric.taggedWithLabels(Telemetry.tokenUsage, [...labels, MetricLabel.make("gen_ai.token.type", type)]),
-    count
-  )
+/** One metric value and its labels. */
+type Value = readonly [Telemetry.Histogram, ReadonlyArray<MetricLabel.MetricLabel>, number]
+
+/** Records the values, with the labels a caller set with `Effect.tagMetrics` too. */
+const record = (values: ReadonlyArray<Value>) =>
+  FiberRef.getWith(FiberRef.currentMetricLabels, (scoped) =>
+    Effect.sync(() => {
+      for (const [metric, labels, value] of values) metric.unsafeUpdate(value, scoped.length === 0 ? labels : [...scoped, ...labels])
+    }))
+
+/** The values of a call that ended: its duration, and its tokens when the reply counted them. */
+const callValues = (tags: Tags, seconds: number, usage: GenAi.Usage | undefined): Array<Value> => {
+  const values: Array<Value> = [[Telemetry.operationDuration, labelsOf(tags, "s"), seconds]]
+  if (usage?.input !== undefined) values.push([Telemetry.tokenUsage, labelsOf(tags, "{token}", "input"), usage.input])
+  if (usage?.output !== undefined) values.push([Telemetry.tokenUsage, labelsOf(tags, "{token}", "output"), usage.output])
+  return values
+}
 
 /** `error.type` of a failed call: the error's tag, `_OTHER` for a defect, none for an interruption. */
 const errorTypeOf = (exit: Exit.Exit<unknown, unknown>): string | undefined => {
@@ -90,7 +119,8 @@ export const finish = <A>(
   startMillis: number,
   exit: Exit.Exit<unknown, unknown>,
   reply: GenAi.Reply | undefined,
-  output?: GenAi.Attributes | undefined
+  output?: GenAi.Attributes | undefined,
+  firstMillis?: number | undefined
 ): Effect.Effect<void> =>
   Effect.flatMap(Clock.currentTimeMillis, (now) => {
     const attributes: GenAi.Attributes = { ...reply?.attributes }
@@ -98,12 +128,10 @@ export const finish = <A>(
     const errorType = errorTypeOf(exit)
     if (errorType !== undefined) attributes["error.type"] = errorType
     for (const key in attributes) span.attribute(key, attributes[key])
-    const labels = labelsOf(observation, attributes["gen_ai.response.model"], errorType)
-    return Effect.all([
-      Metric.update(Metric.taggedWithLabels(Telemetry.operationDuration, labels), (now - startMillis) / 1000),
-      tokens(labels, "input", reply?.usage?.input),
-      tokens(labels, "output", reply?.usage?.output)
-    ], { discard: true })
+    const tags: Tags = { observation, responseModel: attributes["gen_ai.response.model"], errorType }
+    const values = callValues(tags, (now - startMillis) / 1000, reply?.usage)
+    if (firstMillis !== undefined) values.push([Telemetry.timeToFirstChunk, labelsOf(tags, "s"), firstMillis / 1000])
+    return record(values)
   })
 
 /** The options of a call's span: kind `client`, its start attributes. */
@@ -147,12 +175,7 @@ export const observeStream = <A, E, R>(
       return chunk
     }))
   return Stream.ensuringWith(watched, (exit) => {
-    const reply = facts.reply()
-    const first = facts.firstMillis()
-    const labels = labelsOf(observation, reply.attributes["gen_ai.response.model"], undefined)
-    return Effect.zipRight(
-      finish(observation, span, startMillis, exit, reply, observation.capture ? facts.output() : undefined),
-      first === undefined ? Effect.void : Metric.update(Metric.taggedWithLabels(Telemetry.timeToFirstChunk, labels), first / 1000)
-    )
+    const output = observation.capture ? facts.output() : undefined
+    return finish(observation, span, startMillis, exit, facts.reply(), output, facts.firstMillis())
   })
 }
