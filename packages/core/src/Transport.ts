@@ -8,7 +8,6 @@
  * @since 0.1.0
  */
 import * as Chunk from "effect/Chunk"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -561,12 +560,12 @@ export const make = Effect.gen(function*() {
       // Ends when the stream does, with its exit: after the last element, a failure or an interruption.
       const observation = yield* observe(options.genAi, options, settings)
       const span = yield* Effect.makeSpanScoped(observation.name, Observe.spanOptions(observation))
-      const startMillis = yield* Clock.currentTimeMillis
+      const clock = yield* Effect.clock
+      const startMillis = clock.unsafeCurrentTimeMillis()
       const limits = { maxBytes: settings.maxBytes, idle, total }
       const req = request(options, settings)
       const idleMillis = millisOf(idle)
       const totalMillis = millisOf(total)
-      const clock = yield* Effect.clock
       const deadline = totalMillis === undefined ? undefined : clock.unsafeCurrentTimeMillis() + totalMillis
       let started = false
 
@@ -607,7 +606,7 @@ export const make = Effect.gen(function*() {
       )
       started = true
       const elements = Chunk.isEmpty(first) ? Stream.empty : Stream.concat(Stream.fromChunk(first), Stream.repeatEffectChunkOption(pull))
-      return Observe.observeStream(observation, span, startMillis, options.genAi.facts(observation.capture), elements)
+      return Observe.observeStream(observation, span, startMillis, options.genAi.facts(observation.capture), elements, () => clock.unsafeCurrentTimeMillis())
     }))
 
   return Transport.of({ call, stream, config, redact: base.redact })

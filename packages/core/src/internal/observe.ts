@@ -167,13 +167,15 @@ export const observeStream = <A, E, R>(
   span: Tracer.Span,
   startMillis: number,
   facts: GenAi.Facts<A>,
-  elements: Stream.Stream<A, E, R>
+  elements: Stream.Stream<A, E, R>,
+  now: () => number
 ): Stream.Stream<A, E, R> => {
-  const watched = Stream.mapChunksEffect(elements, (chunk) =>
-    Effect.map(Clock.currentTimeMillis, (now) => {
-      for (const element of chunk) facts.add(element, now - startMillis)
-      return chunk
-    }))
+  // Synchronous, and the clock read only until the first element: this runs for every chunk.
+  const watched = Stream.mapChunks(elements, (chunk) => {
+    const since = facts.firstMillis() === undefined ? now() - startMillis : 0
+    for (const element of chunk) facts.add(element, since)
+    return chunk
+  })
   return Stream.ensuringWith(watched, (exit) => {
     const output = observation.capture ? facts.output() : undefined
     return finish(observation, span, startMillis, exit, facts.reply(), output, facts.firstMillis())
