@@ -12,5 +12,12 @@ export default tseslint.config(
       "@typescript-eslint/no-namespace": "off",
       "@typescript-eslint/no-empty-object-type": "off"
     }
+  },
+  {
+    // Plain Node scripts shown in the docs (the proxy of docs/browser.md):
+    // Node's globals, and `const { dropped, ...kept } = …` to drop fields.
+    files: ["packages/examples/src/**/*.mjs"],
+    languageOptions: { globals: { URL: "readonly", console: "readonly", process: "readonly" } },
+    rules: { "@typescript-eslint/no-unused-vars": ["error", { ignoreRestSiblings: true }] }
   }
 )

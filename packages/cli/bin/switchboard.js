@@ -1,11 +1,26 @@
 #!/usr/bin/env node
-// The command is dist/bin.js; this launcher exists before the build so that
-// pnpm can link the bin on a fresh clone.
+// The command is dist/bundle/bin.js: dist/bin.js bundled (one main file, and
+// chunks loaded when a command needs them) so that it starts in half the
+// time (packages/cli/scripts/bundle.mjs, docs/cli.md "Start-up").
+// Runs over durable workflows (`worker`, `--database`) load native database
+// drivers, which cannot be bundled: they use dist/bin.js. Both are the same
+// program, so a misrouted run (a prompt that says "worker") is only slower.
+// This launcher exists before the build so that pnpm can link the bin on a
+// fresh clone.
 import { existsSync } from "node:fs"
 import process from "node:process"
 import { URL } from "node:url"
+import v8 from "node:v8"
 
-const bin = new URL("../dist/bin.js", import.meta.url)
+// undici parses HTTP with a WebAssembly module; by default V8 recompiles it
+// in the background with its optimising tier, and Node waits for that before
+// it exits: about 80 ms added to every command (measured: docs/cli.md,
+// "Start-up"). The baseline tier parses a terminal's worth of HTTP as fast.
+v8.setFlagsFromString("--liftoff-only")
+
+const args = process.argv.slice(2)
+const needsDrivers = args.includes("worker") || args.some((arg) => arg === "--database" || arg.startsWith("--database="))
+const bin = new URL(needsDrivers ? "../dist/bin.js" : "../dist/bundle/bin.js", import.meta.url)
 if (!existsSync(bin)) {
   process.stderr.write("switchboard: not built yet; run `pnpm build` in the repository first\n")
   process.exit(2)

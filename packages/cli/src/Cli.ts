@@ -20,6 +20,7 @@ import * as Worker from "./commands/worker.js"
 import * as Errors from "./Errors.js"
 import * as Help from "./Help.js"
 import * as Inputs from "./Inputs.js"
+import * as Output from "./Output.js"
 
 /**
  * The subcommands, in the order `--help` lists them.
@@ -97,6 +98,9 @@ export const run = (argv: ReadonlyArray<string>) => {
       subcommands.map((c) => c.descriptor),
       args.slice(2)
     )
+    // @effect/cli prints the version as a paragraph, with a blank line after it.
+    : args.length === 3 && args[2] === "--version"
+    ? Output.line(version)
     : withoutParserErrors(Command.run(command, { name: "switchboard", version })(args))
   return program.pipe(
     Effect.tapErrorCause(Errors.reportUnexpected),

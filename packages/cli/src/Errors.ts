@@ -12,7 +12,6 @@
  * @since 0.1.0
  */
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as AgentError from "@switchboard/agent/AgentError"
 import { SwitchboardError } from "@switchboard/core"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -142,8 +141,14 @@ const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
 export const describe = (error: unknown): string => {
   if (SwitchboardError.isSwitchboardError(error)) return describeSdk(error)
   if (ValidationError.isValidationError(error)) return Help.usageLine(error)
-  if (AgentError.isAgentError(error)) return `The agent stopped: ${error.message}`
   switch (tagOf(error)) {
+    // The agent's errors (only the demo runs an agent), by tag: importing
+    // @switchboard/agent here would load it on every command.
+    case "MaxStepsExceeded":
+    case "BudgetExceeded":
+    case "LoopDetected":
+    case "ToolDefect":
+      return `The agent stopped: ${messageOf(error)}`
     case "UsageError":
     case "MissingConfigurationError":
       return messageOf(error)

@@ -231,11 +231,20 @@ export const requested = (args: ReadonlyArray<string>): boolean => {
   return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === "--help" || arg === "-h")
 }
 
-/** A command's own subcommands (none for a command without: @effect/cli then lists the command itself). */
+/**
+ * A command's own subcommands (none for a command without: @effect/cli then
+ * lists the command itself), in the order the command gives them.
+ * `getSubcommands` is a HashMap, which loses that order; @effect/cli's
+ * descriptor keeps it in `children` (in hash order if it ever stops).
+ */
 const childrenOf = (command: Descriptor.Command<unknown>): ReadonlyArray<readonly [string, Descriptor.Command<unknown>]> => {
   const children = [...HashMap.toEntries(Descriptor.getSubcommands(command))]
   const own = Descriptor.getNames(command)
-  return children.some(([name]) => HashSet.has(own, name)) ? [] : children
+  if (children.some(([name]) => HashSet.has(own, name))) return []
+  const given = (command as { readonly children?: unknown }).children
+  const order = Array.isArray(given) ? given.map((child: Descriptor.Command<unknown>) => nameOf(child)) : []
+  const rank = (name: string) => (order.includes(name) ? order.indexOf(name) : order.length)
+  return children.sort(([a], [b]) => rank(a) - rank(b))
 }
 
 /** @effect/cli's built-in flags (completions, wizard, log level) are not offered: only --help and --version. */
@@ -294,14 +303,13 @@ const fallback: Record<string, string> = {
 
 /**
  * A usage error of the parser as one line, e.g. `--max-tokens: "abc" is not
- * an integer`.
+ * a whole number`.
  *
  * @since 0.1.0
  * @category errors
  */
 export const usageLine = (error: ValidationError.ValidationError): string => {
   const text = paragraphs(error.error).join(" ").replace(/\s+/g, " ").trim()
-    .replace(/ is not a integer$/, " is not an integer")
   return text === "" ? (fallback[error._tag] ?? "invalid command line") : text
 }
 

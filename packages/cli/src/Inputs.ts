@@ -43,6 +43,22 @@ export const duration = (name: string): Options.Options<Duration.Duration> =>
       : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: the duration must be positive, not "${text}"; try 500ms, 2s, 5m or 1h`)))
   })
 
+/** The flag as it is typed: `-n`, `--max-tokens`. */
+const flag = (name: string) => (name.length === 1 ? `-${name}` : `--${name}`)
+
+/**
+ * A flag holding a whole number; anything else is a usage error naming the
+ * flag (@effect/cli's own integer says only "'abc' is not a integer").
+ *
+ * @since 0.1.0
+ * @category numbers
+ */
+export const integer = (name: string, pseudoName = "n"): Options.Options<number> =>
+  Options.mapEffect(Options.text(name).pipe(Options.withPseudoName(pseudoName)), (text) =>
+    /^[+-]?\d+$/.test(text.trim())
+      ? Effect.succeed(Number(text))
+      : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`${flag(name)}: "${text}" is not a whole number`))))
+
 /**
  * A flag holding a TCP port, 0 to 65535; anything else is a usage error.
  *
@@ -50,7 +66,7 @@ export const duration = (name: string): Options.Options<Duration.Duration> =>
  * @category numbers
  */
 export const port = (name: string): Options.Options<number> =>
-  Options.mapEffect(Options.integer(name).pipe(Options.withPseudoName("port")), (n) =>
+  Options.mapEffect(integer(name, "port"), (n) =>
     n >= 0 && n <= 65535
       ? Effect.succeed(n)
       : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: ${n} is not a port; give 1 to 65535, or 0 for any free port`))))
@@ -62,7 +78,7 @@ export const port = (name: string): Options.Options<number> =>
  * @category numbers
  */
 export const atLeast = (name: string, min: number): Options.Options<number> =>
-  Options.mapEffect(Options.integer(name).pipe(Options.withPseudoName("n")), (n) =>
+  Options.mapEffect(integer(name), (n) =>
     n >= min
       ? Effect.succeed(n)
       : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: ${n} is not allowed; it must be at least ${min}`))))

@@ -12,8 +12,9 @@ import type * as Context from "effect/Context"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { build, lines, pngSize, removeTempDirs, run, start, stopAll, tempDir, tinyPng } from "./helpers.js"
+import { bin, build, lines, packageDir, pngSize, removeTempDirs, run, start, stopAll, tempDir, tinyPng } from "./helpers.js"
 
 const runtime = ManagedRuntime.make(Emulator.layer())
 let emulator: Context.Tag.Service<typeof Emulator.Emulator>
@@ -56,6 +57,67 @@ describe.concurrent("switchboard models", { timeout: 90_000 }, () => {
     expect(result.code).toBe(0)
     const models = JSON.parse(result.stdout) as ReadonlyArray<{ id: string }>
     expect(models.map((m) => m.id)).toContain("video-1")
+  })
+})
+
+/**
+ * The transcripts of docs/cli.md (`$ switchboard …` and what it printed),
+ * run against the emulator. Those of commands that write files named by the
+ * time, follow tasks or run until stopped (image, video, emulator, demo) are
+ * checked only when they fail at once with one `✖` line; the tests below
+ * cover the rest. Counters and times of the emulator (request and completion
+ * ids, `created`) are not compared.
+ */
+const transcripts = (): ReadonlyArray<{ readonly command: string; readonly output: string }> => {
+  const doc = Fs.readFileSync(Path.join(packageDir, "../../docs/cli.md"), "utf8")
+  // The blocks with no language (a fence opens, the next one closes).
+  const blocks = doc.split(/^```.*$/m).filter((_, i) => i % 2 === 1).filter((block) => block.startsWith("\n$ "))
+  return blocks.flatMap((block) =>
+    block.slice(1).split(/^(?=\$ )/m).filter((part) => part.startsWith("$ switchboard ")).map((part) => {
+      const [command, ...output] = part.trimEnd().split("\n")
+      return { command: command!.slice(2), output: output.join("\n") }
+    })
+  ).filter(({ command, output }) => !/^switchboard (image|video|emulator|demo)\b/.test(command) || /^✖[^\n]*$/.test(output))
+}
+
+/** The words of a command line, in double quotes or not. */
+const words = (command: string) => [...command.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!)
+
+const withoutCounters = (text: string) =>
+  text.replace(/\b(req_|chatcmpl-)\d+/g, "$1N").replace(/"created": \d+/g, "\"created\": N")
+
+describe.concurrent("docs/cli.md", { timeout: 90_000 }, () => {
+  it("shows transcripts to check", () => {
+    expect(transcripts().length).toBeGreaterThanOrEqual(10)
+  })
+
+  for (const { command, output } of transcripts()) {
+    it(command, async () => {
+      // The transcript of a missing configuration is run without one.
+      const result = await run(words(command).slice(1), { env: /^✖ No (base URL|API key)/.test(output) ? {} : env })
+      expect(withoutCounters(`${result.stdout}${result.stderr}`.trimEnd())).toBe(withoutCounters(output))
+    })
+  }
+})
+
+describe("start-up", { timeout: 90_000 }, () => {
+  it("models loads the bundle only: no module from node_modules, nothing of the emulator, the agent, the workflows or fast-check", async () => {
+    const loadedFile = Path.join(tempDir("loads"), "loaded.txt")
+    const recorder = pathToFileURL(Path.join(packageDir, "test/fixtures/record-loads.mjs")).href
+    const result = await run(["models"], { env: { ...env, SWITCHBOARD_TEST_LOADED: loadedFile }, node: ["--import", recorder] })
+    expect(result.code).toBe(0)
+    const loaded = Fs.readFileSync(loadedFile, "utf8").split("\n").filter((url) => url !== "").map((url) => fileURLToPath(url))
+    const bundle = Path.join(packageDir, "dist/bundle")
+    const chunks = loaded.filter((file) => file !== bin && !file.startsWith(Path.join(packageDir, "test")))
+    expect(chunks.filter((file) => Path.dirname(file) !== bundle)).toEqual([])
+    // What went into each chunk, as esbuild recorded it (scripts/bundle.mjs).
+    const meta = JSON.parse(Fs.readFileSync(Path.join(bundle, "meta.json"), "utf8")) as {
+      outputs: Record<string, { inputs: Record<string, unknown> }>
+    }
+    const sources = chunks.flatMap((file) => Object.keys(meta.outputs[Path.relative(packageDir, file)]?.inputs ?? {}))
+    expect(sources).toContain("dist/commands/models.js")
+    const unneeded = ["../emulator/", "../agent/", "../workflow/", "/fast-check/", "/@effect/cluster/"]
+    expect(sources.filter((source) => unneeded.some((path) => source.includes(path)))).toEqual([])
   })
 })
 
@@ -172,7 +234,9 @@ describe.concurrent("errors", { timeout: 90_000 }, () => {
       [["teleport"], "Invalid subcommand for switchboard"],
       [["models", "--colour"], "Received unknown argument: '--colour'"],
       [["chat"], "Missing argument <prompt>"],
-      [["chat", "usage case", "--max-tokens", "abc"], "'abc' is not an integer"],
+      [["chat", "usage case", "--max-tokens", "abc"], "--max-tokens: \"abc\" is not a whole number"],
+      [["image", "usage case", "-n", "two"], "-n: \"two\" is not a whole number"],
+      [["emulator", "--port", "http"], "--port: \"http\" is not a whole number"],
       [["chat", "usage case", "--max-tokens", "0"], "--max-tokens: 0 is not allowed; it must be at least 1"],
       [["emulator", "--port", "99999"], "--port: 99999 is not a port; give 1 to 65535, or 0 for any free port"],
       [["video", "usage case", "--poll-interval", "0s"], "--poll-interval: the duration must be positive, not \"0s\""],
@@ -204,6 +268,13 @@ describe.concurrent("errors", { timeout: 90_000 }, () => {
 })
 
 describe.concurrent("--help", { timeout: 90_000 }, () => {
+  it("--version prints the version on one line, and nothing else", async () => {
+    const result = await run(["--version"])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe("0.1.0\n")
+    expect(result.stderr).toBe("")
+  })
+
   it("follows the terminal: no ANSI off a terminal even without NO_COLOR, wrapped to COLUMNS", async () => {
     for (const args of [["--help"], ["chat", "--help"], ["image", "-h"], ["emulator", "--help"]]) {
       const result = await run(args, { env: { COLUMNS: "60" }, unset: ["NO_COLOR"] })
@@ -349,7 +420,9 @@ describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
   it("each subcommand has its own help; a missing task id is a usage error", async () => {
     const help = await run(["video", "--help"], { env })
     expect(help.code).toBe(0)
-    for (const name of ["generate", "resume", "status", "forget"]) expect(help.stdout).toContain(name)
+    // Listed in the order the command gives them: the common case first.
+    const listed = help.stdout.split("COMMANDS\n")[1]!.split("\n\n")[0]!.match(/^ {2}\S+/gm)!.map((name) => name.trim())
+    expect(listed).toEqual(["generate", "resume", "status", "forget"])
     const resumeHelp = await run(["video", "resume", "--help"], { env })
     expect(resumeHelp.stdout).toContain("Finish every task earlier runs left in the journal")
     expect(resumeHelp.stdout).not.toContain("--from")

@@ -1,6 +1,7 @@
 /**
- * Running the built `switchboard` (node on packages/cli/dist/bin.js) as a
- * real process, and waiting on what it prints: no test waits on a clock,
+ * Running the built `switchboard` as a real process, through the launcher
+ * users run (bin/switchboard.js: the bundled build, or dist/bin.js for
+ * `worker` and `--database`), and waiting on what it prints: no test waits on a clock,
  * every wait ends with an event (output, exit) or the test's own timeout.
  */
 import { spawn, spawnSync } from "node:child_process"
@@ -12,7 +13,7 @@ import { fileURLToPath } from "node:url"
 const here = Path.dirname(fileURLToPath(import.meta.url))
 export const packageDir = Path.resolve(here, "..")
 export const repoRoot = Path.resolve(packageDir, "../..")
-export const bin = Path.join(packageDir, "dist/bin.js")
+export const bin = Path.join(packageDir, "bin/switchboard.js")
 
 /**
  * Holds a lock (a directory under node_modules) while `f` runs: the CLI's and
@@ -40,15 +41,20 @@ const withBuildLock = <A>(repoRoot: string, f: () => A): A => {
 
 /**
  * Builds the CLI and everything it references (`tsc -b`, incremental: a
- * no-op when dist is up to date).
+ * no-op when dist is up to date), then its bundle (scripts/bundle.mjs).
  */
 export const build = (): void => {
   const tsc = Path.join(repoRoot, "node_modules/typescript/bin/tsc")
-  const result = withBuildLock(repoRoot, () => spawnSync(process.execPath, [tsc, "-b", Path.join(packageDir, "tsconfig.build.json")], {
-    cwd: repoRoot,
-    encoding: "utf8"
-  }))
-  if (result.status !== 0) throw new Error(`tsc -b packages/cli/tsconfig.build.json failed:\n${result.stdout}${result.stderr}`)
+  const steps = [
+    [tsc, "-b", Path.join(packageDir, "tsconfig.build.json")],
+    [Path.join(packageDir, "scripts/bundle.mjs")]
+  ]
+  withBuildLock(repoRoot, () => {
+    for (const step of steps) {
+      const result = spawnSync(process.execPath, step, { cwd: repoRoot, encoding: "utf8" })
+      if (result.status !== 0) throw new Error(`${step.join(" ")} failed:\n${result.stdout}${result.stderr}`)
+    }
+  })
 }
 
 export interface Exited {
@@ -74,6 +80,8 @@ export interface SpawnOptions {
   readonly cwd?: string
   /** Removed from the environment (e.g. `NO_COLOR`, which is set by default). */
   readonly unset?: ReadonlyArray<string>
+  /** Node's own flags, before the script (e.g. `--import`). */
+  readonly node?: ReadonlyArray<string>
 }
 
 /** The parent's environment without SWITCHBOARD_* (so a developer's shell cannot leak in), colours off. */
@@ -103,7 +111,7 @@ export const stopAll = async (): Promise<void> => {
 export const start = (args: ReadonlyArray<string>, options: SpawnOptions = {}): Running => {
   const env: Record<string, string> = { ...baseEnv(), ...options.env }
   for (const name of options.unset ?? []) delete env[name]
-  const child = spawn(process.execPath, [bin, ...args], {
+  const child = spawn(process.execPath, [...(options.node ?? []), bin, ...args], {
     cwd: options.cwd ?? Os.tmpdir(),
     env,
     stdio: ["ignore", "pipe", "pipe"]

@@ -4,6 +4,7 @@
  */
 import * as ValidationError from "@effect/cli/ValidationError"
 import { it } from "@effect/vitest"
+import * as AgentError from "@switchboard/agent/AgentError"
 import { Attachment, SwitchboardError, TaskPoller } from "@switchboard/core"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -101,6 +102,18 @@ describe("Errors", () => {
       .toBe("Invalid configuration, nothing was sent: timeout must be a duration")
     expect(Errors.describe(new SwitchboardError.InvalidRequestError({ field: "baseUrl", message: "baseUrl is odd" })))
       .toBe("Invalid request, nothing was sent: baseUrl is odd")
+  })
+
+  it("says the agent stopped, and why, for each of the agent's errors", () => {
+    const transcript: AgentError.MaxStepsExceeded["transcript"] = []
+    expect(Errors.describe(new AgentError.MaxStepsExceeded({ maxSteps: 3, transcript })))
+      .toBe("The agent stopped: the model still called tools after 3 steps")
+    const errors = [
+      new AgentError.BudgetExceeded({ limit: "totalTokens", used: 12, max: 10, transcript }),
+      new AgentError.LoopDetected({ tool: "lookup", arguments: "{}", count: 3, transcript }),
+      new AgentError.ToolDefect({ tool: "lookup", callId: "call_1", defect: "boom", transcript })
+    ]
+    for (const error of errors) expect(Errors.describe(error)).toBe(`The agent stopped: ${error.message}`)
   })
 
   it("maps failures to exit codes", () => {

@@ -17,34 +17,25 @@
  * shows each file as it is, and runs it against the emulator (through
  * `SWITCHBOARD_BASE_URL` / `SWITCHBOARD_API_KEY`), in an empty directory
  * but for a `photo.png`, to compare what it prints with what the markdown
- * says it prints.
+ * says it prints. An example that Node cannot run here says which test runs
+ * it: `<!-- example: browser.ts, run by test/browser.test.ts -->` (that test
+ * compares its output). A file under `test/` is a test file vitest runs.
+ *
+ * Every other block of code (```ts, ```js) must say why it is not a
+ * program, on the line before it: `<!-- fragment: declarations -->` (types,
+ * signatures), a value or a line to use inside a program shown elsewhere.
+ * Blocks in other languages (sh, text, none) are shell commands, output and
+ * diagrams; the CLI's are checked by packages/cli/test/bin.test.ts.
  */
 import { Emulator } from "@switchboard/emulator"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { pathToFileURL } from "node:url"
 import { format } from "node:util"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-
-const here = Path.dirname(fileURLToPath(import.meta.url))
-const src = Path.resolve(here, "../src")
-const root = Path.resolve(here, "../../..")
-
-interface Shown {
-  readonly doc: string
-  readonly file: string
-  readonly code: string
-  readonly output: string
-}
-
-const marked = /<!-- example: (\S+) -->\n```ts\n([^]*?)```\n\nPrints:\n\n```text\n([^]*?)```/g
-
-const docs = ["README.md", ...Fs.readdirSync(Path.join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)]
-const shown: ReadonlyArray<Shown> = docs.flatMap((doc) =>
-  [...Fs.readFileSync(Path.join(root, doc), "utf8").matchAll(marked)].map((m) => ({ doc, file: m[1]!, code: m[2]!, output: m[3]! }))
-)
+import { pathOf, shown, src, unmarked } from "./examples.js"
 
 const runtime = ManagedRuntime.make(Emulator.layer())
 const saved = { url: process.env["SWITCHBOARD_BASE_URL"], key: process.env["SWITCHBOARD_API_KEY"] }
@@ -99,16 +90,24 @@ const printed = async (file: string): Promise<string> => {
 
 describe("the examples of the docs", () => {
   it("every file of src/ is shown in a doc, and every example shown is a file", () => {
-    const files = Fs.readdirSync(src).filter((f) => f.endsWith(".ts")).sort()
-    expect([...new Set(shown.map((s) => s.file))].sort()).toEqual(files)
+    const files = Fs.readdirSync(src).sort()
+    expect([...new Set(shown.map((s) => s.file).filter((file) => !file.startsWith("test/")))].sort()).toEqual(files)
   })
 
-  // Sequential: each run captures the console of this process.
+  it("every block of code in the docs is an example or says it is a fragment", () => {
+    expect(unmarked).toEqual([])
+  })
+
   for (const example of shown) {
-    it(`${example.doc}: ${example.file} is shown as it is, and prints what the doc says`, async () => {
-      expect(example.code, `${example.doc} shows src/${example.file} differently`).toBe(
-        Fs.readFileSync(Path.join(src, example.file), "utf8")
-      )
+    it(`${example.doc}: ${example.file} is shown as it is`, () => {
+      expect(example.code, `${example.doc} shows ${example.file} differently`).toBe(Fs.readFileSync(pathOf(example.file), "utf8"))
+    })
+  }
+
+  // Sequential: each run captures the console of this process.
+  for (const example of shown.filter((e) => e.runBy === undefined && !e.file.startsWith("test/"))) {
+    it(`${example.doc}: ${example.file} prints what the doc says`, async () => {
+      expect(example.output, `${example.doc} shows no "Prints:" after ${example.file}`).toBeDefined()
       expect(await printed(example.file)).toBe(example.output)
     })
   }

@@ -4,6 +4,7 @@
  * undici, `effect` alone and Node alone.
  */
 import { fileURLToPath } from "node:url"
+import { loadEsbuild } from "../bundle-size.js"
 import type { Context, Figure, Verdict } from "../lib/figure.js"
 import { runScript } from "../lib/processes.js"
 import { mb, median, num, range, ratio, type Table } from "../lib/stats.js"
@@ -13,6 +14,30 @@ const id = "cold-start"
 const title = "Cold start"
 
 const script = (name: string) => fileURLToPath(new URL(`../cold/${name}.js`, import.meta.url))
+const bundled = (name: string) => fileURLToPath(new URL(`../cold/${name}.bundled.mjs`, import.meta.url))
+
+/**
+ * An application bundled for deployment (a serverless function, a CLI): the
+ * same script through esbuild, one file, Node platform. undici stays
+ * external: @switchboard/node loads its `Agent` with `createRequire`, which
+ * esbuild does not follow.
+ */
+const bundle = async (name: string): Promise<void> => {
+  const esbuild = await loadEsbuild()
+  await esbuild.build({
+    entryPoints: [script(name)],
+    outfile: bundled(name),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    minifyWhitespace: true,
+    minifySyntax: true,
+    external: ["undici"],
+    banner: { js: "import { createRequire as __require } from \"node:module\"; const require = __require(import.meta.url);" },
+    logLevel: "error"
+  })
+}
 
 const scripts: ReadonlyArray<{ readonly label: string; readonly name: string; readonly what: string }> = [
   { label: "Node alone", name: "node", what: "start and exit (the floor under every row)" },
@@ -29,6 +54,12 @@ const scripts: ReadonlyArray<{ readonly label: string; readonly name: string; re
     name: "switchboardModules",
     what: "the same through `@switchboard/core/Chat`, `@switchboard/node/NodeSwitchboard`, `effect/Effect`"
   }
+]
+
+/** The same scripts bundled by the application (`bundle`), for the rows below. */
+const bundledScripts: ReadonlyArray<{ readonly label: string; readonly name: string; readonly what: string }> = [
+  { label: "openai, bundled", name: "openai", what: "the openai script bundled with esbuild into one file" },
+  { label: "Switchboard, bundled", name: "switchboard", what: "the Switchboard script bundled with esbuild into one file (`fast-check` is dropped)" }
 ]
 
 /** The steps of the breakdown: each imported after the ones before it, then the layer and one call. */
@@ -87,14 +118,18 @@ export const figure: Figure = {
       "peak RSS is the process's `maxRSS`, written by the process as it exits; \"imports\" is when the script's " +
       "imports were done, by the process's own clock (from its start); CPU is the process's user + system time over " +
       "its life, steadier than wall time when other processes compete for the cores."
+    for (const { name } of bundledScripts) await bundle(name)
     const stats = await interleaveScripts(
-      scripts.map(({ label, name }) => ({ label, args: [script(name), String(context.server.port)] })),
+      [
+        ...scripts.map(({ label, name }) => ({ label, args: [script(name), String(context.server.port)] })),
+        ...bundledScripts.map(({ label, name }) => ({ label, args: [bundled(name), String(context.server.port)] }))
+      ],
       rounds,
       { timeLimitMs: 30_000, log: context.log }
     )
     const parts = await breakdown(context, rounds)
     const openai = stats.get("openai")
-    const rows = scripts.map(({ label, what }) => {
+    const rows = [...scripts, ...bundledScripts].map(({ label, what }) => {
       const s = stats.get(label)!
       if (!completeRuns(s)) return [label, what, `failed: ${s.error ?? "no run"}`, "", "", "", "", "", "", ""]
       return [
@@ -150,7 +185,12 @@ export const figure: Figure = {
         }])
       ],
       verdicts,
-      notes: typeof parts === "string" ? [parts] : [],
+      notes: [
+        ...(typeof parts === "string" ? [parts] : []),
+        "The bundled rows are what an application that bundles for deployment sees (no verdict: the targets are for " +
+        "the packages as installed). One file spares Node the resolving, reading and linking of several hundred " +
+        "modules, and esbuild drops `fast-check`, which `effect/Schema` imports but no call here uses."
+      ],
       serverCores: undefined
     }
   }

@@ -96,7 +96,7 @@ export const command = Command.make(
       Options.withDescription("standard (default) or hd")
     ),
     style: Inputs.choice("style", ["vivid", "natural"]).pipe(Options.withPseudoName("vivid|natural"), Options.optional, Options.withDescription("vivid or natural")),
-    n: Options.integer("n").pipe(Options.optional, Options.withDescription("How many images (default 1); --n works too")),
+    n: Inputs.integer("n").pipe(Options.optional, Options.withDescription("How many images (default 1); --n works too")),
     from: Options.text("from").pipe(
       Options.withPseudoName("file|url"),
       Options.optional,

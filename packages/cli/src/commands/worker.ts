@@ -44,7 +44,7 @@ export const command = Command.make(
   {
     database: databaseFlag,
     host: Options.text("host").pipe(Options.optional, Options.withDescription("Postgres fleet: the address other runners reach this one at (default 127.0.0.1)")),
-    port: Options.integer("port").pipe(Options.optional, Options.withDescription("Postgres fleet: this runner's port, outside 32768–60999 (default 24100)")),
+    port: Inputs.integer("port", "port").pipe(Options.optional, Options.withDescription("Postgres fleet: this runner's port, outside 32768–60999 (default 24100)")),
     pollInterval: Inputs.duration("poll-interval").pipe(Options.withPseudoName("duration"), Options.optional, Options.withDescription("Fixed wait between status calls (default: 1 s doubling up to 15 s)")),
     timeout: Inputs.duration("timeout").pipe(Options.withPseudoName("duration"), Options.optional, Options.withDescription("A task's deadline from its submission (default 10m)")),
     ...Connection.flags

@@ -1,0 +1,56 @@
+// Bundles the built command (dist/bin.js and what it imports) into
+// dist/bundle/ (bin.js and the chunks of its dynamic imports), which
+// bin/switchboard.js runs: Node then reads and links a few files instead of
+// about 650 modules (effect, @effect/cli, fast-check…), which was most of
+// the CLI's start-up (docs/cli.md, "Start-up").
+//
+// The native database drivers cannot be bundled: they stay imports of the
+// workflow chunk, and `worker` and `--database` runs use dist/bin.js instead
+// (see bin/switchboard.js). undici is loaded at run time by @switchboard/node
+// through `createRequire`, which esbuild cannot follow, so it stays external
+// (it is a dependency of this package for that reason).
+import { build } from "esbuild"
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import process from "node:process"
+import { fileURLToPath, URL } from "node:url"
+
+const packageDir = fileURLToPath(new URL("../", import.meta.url))
+const dist = `${packageDir}dist/`
+
+// `pnpm build` (and so `pnpm demo`) runs this every time: when no source of
+// the last bundle (its metafile's inputs) is newer than the bundle, keep it.
+const meta = `${dist}bundle/meta.json`
+const fresh = () => {
+  if (!existsSync(meta)) return false
+  const built = statSync(meta).mtimeMs
+  const inputs = Object.keys(JSON.parse(readFileSync(meta, "utf8")).inputs)
+  const sources = [fileURLToPath(import.meta.url), ...inputs.map((input) => `${packageDir}${input}`)]
+  return sources.every((source) => (statSync(source, { throwIfNoEntry: false })?.mtimeMs ?? Infinity) <= built)
+}
+if (fresh()) process.exit(0)
+
+// Chunk names carry a hash: remove the previous build's.
+rmSync(`${dist}bundle`, { recursive: true, force: true })
+
+const result = await build({
+  absWorkingDir: packageDir,
+  entryPoints: [`${dist}bin.js`],
+  outdir: `${dist}bundle`,
+  // Dynamic imports (the emulator, the demo, the workflows) stay separate chunks, loaded when used.
+  splitting: true,
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  external: ["undici", "better-sqlite3", "pg", "pg-native"],
+  // CommonJS dependencies bundled into ESM still call `require` for Node's own modules.
+  banner: { js: "import { createRequire as __switchboardRequire } from \"node:module\"; const require = __switchboardRequire(import.meta.url);" },
+  legalComments: "none",
+  // Which sources each chunk holds: test/bin.test.ts checks what a command loads.
+  metafile: true,
+  // Less for V8 to parse at every start; names are kept for readable stack traces.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: "warning"
+})
+writeFileSync(meta, JSON.stringify(result.metafile))

@@ -1,0 +1,23 @@
+import { Cluster, VideoWorkflow } from "@switchboard/workflow"
+import { NodeSwitchboard } from "@switchboard/node"
+import { Console, Effect, Layer, Schedule } from "effect"
+
+// A runner: the workflow registered, over the SDK (Videos) and an engine
+// whose state is in a sqlite file (the runner is its own client).
+const Runner = VideoWorkflow.layer({ schedule: Schedule.spaced("1 second"), deadline: "30 minutes" }).pipe(
+  Layer.provideMerge(Cluster.layerRunner({ database: { _tag: "Sqlite", filename: "tasks.sqlite" } })),
+  Layer.provide(NodeSwitchboard.layerConfig())
+)
+
+const program = Effect.gen(function*() {
+  const request = { model: "video-1", prompt: "a fox" }
+  const video = yield* VideoWorkflow.generate(request, { key: "order-1234" })
+  // One key, one task: starting again joins the first (here, long finished).
+  const again = yield* VideoWorkflow.generate(request, { key: "order-1234" })
+  yield* Console.log(video.videoUrl.endsWith(`/files/${video.taskId}.mp4`), again.taskId === video.taskId)
+  // Anyone with an engine can look a workflow up by its key.
+  const result = yield* VideoWorkflow.result("order-1234")
+  yield* Console.log(result?._tag)
+})
+
+await program.pipe(Effect.provide(Runner), Effect.runPromise)
