@@ -115,6 +115,36 @@ export interface AgentResult<A = undefined> {
 }
 
 /**
+ * Where a run stands when its guards check it: before each model call
+ * (`calls` empty), and once a reply asks for tools, before any of them runs
+ * (`calls` are that reply's).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface GuardState {
+  readonly transcript: Transcript
+  readonly steps: ReadonlyArray<Step>
+  /** Model calls made so far in this run. */
+  readonly modelCalls: number
+  /** Tokens counted against `budget.totalTokens` (prior usage included). */
+  readonly tokens: number
+  /** The clock's time when the run started. */
+  readonly startedAt: number
+  readonly calls: ReadonlyArray<Protocol.ToolCall>
+}
+
+/**
+ * A check that may end a run with an `AgentError`. The built-in ones
+ * (`maxSteps`, the token and duration budgets, loop detection) run first,
+ * then `RunOptions.guards` in order.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Guard = (state: GuardState) => Effect.Effect<void, AgentError>
+
+/**
  * Ends the run with status `stopped` when it holds after a step.
  *
  * @since 0.1.0
@@ -236,6 +266,8 @@ export interface RunOptions<T extends Toolkit.Tools, A = undefined, I = A> {
   readonly loopLimit?: number | undefined
   /** Wraps each model and tool call; default none. */
   readonly intercept?: Interceptor | undefined
+  /** Checks of your own, after the built-in ones (`Guard`). */
+  readonly guards?: ReadonlyArray<Guard> | undefined
 }
 
 /**
@@ -354,6 +386,7 @@ const settings = <T extends Toolkit.Tools, A, I>(
       concurrency: yield* count("concurrency", options.concurrency, 4, 1),
       stopWhen: options.stopWhen === undefined ? [] : typeof options.stopWhen === "function" ? [options.stopWhen] : options.stopWhen,
       loopLimit: yield* count("loopLimit", options.loopLimit, 3, 1),
+      guards: options.guards ?? [],
       intercept: options.intercept ?? Loop.noIntercept,
       decisions,
       complete,

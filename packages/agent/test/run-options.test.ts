@@ -7,7 +7,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { Agent, type Transcript } from "../src/index.js"
+import { Agent, AgentError, type Transcript } from "../src/index.js"
 import { emulated, withModel } from "./fixtures.js"
 import { handlers, model, toolkit } from "./tools.js"
 
@@ -152,5 +152,46 @@ describe("prepareStep and onStep", () => {
       // A crash after step 0: resuming from its checkpoint ends as the run did.
       const resumed = yield* Agent.resume({ model, toolkit, transcript: checkpoints[0]![1] })
       expect(resumed.transcript).toEqual(result.transcript)
+    }).pipe(setup))
+})
+
+describe("guards: checks of the caller's after the built-in ones", () => {
+  it.effect("see the run before each model call and before a reply's tools run, and can end it", () =>
+    Effect.gen(function*() {
+      const seen: Array<{ modelCalls: number; calls: ReadonlyArray<string> }> = []
+      const noGetTime: Agent.Guard = (state) => {
+        seen.push({ modelCalls: state.modelCalls, calls: state.calls.map((c) => c.function.name) })
+        return state.calls.some((c) => c.function.name === "get_time") ?
+          Effect.fail(new AgentError.BudgetExceeded({ limit: "toolCalls", max: 0, used: 1, transcript: state.transcript })) :
+          Effect.void
+      }
+      const error = yield* Effect.flip(
+        Agent.run({ model, toolkit, guards: [noGetTime], messages: [user("Use get_weather then get_time then get_weather")] })
+      )
+      expect(error._tag).toBe("BudgetExceeded")
+      // Before call 1, after its reply (get_weather), before call 2, after its reply (get_time): stopped there.
+      expect(seen).toEqual([
+        { modelCalls: 0, calls: [] },
+        { modelCalls: 1, calls: ["get_weather"] },
+        { modelCalls: 1, calls: [] },
+        { modelCalls: 2, calls: ["get_time"] }
+      ])
+      // get_time never ran: the transcript ends with the reply that asked for it.
+      expect(error._tag === "BudgetExceeded" && error.transcript.at(-1)?.role).toBe("assistant")
+    }).pipe(setup))
+
+  it.effect("run after the built-in ones: maxSteps still ends the run first", () =>
+    Effect.gen(function*() {
+      let called = 0
+      const error = yield* Effect.flip(Agent.run({
+        model,
+        toolkit,
+        maxSteps: 1,
+        guards: [() => Effect.sync(() => void called++)],
+        messages: [user("Use get_weather then get_time then get_weather")]
+      }))
+      expect(error._tag).toBe("MaxStepsExceeded")
+      // Before call 1 and after its reply; the check before call 2 stopped at maxSteps.
+      expect(called).toBe(2)
     }).pipe(setup))
 })

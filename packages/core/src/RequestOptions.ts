@@ -69,6 +69,9 @@ const merge = (outer: RequestOptions, inner: RequestOptions): RequestOptions =>
     ...(outer.headers && inner.headers ? { headers: { ...outer.headers, ...inner.headers } } : {})
   }
 
+/** What per-call options can scope: an effect or a stream (its type is kept). */
+type Scoped = Effect.Effect<unknown, unknown, unknown> | Stream.Stream<unknown, unknown, unknown>
+
 const isStream = (u: unknown): u is Stream.Stream<unknown, unknown, unknown> => Predicate.hasProperty(u, Stream.StreamTypeId)
 
 /**
@@ -85,23 +88,16 @@ const isStream = (u: unknown): u is Stream.Stream<unknown, unknown, unknown> => 
  * @category combinators
  */
 export const withRequestOptions: {
-  (options: RequestOptions): {
-    <A, E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E, R>
-    <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R>
-  }
-  <A, E, R>(self: Stream.Stream<A, E, R>, options: RequestOptions): Stream.Stream<A, E, R>
-  <A, E, R>(self: Effect.Effect<A, E, R>, options: RequestOptions): Effect.Effect<A, E, R>
-} = dual(2, <A, E, R>(
-  self: Effect.Effect<A, E, R> | Stream.Stream<A, E, R>,
-  options: RequestOptions
-): Effect.Effect<A, E, R> | Stream.Stream<A, E, R> => {
+  (options: RequestOptions): <Self extends Scoped>(self: Self) => Self
+  <Self extends Scoped>(self: Self, options: RequestOptions): Self
+} = dual(2, <Self extends Scoped>(self: Self, options: RequestOptions): Self => {
   if (isStream(self)) {
     return Stream.unwrap(
       Effect.map(CurrentRequestOptions, (outer) => Stream.provideService(self, CurrentRequestOptions, merge(outer, options)))
-    )
+    ) as Self
   }
   return Effect.flatMap(
     CurrentRequestOptions,
-    (outer) => Effect.provideService(self as Effect.Effect<A, E, R>, CurrentRequestOptions, merge(outer, options))
-  )
+    (outer) => Effect.provideService(self as Effect.Effect<unknown, unknown, unknown>, CurrentRequestOptions, merge(outer, options))
+  ) as Self
 })

@@ -61,6 +61,78 @@ export const defaultMaxEventSize = 16 * 1024 * 1024
 const LF = 10
 const CR = 13
 
+// As `URL` in SwitchboardConfig: present everywhere the SDK runs, untyped in core's build.
+declare const TextDecoder: new () => {
+  readonly decode: (bytes?: Uint8Array, options?: { readonly stream?: boolean }) => string
+}
+
+/**
+ * The parser as a channel from reads of any input type to events: `text`
+ * turns one read into text, `rest` gives what is left at the end (the tail
+ * of a character split across reads).
+ */
+const parserChannel = <In, E>(
+  text: (input: In) => string,
+  rest: () => string,
+  options: DecodeOptions | undefined
+): Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<In>, E | ResponseTooLargeError, E, void, unknown> => {
+  const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
+  let events: Array<Event> = []
+  let tooLarge = false
+  // Whether the text so far ends at a line end: decides what happens at the end.
+  let atLineEnd = true
+  let ended = false
+  const parser = createParser({
+    onEvent: (event) => {
+      events.push(ended && !atLineEnd ? { ...event, unterminated: true } : event)
+    },
+    onError: (error) => {
+      // Unknown fields and bad `retry` values are ignored, as the spec says.
+      if (error.type === "max-buffer-size-exceeded") tooLarge = true
+    },
+    maxBufferSize: maxEventSize
+  })
+
+  type Out<OE, OD> = Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<In>, OE, E, OD, unknown>
+  // Events parsed from a read go out as one chunk before whatever comes next.
+  const emit = <OE, OD>(next: Out<OE, OD>): Out<OE, OD> => {
+    if (events.length === 0) return next
+    const out = Chunk.unsafeFromArray(events)
+    events = []
+    return Channel.zipRight(Channel.write(out), next)
+  }
+
+  const feed = (piece: string): boolean => {
+    if (piece.length === 0) return true
+    parser.feed(piece)
+    if (tooLarge) return false
+    const last = piece.charCodeAt(piece.length - 1)
+    atLineEnd = last === LF || last === CR
+    return true
+  }
+  const failTooLarge = () =>
+    emit(Channel.fail(
+      new ResponseTooLargeError({ message: `a server-sent event exceeded ${maxEventSize} characters`, limit: maxEventSize })
+    ))
+
+  const loop: Out<E | ResponseTooLargeError, void> = Channel.readWithCause({
+    onInput: (inputs: Chunk.Chunk<In>) => {
+      for (const input of inputs) if (!feed(text(input))) return failTooLarge()
+      return emit(loop)
+    },
+    onFailure: (cause) => emit(Channel.failCause(cause)),
+    onDone: () => {
+      if (!feed(rest())) return failTooLarge()
+      // A last event that lacks its blank line is dispatched (the spec drops
+      // it); one whose last line lacks its end too is marked `unterminated`.
+      ended = true
+      parser.feed("\n\n")
+      return emit(Channel.void)
+    }
+  })
+  return loop
+}
+
 /**
  * A channel from text (any split: a line or an event may span many reads,
  * one read may hold many events) to events, emitted as one `Chunk` per read
@@ -72,58 +144,21 @@ const CR = 13
 export const channel = <E>(
   options?: DecodeOptions
 ): Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<string>, E | ResponseTooLargeError, E, void, unknown> =>
+  Channel.suspend(() => parserChannel<string, E>((text) => text, () => "", options))
+
+/**
+ * `channel` from bytes (UTF-8): decoding and parsing in one stage. A
+ * character split across two reads is decoded whole.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const bytesChannel = <E>(
+  options?: DecodeOptions
+): Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<Uint8Array>, E | ResponseTooLargeError, E, void, unknown> =>
   Channel.suspend(() => {
-    const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
-    let events: Array<Event> = []
-    let tooLarge = false
-    // Whether the text so far ends at a line end: decides what happens at the end.
-    let atLineEnd = true
-    let ended = false
-    const parser = createParser({
-      onEvent: (event) => {
-        events.push(ended && !atLineEnd ? { ...event, unterminated: true } : event)
-      },
-      onError: (error) => {
-        // Unknown fields and bad `retry` values are ignored, as the spec says.
-        if (error.type === "max-buffer-size-exceeded") tooLarge = true
-      },
-      maxBufferSize: maxEventSize
-    })
-
-    type Out<OE, OD> = Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<string>, OE, E, OD, unknown>
-    // Events parsed from a read go out as one chunk before whatever comes next.
-    const emit = <OE, OD>(next: Out<OE, OD>): Out<OE, OD> => {
-      if (events.length === 0) return next
-      const out = Chunk.unsafeFromArray(events)
-      events = []
-      return Channel.zipRight(Channel.write(out), next)
-    }
-
-    const loop: Out<E | ResponseTooLargeError, void> = Channel.readWithCause({
-      onInput: (texts: Chunk.Chunk<string>) => {
-        for (const text of texts) {
-          if (text.length === 0) continue
-          parser.feed(text)
-          if (tooLarge) {
-            return emit(Channel.fail(
-              new ResponseTooLargeError({ message: `a server-sent event exceeded ${maxEventSize} characters`, limit: maxEventSize })
-            ))
-          }
-          const last = text.charCodeAt(text.length - 1)
-          atLineEnd = last === LF || last === CR
-        }
-        return emit(loop)
-      },
-      onFailure: (cause) => emit(Channel.failCause(cause)),
-      onDone: () => {
-        // A last event that lacks its blank line is dispatched (the spec drops
-        // it); one whose last line lacks its end too is marked `unterminated`.
-        ended = true
-        parser.feed("\n\n")
-        return emit(Channel.void)
-      }
-    })
-    return loop
+    const decoder = new TextDecoder()
+    return parserChannel<Uint8Array, E>((bytes) => decoder.decode(bytes, { stream: true }), () => decoder.decode(), options)
   })
 
 const isStream = (args: IArguments) => Predicate.hasProperty(args[0], Stream.StreamTypeId)
@@ -156,5 +191,5 @@ export const decode: {
 } = dual(
   isStream,
   <E, R>(self: Stream.Stream<Uint8Array, E, R>, options?: DecodeOptions) =>
-    decodeText(Stream.decodeText(self), options)
+    Stream.pipeThroughChannel(self, bytesChannel<E>(options))
 )

@@ -431,7 +431,8 @@ const readJson = <A>(
 
 /** The start of an opened response's body (up to `maxErrorBytes`), or what arrived of it. */
 const bodyText = (response: HttpWire.OpenResponse): Effect.Effect<string> =>
-  Effect.orElseSucceed(HttpWire.readText(response.body, HttpWire.maxErrorBytes), () => "")
+  // Made only when read: most streams succeed, and building the reader costs.
+  Effect.suspend(() => Effect.orElseSucceed(HttpWire.readText(response.body, HttpWire.maxErrorBytes), () => ""))
 
 /** A JSON body where a stream was asked for: the service's error, read up to a small limit. */
 const jsonInsteadOfStream = (response: HttpWire.OpenResponse, redact: (text: string) => string) =>

@@ -134,6 +134,11 @@ const capabilities = Effect.gen(function*() {
 const errorPaths = Effect.gen(function*() {
   yield* observe("invalid request", Chat.create({ ...hello, model: "" }))
   yield* observe("invalid stream request", Stream.runDrain(Chat.stream({ ...hello, messages: [] })))
+  // A per-call header may not replace the key: refused, the value never echoed.
+  yield* observe(
+    "per-call authorization",
+    Chat.create(hello).pipe(Switchboard.withRequestOptions({ headers: { Authorization: `Bearer ${secret}` } }))
+  )
   yield* faults({ _tag: "Status", status: 400 })
   yield* observe("400", Chat.create(hello))
   yield* observe("400 from the service", Embeddings.create({ model, input: "x" }))
@@ -217,6 +222,7 @@ const allTags = SwitchboardError.errorTags
 const expectedErrors: Record<string, SwitchboardError.SwitchboardError["_tag"]> = {
   "invalid request": "InvalidRequestError",
   "invalid stream request": "InvalidRequestError",
+  "per-call authorization": "ConfigurationError",
   "400": "BadRequestError",
   "400 from the service": "BadRequestError",
   "403": "PermissionDeniedError",

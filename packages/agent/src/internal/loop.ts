@@ -21,6 +21,8 @@ import type {
   AgentResult,
   Budget,
   Decision,
+  Guard,
+  GuardState,
   Interceptor,
   PendingApproval,
   Step,
@@ -54,6 +56,8 @@ export interface Settings {
   readonly concurrency: number
   readonly stopWhen: ReadonlyArray<StopCondition>
   readonly loopLimit: number
+  /** The caller's guards, run after the built-in ones. */
+  readonly guards: ReadonlyArray<Guard>
   readonly decisions: Readonly<Record<string, Decision>>
   readonly intercept: Interceptor
   /** One model call: `Chat.create`, or `Chat.stream` folded into a completion. */
@@ -168,26 +172,37 @@ const request = (settings: Settings, state: State): Effect.Effect<Protocol.ChatR
   return Effect.map(settings.prepareStep(context), (changes) => requestOf(settings, state, { ...defaults, ...changes }))
 }
 
-/** Token and duration limits, checked before every model call. */
-const checkBudget = (settings: Settings, state: State) => {
+// ---------------------------------------------------------------------------
+// Guards: each may end the run; the built-in ones first (`Agent.Guard`)
+// ---------------------------------------------------------------------------
+
+/** `maxSteps`: no model call past it. */
+const maxStepsGuard = (settings: Settings): Guard => (state) =>
+  state.calls.length > 0 || state.modelCalls < settings.maxSteps ?
+    Effect.void :
+    Effect.fail(new MaxStepsExceeded({ maxSteps: settings.maxSteps, transcript: state.transcript }))
+
+/** `budget.totalTokens` and `budget.duration`, before every model call. */
+const budgetGuard = (settings: Settings): Guard => {
   const { duration, totalTokens } = settings.budget
-  if (duration === undefined && totalTokens === undefined) return Effect.void
-  return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+  const max = duration === undefined ? undefined : Duration.toMillis(duration)
+  return (state) => {
+    if (state.calls.length > 0 || (max === undefined && totalTokens === undefined)) return Effect.void
     const transcript = state.transcript
-    const tokens = state.tokens
-    if (totalTokens !== undefined && tokens >= totalTokens) {
-      return Effect.fail(new BudgetExceeded({ limit: "totalTokens", max: totalTokens, used: tokens, transcript }))
+    if (totalTokens !== undefined && state.tokens >= totalTokens) {
+      return Effect.fail(new BudgetExceeded({ limit: "totalTokens", max: totalTokens, used: state.tokens, transcript }))
     }
-    const max = duration === undefined ? undefined : Duration.toMillis(duration)
-    if (max !== undefined && now - state.startedAt >= max) {
-      return Effect.fail(new BudgetExceeded({ limit: "duration", max, used: now - state.startedAt, transcript }))
-    }
-    return Effect.void
-  })
+    if (max === undefined) return Effect.void
+    return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      now - state.startedAt >= max ?
+        Effect.fail(new BudgetExceeded({ limit: "duration", max, used: now - state.startedAt, transcript })) :
+        Effect.void)
+  }
 }
 
 /** The same call text made `loopLimit` times since the last user message. */
-const detectLoop = (settings: Settings, transcript: Transcript.Transcript, calls: ReadonlyArray<Protocol.ToolCall>) => {
+const loopGuard = (settings: Settings): Guard => ({ calls, transcript }) => {
+  if (calls.length === 0) return Effect.void
   const keys = calls.map(callKey)
   const counts = new Map<string, number>()
   for (let i = transcript.length - 1; i >= 0 && transcript[i]!.role !== "user"; i--) {
@@ -208,6 +223,17 @@ const detectLoop = (settings: Settings, transcript: Transcript.Transcript, calls
     })
   )
 }
+
+/** The built-in guards, then the caller's. */
+const guardsOf = (settings: Settings): ReadonlyArray<Guard> => [
+  budgetGuard(settings),
+  maxStepsGuard(settings),
+  loopGuard(settings),
+  ...settings.guards
+]
+
+const check = (guards: ReadonlyArray<Guard>, state: GuardState): Effect.Effect<void, AgentError> =>
+  Effect.forEach(guards, (guard) => guard(state), { discard: true })
 
 /** Name and arguments, with the arguments' JSON normalised when it parses. */
 const callKey = (call: Protocol.ToolCall): string => {
@@ -321,12 +347,14 @@ const call = (settings: Settings, request: Protocol.ChatRequest, index: number) 
   })
 
 /** One model call and its tools. */
-const step = (settings: Settings, state: State, progress: Progress): Effect.Effect<Next, Failure, Requirements> =>
+const step = (
+  settings: Settings,
+  guards: ReadonlyArray<Guard>,
+  state: State,
+  progress: Progress
+): Effect.Effect<Next, Failure, Requirements> =>
   Effect.gen(function*() {
-    yield* checkBudget(settings, state)
-    if (state.modelCalls >= settings.maxSteps) {
-      return yield* new MaxStepsExceeded({ maxSteps: settings.maxSteps, transcript: state.transcript })
-    }
+    yield* check(guards, { ...state, calls: [] })
     const index = state.steps.length
     const sent = yield* request(settings, state)
     const { message, usage } = yield* call(settings, sent, index)
@@ -344,7 +372,7 @@ const step = (settings: Settings, state: State, progress: Progress): Effect.Effe
       if (output === undefined) return { _tag: "Done", result: finish(settings, answered, "completed") } as const
       return { _tag: "Done", result: yield* respond(settings, answered, output) } as const
     }
-    yield* detectLoop(settings, transcript, calls)
+    yield* check(guards, { ...next, calls })
     return yield* runCalls(settings, next, base, calls)
   }).pipe(Effect.withSpan("Agent.step", { attributes: { "agent.step": state.steps.length }, captureStackTrace: false }))
 
@@ -355,7 +383,8 @@ const step = (settings: Settings, state: State, progress: Progress): Effect.Effe
  */
 const respond = (settings: Settings, state: State, output: StructuredOutput.Plan<unknown, never>) =>
   Effect.gen(function*() {
-    yield* checkBudget(settings, state)
+    // Not counted against `maxSteps`: the answer is in; only the budgets and the caller's guards apply.
+    yield* check([budgetGuard(settings), ...settings.guards], { ...state, calls: [] })
     const index = state.steps.length
     const base = requestOf(settings, state, { model: settings.model, tools: settings.toolkit.definitions, toolChoice: undefined })
     const sent = yield* StructuredOutput.applyTo(output, base)
@@ -378,11 +407,16 @@ const respond = (settings: Settings, state: State, output: StructuredOutput.Plan
     return finish(settings, { ...state, steps: [...state.steps, done] }, "completed", [], value)
   }).pipe(Effect.withSpan("Agent.output", { attributes: { "agent.step": state.steps.length }, captureStackTrace: false }))
 
-const loop = (settings: Settings, state: State, progress: Progress): Effect.Effect<AgentResult<unknown>, Failure, Requirements> =>
-  Effect.flatMap(step(settings, state, progress), (next) => {
+const loop = (
+  settings: Settings,
+  guards: ReadonlyArray<Guard>,
+  state: State,
+  progress: Progress
+): Effect.Effect<AgentResult<unknown>, Failure, Requirements> =>
+  Effect.flatMap(step(settings, guards, state, progress), (next) => {
     if (next._tag === "Done") return Effect.succeed(next.result)
     progress.transcript = next.state.transcript
-    return loop(settings, next.state, progress)
+    return loop(settings, guards, next.state, progress)
   })
 
 /**
@@ -418,8 +452,9 @@ export const run = (
       tokens: settings.priorUsage?.total_tokens ?? 0
     }
     const progress: Progress = { transcript }
+    const guards = guardsOf(settings)
     const open = Transcript.unansweredCalls(transcript)
-    if (open === undefined) return yield* withinDuration(settings, progress, loop(settings, state, progress))
+    if (open === undefined) return yield* withinDuration(settings, progress, loop(settings, guards, state, progress))
     const base = {
       index: 0,
       requestMessages: transcript.indexOf(open.message),
@@ -433,7 +468,7 @@ export const run = (
       )
       if (next._tag === "Done") return next.result
       progress.transcript = next.state.transcript
-      return yield* loop(settings, next.state, progress)
+      return yield* loop(settings, guards, next.state, progress)
     }))
   // No stack trace per span: making one costs more than a no-op tool's whole run.
   }).pipe(Effect.withSpan(Telemetry.spanName("invoke_agent", settings.name), {

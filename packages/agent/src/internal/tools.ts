@@ -6,6 +6,7 @@
  *
  * @internal
  */
+import { formatPath } from "@switchboard/core/internal/path"
 import * as Protocol from "@switchboard/core/Protocol"
 import * as Telemetry from "@switchboard/core/Telemetry"
 import * as Cause from "effect/Cause"
@@ -28,13 +29,6 @@ export type Prepared =
   | { readonly _tag: "Rejected"; readonly call: Protocol.ToolCall; readonly outcome: ToolResult["outcome"]; readonly error: string }
 
 const errorContent = (error: unknown): string => JSON.stringify({ error })
-
-/** `["a", 0, "b"]` → `a[0].b`. */
-const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>(
-    (acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
-    ""
-  )
 
 const describeIssues = (error: ParseResult.ParseError): string =>
   ParseResult.ArrayFormatter.formatErrorSync(error)

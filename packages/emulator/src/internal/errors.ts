@@ -5,6 +5,7 @@
  * @internal
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { formatPath } from "@switchboard/core/internal/path"
 import * as Data from "effect/Data"
 import * as ParseResult from "effect/ParseResult"
 
@@ -43,13 +44,6 @@ export const taskNotFound = (taskId: string) =>
 
 export const fileNotFound = (name: string) =>
   new ApiError({ status: 404, message: `No file named '${name}'.`, type: "invalid_request_error", param: null, code: "file_not_found" })
-
-/** `["messages", 2, "tool_call_id"]` → `messages[2].tool_call_id`. */
-export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>(
-    (acc, key) => typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`,
-    ""
-  )
 
 /**
  * A schema failure names the deepest field: with unions every member reports
