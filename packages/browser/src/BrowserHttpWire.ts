@@ -170,37 +170,48 @@ export const make = (): HttpWire.Service => ({
     }),
   // The abort is in the scope before the request leaves: whatever ends the
   // scope (interruption while waiting for headers included) ends the exchange.
-  // The total limit is one timer from the start to the body's end.
+  // The total limit is one timer from the start to the body's end; the
+  // first-byte limit one from the start to `commit`.
   open: (request, limits) =>
     Effect.flatMap(
       Effect.acquireRelease(
-        Effect.sync(() => ({ controller: new AbortController(), timer: undefined as ReturnType<typeof setTimeout> | undefined })),
+        Effect.sync(() => ({
+          controller: new AbortController(),
+          timer: undefined as ReturnType<typeof setTimeout> | undefined,
+          firstByteTimer: undefined as ReturnType<typeof setTimeout> | undefined
+        })),
         (exchange) =>
           Effect.sync(() => {
             clearTimeout(exchange.timer)
+            clearTimeout(exchange.firstByteTimer)
             exchange.controller.abort()
           })
       ),
       (exchange) => {
-        let timedOut = false
-        if (limits?.totalMillis !== undefined) {
-          exchange.timer = setTimeout(() => {
-            timedOut = true
+        let timedOut: "first-byte" | "total" | undefined
+        const limit = (which: "first-byte" | "total", millis: number | undefined) =>
+          millis === undefined ? undefined : setTimeout(() => {
+            timedOut = which
             exchange.controller.abort()
-          }, limits.totalMillis)
-        }
-        // An abort by the total limit surfaces as a failed fetch or read: name it.
+          }, millis)
+        exchange.timer = limit("total", limits?.totalMillis)
+        exchange.firstByteTimer = limit("first-byte", limits?.firstByteMillis)
+        // An abort by a limit surfaces as a failed fetch or read: name it.
         const failure = (reason: "request" | "response", cause: unknown) =>
-          timedOut ? HttpWire.timeout("total") : new HttpWire.WireError({ reason, cause })
+          timedOut !== undefined ? HttpWire.timeout(timedOut) : new HttpWire.WireError({ reason, cause })
         return Effect.map(
           Effect.tryPromise({ try: () => send(request, exchange.controller.signal), catch: (cause) => failure("request", cause) }),
           (response): HttpWire.OpenResponse => ({
             status: response.status,
             headers: headersOf(response.headers),
             body: Stream.mapError(
-              bodyOf(response, exchange.controller, limits?.idleMillis, () => clearTimeout(exchange.timer)),
+              bodyOf(response, exchange.controller, limits?.idleMillis, () => {
+                clearTimeout(exchange.timer)
+                clearTimeout(exchange.firstByteTimer)
+              }),
               (error) => error.reason === "response" ? failure("response", error.cause) : error
-            )
+            ),
+            commit: () => clearTimeout(exchange.firstByteTimer)
           })
         )
       }

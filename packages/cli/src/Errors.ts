@@ -5,7 +5,7 @@
  * | code | meaning |
  * |---|---|
  * | 0 | done |
- * | 1 | the service or the network failed, a task failed, a file could not be written |
+ * | 1 | the service, the network or the database failed, a task failed, a file could not be written |
  * | 2 | usage: a bad flag or argument, missing configuration, a request rejected before it was sent, an unusable `--image`/`--from` |
  * | 130 | interrupted (Ctrl-C) |
  *
@@ -162,11 +162,13 @@ export const describe = (error: unknown): string => {
       return `Cannot start the emulator: ${messageOf(field(error, "cause") ?? error)}`
     case "ConfigError":
       return `Configuration: ${String(error)}`
+    case "DatabaseError":
+      return `Cannot use the database ${text(error, "address") ?? ""}: ${messageOf(error)}`
   }
   return `Unexpected error: ${messageOf(error)}`
 }
 
-const detailFields = ["status", "requestId", "type", "code", "param", "field", "reason", "source", "taskId", "model", "hint", "retryAfterMillis"]
+const detailFields = ["status", "requestId", "type", "code", "param", "field", "reason", "source", "taskId", "model", "hint", "retryAfterMillis", "address"]
 
 /**
  * What `--verbose` adds under the line: the error's tag and fields (never a

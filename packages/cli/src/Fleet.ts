@@ -5,7 +5,8 @@
  *
  * @since 0.1.0
  */
-import { SwitchboardError, type TaskPoller, type Videos } from "@switchboard/core"
+import { type SwitchboardError, type TaskPoller, type Videos } from "@switchboard/core"
+import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import { NodeMedia } from "@switchboard/node"
 import { Cluster, VideoWorkflow } from "@switchboard/workflow"
 import * as Effect from "effect/Effect"
@@ -25,8 +26,9 @@ export interface WorkerOptions {
   readonly poll: TaskPoller.PollOptions<SwitchboardError.SwitchboardError>
 }
 
-/** A flag's bad value, said as the flag. */
-const usage = (e: { readonly field: string; readonly message: string }) => new Errors.UsageError({ message: `--${e.field} ${e.message}` })
+/** A flag's bad value, said as the flag; a database that cannot be used stays a `DatabaseError`. */
+const usage = <E extends { readonly _tag: string }>(e: E | ConfigurationError) =>
+  e instanceof ConfigurationError ? new Errors.UsageError({ message: `--${e.field} ${e.message}` }) : e
 
 const databaseOf = (url: string) => Effect.mapError(Cluster.parseDatabase(url), usage)
 
@@ -71,7 +73,9 @@ export const serve = (options: WorkerOptions) =>
     yield* Output.line(
       database._tag === "Sqlite"
         ? `Switchboard worker running video workflows stored in ${database.filename} (the only runner on this file)`
-        : `Switchboard worker running video workflows on Postgres, reachable by other runners at ${options.host ?? "127.0.0.1"}:${options.port ?? 24100}`
+        : `Switchboard worker running video workflows on Postgres ${Cluster.addressOf(database)}, reachable by other runners at ${
+          options.host ?? "127.0.0.1"
+        }:${options.port ?? 24100}`
     )
     yield* Output.line(Output.dim("Ctrl-C stops it; unfinished workflows go on when a worker runs again."))
     return yield* Effect.never
@@ -104,7 +108,8 @@ export const video = (
       yield* VideoWorkflow.start(options.request, { key })
       yield* narrate(`Started video workflow ${key}; waiting for it (Ctrl-C leaves it running, stored in the database).`)
     } else if ((yield* VideoWorkflow.result(key)) === undefined) {
-      return yield* new Errors.UsageError({ message: `No video workflow with key ${key} in ${options.database}.` })
+      const database = yield* databaseOf(options.database)
+      return yield* new Errors.UsageError({ message: `No video workflow with key ${key} in ${Cluster.addressOf(database)}.` })
     }
     const result = yield* awaitEnd(key)
     if (result?._tag !== "Complete") return yield* Effect.dieMessage("a finished workflow has no result")

@@ -11,6 +11,7 @@ import { Emulator } from "@switchboard/emulator"
 import type * as Context from "effect/Context"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Fs from "node:fs"
+import * as Net from "node:net"
 import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -37,6 +38,15 @@ const requests = () => runtime.runPromise(emulator.requests)
 /** The chat requests the emulator saw whose last user message mentions `text`. */
 const chatRequestsAbout = async (text: string) =>
   (await requests()).filter((r) => r.path === "/v1/chat/completions" && JSON.stringify(r.body).includes(text))
+
+/** A port on 127.0.0.1 where nothing listens: one just let go. */
+const refusedPort = () =>
+  new Promise<number>((resolve) => {
+    const server = Net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as Net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
 
 /** A failure is one line on stderr, with no stack trace. */
 const expectOneLine = (stderr: string) => {
@@ -614,6 +624,42 @@ describe.concurrent("switchboard video --database", { timeout: 120_000 }, () => 
     expect(resumed.code).toBe(0)
     expect(lines(resumed.stdout)[0]).toBe(path)
     expect(await chatRequestsAbout("A durable paper boat")).toHaveLength(1)
+  })
+
+  it("image-to-video with --from: the first frame goes into the stored request; the key printed finds it again", async () => {
+    const dir = tempDir("video-db-from")
+    Fs.writeFileSync(Path.join(dir, "frame.png"), tinyPng)
+    const args = ["--database", "sqlite:tasks.sqlite", "--poll-interval", "10ms", "--out", "videos"]
+    const first = await run(["video", "A kite from its first frame", "--from", "frame.png", ...args], { env, cwd: dir })
+    expect(first.code).toBe(0)
+    expect(Fs.existsSync(Path.join(dir, lines(first.stdout)[0]!))).toBe(true)
+    const [submission] = await chatRequestsAbout("A kite from its first frame")
+    expect(JSON.stringify(submission?.body)).toContain(`data:image/png;base64,${tinyPng.toString("base64")}`)
+    // The default key is a short digest of the request, image included.
+    const key = /Started video workflow (\S+);/.exec(first.stderr)?.[1]
+    expect(key).toMatch(/^video-[0-9a-f]{24}$/)
+    const resumed = await run(["video", "resume", "--key", key!, ...args], { env, cwd: dir })
+    expect(lines(resumed.stdout)[0]).toBe(lines(first.stdout)[0])
+    expect(await chatRequestsAbout("A kite from its first frame")).toHaveLength(1)
+  })
+
+  it("a database that refuses the connection: one ✖ line with its address, never its password; exit 1", async () => {
+    const port = await refusedPort()
+    for (const args of [["video", "A fox", "--database"], ["worker", "--port", "24998", "--database"]]) {
+      const result = await run([...args, `postgres://alice:pw-secret@127.0.0.1:${port}/fleet`], { env })
+      expect(result.code).toBe(1)
+      expect(result.stderr).toMatch(new RegExp(`^✖ Cannot use the database 127\\.0\\.0\\.1:${port}/fleet: .*ECONNREFUSED`))
+      expect(result.stderr + result.stdout).not.toContain("pw-secret")
+      expectOneLine(result.stderr)
+    }
+  })
+
+  it("a --database of another scheme: a usage error naming the flag, exit 2, nothing sent", async () => {
+    const result = await run(["video", "A fox in the rain", "--database", "mysql://db/fleet"], { env })
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/^✖ --database must be a sqlite file .* not a mysql:\/\/ URL/)
+    expectOneLine(result.stderr)
+    expect(await chatRequestsAbout("A fox in the rain")).toHaveLength(0)
   })
 
   it("says so when no workflow has the key", async () => {

@@ -58,36 +58,48 @@ export const make = (httpClient: HttpClient.HttpClient): HttpWire.Service => {
         onTimeout: () => HttpWire.timeout("request")
       })
     },
-    // The limits with `Effect.timeout`, so that a `TestClock` drives them.
-    open: (request, limits) => {
-      const total = limits?.totalMillis
-      const opened = Effect.map(execute(request), (response): HttpWire.OpenResponse => {
-        const body = Stream.mapError(response.stream, lost)
-        return {
-          status: response.status,
-          headers: response.headers,
-          body: limits?.idleMillis === undefined ? body : HttpWire.timeoutBetweenReads(body, limits.idleMillis)
+    // The limits with `Effect.timeout`, so that a `TestClock` drives them:
+    // the wait for the head, then each read, within what is left of the
+    // total and, until `commit`, of the first-byte limit.
+    open: (request, limits) =>
+      Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (start) => {
+        let committed = false
+        const deadline = (): { readonly at: number; readonly limit: "first-byte" | "total" } | undefined => {
+          const total = limits?.totalMillis === undefined ? undefined : start + limits.totalMillis
+          const first = committed || limits?.firstByteMillis === undefined ? undefined : start + limits.firstByteMillis
+          if (first !== undefined && (total === undefined || first <= total)) return { at: first, limit: "first-byte" }
+          return total === undefined ? undefined : { at: total, limit: "total" }
         }
+        const within = <A>(effect: Effect.Effect<A, Option.Option<HttpWire.WireError>>) =>
+          Effect.suspend(() => {
+            const due = deadline()
+            return due === undefined ? effect : Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
+              Effect.timeoutFail(effect, {
+                duration: Math.max(0, due.at - now),
+                onTimeout: () => Option.some(HttpWire.timeout(due.limit))
+              }))
+          })
+        return Effect.map(
+          Effect.mapError(within(Effect.mapError(execute(request), Option.some)), (error) =>
+            Option.getOrElse(error, () => HttpWire.timeout("total"))),
+          (response): HttpWire.OpenResponse => {
+            const body = Stream.mapError(response.stream, lost)
+            const idle = limits?.idleMillis === undefined ? body : HttpWire.timeoutBetweenReads(body, limits.idleMillis)
+            return {
+              status: response.status,
+              headers: response.headers,
+              body: limits?.totalMillis === undefined && limits?.firstByteMillis === undefined ? idle : Stream.unwrapScoped(
+                Effect.map(Stream.toPull(idle), (pull) => Stream.repeatEffectChunkOption(within(pull)))
+              ),
+              commit: () => {
+                committed = true
+              }
+            }
+          }
+        )
       })
-      if (total === undefined) return opened
-      // The wait for the head, then each read, within what is left of the total.
-      return Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (start) =>
-        Effect.map(
-          Effect.timeoutFail(opened, { duration: total, onTimeout: () => HttpWire.timeout("total") }),
-          (response): HttpWire.OpenResponse => ({ ...response, body: withDeadline(response.body, start + total) })
-        ))
-    }
   }
 }
-
-/** Fails `body` with a `total` timeout once the clock passes `deadline` while a read waits. */
-const withDeadline = <A>(body: Stream.Stream<A, HttpWire.WireError>, deadline: number) =>
-  Stream.unwrapScoped(Effect.map(Stream.toPull(body), (pull) =>
-    Stream.repeatEffectChunkOption(Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
-      Effect.timeoutFail(pull, {
-        duration: Math.max(0, deadline - now),
-        onTimeout: () => Option.some(HttpWire.timeout("total"))
-      })))))
 
 /**
  * The wire over whatever `HttpClient` is provided.

@@ -107,6 +107,11 @@ export interface TextResponse extends Head {
  */
 export interface OpenResponse extends Head {
   readonly body: Stream.Stream<Uint8Array, WireError>
+  /**
+   * Tells the wire the caller has what it waited for (a stream's first
+   * element): the `firstByteMillis` limit stops.
+   */
+  readonly commit: () => void
 }
 
 /**
@@ -123,7 +128,7 @@ export interface OpenResponse extends Head {
  */
 export class WireError extends Data.TaggedError("WireError")<{
   readonly reason: "request" | "response" | "timeout" | "too-large"
-  readonly limit?: "request" | "idle" | "total" | undefined
+  readonly limit?: "request" | "first-byte" | "idle" | "total" | undefined
   readonly cause?: unknown
 }> {}
 
@@ -131,7 +136,8 @@ export class WireError extends Data.TaggedError("WireError")<{
  * @since 0.1.0
  * @category constructors
  */
-export const timeout = (limit: "request" | "idle" | "total"): WireError => new WireError({ reason: "timeout", limit })
+export const timeout = (limit: "request" | "first-byte" | "idle" | "total"): WireError =>
+  new WireError({ reason: "timeout", limit })
 
 /**
  * Most bytes of an error body (a status outside 2xx) that are read: enough
@@ -276,6 +282,8 @@ export interface Limits {
   readonly idleMillis?: number | undefined
   /** `open`: the whole exchange, from sending to the body's end (`limit: "total"`). */
   readonly totalMillis?: number | undefined
+  /** `open`: from sending until the caller calls `OpenResponse.commit` (`limit: "first-byte"`). */
+  readonly firstByteMillis?: number | undefined
 }
 
 /**

@@ -154,7 +154,26 @@ export class TaskJournal extends Context.Tag("@switchboard/core/TaskJournal")<Ta
  * @category constants
  */
 export const claimTtl: Duration.Duration = Duration.minutes(2)
-const renewEvery = Duration.seconds(40)
+/**
+ * How often a claim's holder renews it: a third of `claimTtl`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const renewEvery: Duration.Duration = Duration.seconds(40)
+
+/**
+ * A claim as it is stored: who holds it, and until when (epoch milliseconds).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Claim = Schema.Struct({ owner: Owner, expiresAt: Schema.Number })
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Claim = typeof Claim.Type
 
 const taskPrefix = "task-"
 const claimPrefix = "claim-"
@@ -163,11 +182,49 @@ const decodeEntry = Schema.decodeEither(EntryJson)
 const encodeEntry = Schema.encodeSync(EntryJson)
 const decodeLegacy = Schema.decodeEither(Schema.parseJson(Schema.Array(Schema.Unknown)))
 const decodeLegacyEntry = Schema.decodeUnknownEither(Entry)
-const ClaimJson = Schema.parseJson(Schema.Struct({ owner: Owner, expiresAt: Schema.Number }))
+const ClaimJson = Schema.parseJson(Claim)
 const decodeClaim = Schema.decodeEither(ClaimJson)
 const encodeClaim = Schema.encodeSync(ClaimJson)
 
 let probes = 0
+
+/**
+ * A claim held by `owner` from `now` for `claimTtl`, as stored.
+ *
+ * @since 0.1.0
+ * @category claims
+ */
+export const claimOf = (owner: Owner, now: number): string => encodeClaim({ owner, expiresAt: now + Duration.toMillis(claimTtl) })
+
+/**
+ * Who holds the stored claim `text` at `now`: none when it expired, its
+ * holder is known to be gone (`isAlive` says `false`), or it cannot be read
+ * (then it is taken over).
+ *
+ * @since 0.1.0
+ * @category claims
+ */
+export const liveHolder = (text: string, now: number, isAlive: Storage["isAlive"]): Option.Option<Owner> =>
+  Either.match(decodeClaim(text), {
+    onLeft: () => Option.none(),
+    onRight: (held) => (held.expiresAt > now && isAlive(held.owner) !== false ? Option.some(held.owner) : Option.none())
+  })
+
+/**
+ * Decodes a stored record: the entry, or why it cannot be read.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const decodeRecord = (text: string): Either.Either<Entry, string> => Either.mapLeft(decodeEntry(text), (e) => e.message)
+
+/**
+ * A record as it is stored.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const encodeRecord = (entry: Entry): string => encodeEntry(entry)
 
 /**
  * Builds the journal over `storage`, importing a journal of an earlier
@@ -209,12 +266,7 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
       return { entries: entries.sort((a, b) => a.submittedAt - b.submittedAt), quarantined } satisfies Listing
     })
 
-    /** Whether a claim's text names a live holder other than this process. */
-    const isLiveClaim = (text: string, now: number) =>
-      Either.match(decodeClaim(text), {
-        onLeft: () => false,
-        onRight: (held) => held.expiresAt > now && storage.isAlive(held.owner) !== false
-      })
+    const isLiveClaim = (text: string, now: number) => Option.isSome(liveHolder(text, now, storage.isAlive))
 
     /** Claims left by a process that died after its task's record was removed. */
     const dropOrphanClaims = (keys: ReadonlyArray<string>) =>
@@ -229,8 +281,7 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
         })
       })
 
-    const claimText = (now: number) =>
-      encodeClaim({ owner: storage.owner, expiresAt: now + Duration.toMillis(claimTtl) })
+    const claimText = (now: number) => claimOf(storage.owner, now)
 
     const tryClaim = (key: string) =>
       Effect.gen(function*() {

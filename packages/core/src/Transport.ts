@@ -325,7 +325,7 @@ const statusFailure = (head: HttpWire.Head, body: Effect.Effect<string>, redact:
 /** Where an exchange was when its wire failed. */
 type Stage =
   | { readonly _tag: "call"; readonly where: string; readonly timeoutMillis: number | undefined }
-  | { readonly _tag: "stream"; readonly started: boolean; readonly requestId: string | undefined }
+  | { readonly _tag: "stream"; readonly where: string; readonly started: boolean; readonly requestId: string | undefined }
 
 /** ` (ECONNRESET)`, or nothing when the error has no code. */
 const codeOf = (error: unknown): string => {
@@ -339,11 +339,24 @@ const withId = (requestId: string | undefined) => (requestId === undefined ? {} 
 const wireFailure = (
   error: HttpWire.WireError,
   stage: Stage,
-  settings: { readonly maxBytes: number; readonly idle: Duration.Duration; readonly total: Duration.Duration }
+  settings: {
+    readonly maxBytes: number
+    readonly firstByte: Duration.Duration
+    readonly idle: Duration.Duration
+    readonly total: Duration.Duration
+  }
 ): SwitchboardError.SwitchboardError => {
   const requestId = stage._tag === "stream" ? stage.requestId : undefined
   switch (error.reason) {
     case "timeout":
+      if (error.limit === "first-byte") {
+        return new SwitchboardError.TimeoutError({
+          message: `${stage._tag === "stream" ? stage.where : "the request"} sent no data within ${
+            Duration.toMillis(settings.firstByte)
+          } ms`,
+          phase: "first-byte"
+        })
+      }
       if (error.limit === "idle") {
         return new SwitchboardError.TimeoutError({
           message: `the stream sent no data for ${Duration.toMillis(settings.idle)} ms`,
@@ -563,45 +576,36 @@ export const make = Effect.gen(function*() {
       const span = yield* Effect.makeSpanScoped(observation.name, Observe.spanOptions(observation))
       const clock = yield* Effect.clock
       const startMillis = clock.unsafeCurrentTimeMillis()
-      const limits = { maxBytes: settings.maxBytes, idle, total }
+      const limits = { maxBytes: settings.maxBytes, firstByte, idle, total }
+      const where = `${options.method} /v1${options.path}`
       const req = request(options, settings)
+      const firstByteMillis = millisOf(firstByte)
       const idleMillis = millisOf(idle)
       const totalMillis = millisOf(total)
       const deadline = totalMillis === undefined ? undefined : clock.unsafeCurrentTimeMillis() + totalMillis
       let started = false
+      const stage = (requestId: string | undefined): Stage => ({ _tag: "stream", where, started, requestId })
 
+      // Every limit is the wire's: the first-byte one runs until `commit`, at the first element.
       const attempt = inOwnScope(Effect.gen(function*() {
         // What is left of the total limit: retries and their waits count too.
         const left = deadline === undefined ? undefined : deadline - clock.unsafeCurrentTimeMillis()
-        if (left !== undefined && left <= 0) {
-          return yield* Effect.fail(wireFailure(HttpWire.timeout("total"), { _tag: "stream", started, requestId: undefined }, limits))
-        }
+        if (left !== undefined && left <= 0) return yield* Effect.fail(wireFailure(HttpWire.timeout("total"), stage(undefined), limits))
         const response = yield* Effect.mapError(
-          wire.open(req, { idleMillis, totalMillis: left }),
-          (error) => wireFailure(error, { _tag: "stream", started: false, requestId: undefined }, limits)
+          wire.open(req, { firstByteMillis, idleMillis, totalMillis: left }),
+          (error) => wireFailure(error, stage(undefined), limits)
         )
         yield* checkStatus(span, response, bodyText(response), settings)
         if (isJson(response)) return yield* jsonInsteadOfStream(response, settings.redact)
         const requestId = response.headers["x-request-id"]
-        const body = Stream.mapError(
-          response.body,
-          (error) => wireFailure(error, { _tag: "stream", started, requestId }, limits)
-        )
+        const body = Stream.mapError(response.body, (error) => wireFailure(error, stage(requestId), limits))
         const elements = options.decode(body, { headers: response.headers, requestId, span, redact: settings.redact })
         const pull = yield* Stream.toPull(elements)
-        return { first: yield* firstChunk(pull), pull }
+        const first = yield* firstChunk(pull)
+        response.commit()
+        return { first, pull }
       }))
-      const timed = Duration.isFinite(firstByte) ?
-        Effect.timeoutFail(attempt, {
-          duration: firstByte,
-          onTimeout: () =>
-            new SwitchboardError.TimeoutError({
-              message: `${options.method} /v1${options.path} sent no data within ${Duration.toMillis(firstByte)} ms`,
-              phase: "first-byte"
-            })
-        }) :
-        attempt
-      const { first, pull } = yield* Effect.withParentSpan(retrying(timed, settings.schedule(options.retry ?? "safe")), span).pipe(
+      const { first, pull } = yield* Effect.withParentSpan(retrying(attempt, settings.schedule(options.retry ?? "safe")), span).pipe(
         // A stream that never started still ends its call: error.type and the duration.
         Effect.onExit((exit) => Exit.isFailure(exit) ? Observe.finish(observation, span, startMillis, exit, undefined) : Effect.void)
       )

@@ -38,8 +38,9 @@ interface Sent {
 
 /**
  * A wire answering the n-th exchange with `script(n)`. A streamed 2xx body
- * is `body(n)`; every exchange records what it was sent, and whether it was
- * interrupted or its scope closed.
+ * is `body(n)`; every exchange records what it was sent, whether it was
+ * interrupted or its scope closed, and whether it was committed. It keeps no
+ * time limit itself: a limit running out is scripted as its `WireError`.
  */
 const scriptedWire = (
   script: (n: number) => Reply,
@@ -47,6 +48,7 @@ const scriptedWire = (
 ) => {
   const sent: Array<Sent> = []
   const ended: Array<number> = []
+  const committed: Array<number> = []
   const reply = (request: HttpWire.Request, limits: HttpWire.Limits | undefined) =>
     Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (at) => {
     sent.push({ request, limits, at })
@@ -67,10 +69,11 @@ const scriptedWire = (
         Effect.as(Effect.addFinalizer(() => Effect.sync(() => ended.push(n))), {
           status,
           headers: { "content-type": "text/event-stream", ...headers },
-          body: body(n)
+          body: body(n),
+          commit: () => void committed.push(n)
         }))
   }
-  return { sent, ended, wire }
+  return { sent, ended, committed, wire }
 }
 
 const transportOver = (wire: HttpWire.Service, options: Partial<SwitchboardConfig.Options> = {}) =>
@@ -274,28 +277,42 @@ describe("time limits", () => {
     }).pipe(Effect.provide(transportOver(wire, { timeout: "30 seconds", maxResponseBytes: 1234 })))
   })
 
-  it.effect("a stream: idle and what is left of the total go to the wire; retries spend the total", () => {
+  it.effect("a stream: the first-byte limit, idle and what is left of the total go to the wire; retries spend the total", () => {
     const { sent, wire } = scriptedWire((n) => n === 1 ? { status: 503 } : { status: 200 }, () => bytes("a\n"))
     return Effect.gen(function*() {
       const fiber = yield* Effect.fork(Stream.runCollect(lines()))
       yield* nextSleep
       expect(Chunk.toArray(yield* Fiber.join(fiber))).toEqual(["a"])
-      expect(sent[0]!.limits).toEqual({ idleMillis: 20_000, totalMillis: 600_000 })
+      expect(sent[0]!.limits).toEqual({ firstByteMillis: 5000, idleMillis: 20_000, totalMillis: 600_000 })
       // The second attempt started after the (jittered) backoff: that much less is left.
       expect(sent[1]!.at).toBeGreaterThan(0)
-      expect(sent[1]!.limits).toEqual({ idleMillis: 20_000, totalMillis: 600_000 - sent[1]!.at })
-    }).pipe(Effect.provide(transportOver(wire, { streamIdleTimeout: "20 seconds", streamTotalTimeout: "10 minutes" })))
+      expect(sent[1]!.limits).toEqual({ firstByteMillis: 5000, idleMillis: 20_000, totalMillis: 600_000 - sent[1]!.at })
+    }).pipe(Effect.provide(transportOver(wire, {
+      streamFirstByteTimeout: "5 seconds",
+      streamIdleTimeout: "20 seconds",
+      streamTotalTimeout: "10 minutes"
+    })))
   })
 
-  it.effect("a stream whose first element does not come within the first-byte limit is retried, then fails", () => {
-    const { ended, sent, wire } = scriptedWire(() => ({ status: 200 }), () => Stream.never)
+  it.effect("the first element commits the exchange (the wire's first-byte limit stops), not before", () => {
+    const { committed, wire } = scriptedWire(() => ({ status: 200 }), () => Stream.concat(bytes(": ping\n\n"), bytes("a\nb\n")))
+    return Effect.gen(function*() {
+      const seen: Array<Array<number>> = []
+      yield* Stream.runForEach(lines({ decode: (body) =>
+        Stream.splitLines(Stream.decodeText(body)).pipe(Stream.filter((line) => line !== "" && !line.startsWith(":"))) }),
+        () => Effect.sync(() => seen.push([...committed])))
+      // Committed once, before the caller saw its first element.
+      expect(seen).toEqual([[1], [1]])
+    }).pipe(Effect.provide(transportOver(wire)))
+  })
+
+  it.effect("a first-byte timeout from the wire is retried per attempt, then is the error", () => {
+    const { ended, sent, wire } = scriptedWire(() => ({ status: 200 }), () => Stream.fail(HttpWire.timeout("first-byte")))
     return Effect.gen(function*() {
       const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(lines())))
-      yield* nextSleep // the first attempt's limit
       yield* nextSleep // the backoff
-      yield* nextSleep // the second attempt's limit
       const error = yield* Fiber.join(fiber)
-      expect(error).toMatchObject({ _tag: "TimeoutError", phase: "first-byte" })
+      expect(error).toMatchObject({ _tag: "TimeoutError", phase: "first-byte", message: "POST /v1/lines sent no data within 5000 ms" })
       expect(sent).toHaveLength(2)
       // Each timed-out attempt's exchange was closed.
       expect(ended).toEqual([1, 2])
@@ -308,9 +325,9 @@ describe("time limits", () => {
       yield* getJson()
       yield* Stream.runDrain(lines())
       expect(sent[0]!.limits).toEqual({ timeoutMillis: undefined, maxBytes: SwitchboardConfig.defaultMaxResponseBytes })
-      expect(sent[1]!.limits).toEqual({ idleMillis: undefined, totalMillis: undefined })
+      expect(sent[1]!.limits).toEqual({ firstByteMillis: undefined, idleMillis: undefined, totalMillis: undefined })
     }).pipe(Effect.provide(
-      transportOver(wire, { timeout: Infinity, streamIdleTimeout: Infinity, streamTotalTimeout: Infinity })
+      transportOver(wire, { timeout: Infinity, streamFirstByteTimeout: Infinity, streamIdleTimeout: Infinity, streamTotalTimeout: Infinity })
     ))
   })
 })

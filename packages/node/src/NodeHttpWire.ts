@@ -195,10 +195,11 @@ const highWaterMark = 256 * 1024
 /**
  * Resumes the opening fiber at the headers, then queues the body for its
  * stream: bounded (the socket pauses above `highWaterMark`), read one batch
- * per pull. Time limits are two timers at most for the whole exchange, never
- * one per read: `total` set at the start, and `idle`, which on firing checks
- * the time of the last activity (data arriving, or the reader starting to
- * wait) and sets itself again for what is left when there was some.
+ * per pull. Time limits are a few timers for the whole exchange, never one
+ * per read: `total` and `first-byte` (until `commit`) set at the start, and
+ * `idle`, which on firing checks the time of the last activity (data
+ * arriving, or the reader starting to wait) and sets itself again for what
+ * is left when there was some.
  */
 class StreamExchange extends Exchange {
   private chunks: Array<Buffer> = []
@@ -209,15 +210,25 @@ class StreamExchange extends Exchange {
   private waiting: ((effect: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>>) => void) | undefined
   private idleTimer: ReturnType<typeof setTimeout> | undefined
   private totalTimer: ReturnType<typeof setTimeout> | undefined
+  private firstByteTimer: ReturnType<typeof setTimeout> | undefined
   /** `Date.now()` of the last data or the reader's last wait, once the idle limit runs. */
   private lastActivity = 0
 
   /** Resumes the opening fiber; set before the dispatch. */
   opened: (effect: Effect.Effect<HttpWire.OpenResponse, HttpWire.WireError>) => void = () => {}
 
-  constructor(private readonly idleMillis: number | undefined, totalMillis: number | undefined) {
+  constructor(private readonly idleMillis: number | undefined, limits: HttpWire.Limits | undefined) {
     super()
-    if (totalMillis !== undefined) this.totalTimer = setTimeout(() => this.timedOut("total"), totalMillis)
+    if (limits?.totalMillis !== undefined) this.totalTimer = setTimeout(() => this.timedOut("total"), limits.totalMillis)
+    if (limits?.firstByteMillis !== undefined) {
+      this.firstByteTimer = setTimeout(() => this.timedOut("first-byte"), limits.firstByteMillis)
+    }
+  }
+
+  /** The caller has its first element: the first-byte limit stops. */
+  readonly commit = () => {
+    clearTimeout(this.firstByteTimer)
+    this.firstByteTimer = undefined
   }
 
   readonly pull: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>> = Effect.suspend(() => {
@@ -274,7 +285,8 @@ class StreamExchange extends Exchange {
     this.opened(Effect.succeed({
       status: this.status,
       headers: this.headers,
-      body: Stream.repeatEffectChunkOption(this.pull)
+      body: Stream.repeatEffectChunkOption(this.pull),
+      commit: this.commit
     }))
   }
 
@@ -312,11 +324,12 @@ class StreamExchange extends Exchange {
   private clearTimers() {
     clearTimeout(this.idleTimer)
     clearTimeout(this.totalTimer)
+    clearTimeout(this.firstByteTimer)
     this.idleTimer = undefined
   }
 
   /** A time limit ran out: before the head, the opening fails; after it, the body. */
-  private timedOut(limit: "idle" | "total") {
+  private timedOut(limit: "first-byte" | "idle" | "total") {
     const error = HttpWire.timeout(limit)
     if (this.status === 0) {
       this.abort()
@@ -360,7 +373,7 @@ export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
   // scope (interruption while waiting for headers included) ends the exchange.
   open: (request, limits) =>
     Effect.suspend(() => {
-      const exchange = new StreamExchange(limits?.idleMillis, limits?.totalMillis)
+      const exchange = new StreamExchange(limits?.idleMillis, limits)
       return Effect.zipRight(
         Effect.addFinalizer(() => Effect.sync(() => exchange.abort())),
         Effect.async<HttpWire.OpenResponse, HttpWire.WireError>((resume) => {

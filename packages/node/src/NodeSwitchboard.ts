@@ -27,6 +27,11 @@ export interface Options extends SwitchboardConfig.Options {
    * (`NodeTaskJournal`). Without it the journal lives in memory.
    */
   readonly journalDirectory?: string | undefined
+  /**
+   * A journal of your own, e.g. `SqlTaskJournal` of `@switchboard/workflow`
+   * for processes on several machines; it takes the place of `journalDirectory`.
+   */
+  readonly journal?: Layer.Layer<TaskJournal.TaskJournal, JournalError> | undefined
 }
 
 /**
@@ -38,10 +43,12 @@ export interface Options extends SwitchboardConfig.Options {
 export type Services = Switchboard.Services | SwitchboardConfig.SwitchboardConfig | TaskJournal.TaskJournal
 
 // Guarded, so that an application on the wrong Effect hears it from the layer it provides.
-const overUndici = <E>(config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, E>, journalDirectory?: string) =>
+const overUndici = <E>(config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, E>, options: Pick<Options, "journal" | "journalDirectory">) =>
   EffectVersion.guard(Switchboard.layer.pipe(
     Layer.provideMerge(config),
-    Layer.provideMerge(journalDirectory === undefined ? TaskJournal.layerMemory : NodeTaskJournal.layer(journalDirectory)),
+    Layer.provideMerge(
+      options.journal ?? (options.journalDirectory === undefined ? TaskJournal.layerMemory : NodeTaskJournal.layer(options.journalDirectory))
+    ),
     Layer.provide(NodeHttpWire.layer)
   ))
 
@@ -56,7 +63,7 @@ const overUndici = <E>(config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, 
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<Services, ConfigurationError | JournalError> =>
-  overUndici(SwitchboardConfig.layer(options), options.journalDirectory)
+  overUndici(SwitchboardConfig.layer(options), options)
 
 /**
  * Reads `SWITCHBOARD_BASE_URL` and `SWITCHBOARD_API_KEY` from the environment.
@@ -67,7 +74,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigurationErro
 export const layerConfig = (
   options: Omit<Options, "baseUrl" | "apiKey"> = {}
 ): Layer.Layer<Services, ConfigurationError | JournalError | ConfigError.ConfigError> =>
-  overUndici(SwitchboardConfig.layerConfig(options), options.journalDirectory)
+  overUndici(SwitchboardConfig.layerConfig(options), options)
 
 /**
  * A runtime holding every service, for programs that make many calls from

@@ -11,7 +11,6 @@ import * as Fiber from "effect/Fiber"
 import * as Inspectable from "effect/Inspectable"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
 import type * as Http from "node:http"
 import * as Util from "node:util"
 import { waitUntil } from "./fixtures.js"
@@ -203,13 +202,14 @@ describe("time: every call and stream ends", () => {  it.effect("comments are no
       },
       () =>
         Effect.gen(function*() {
+          // The Node wire keeps the limit with a real timer (Transport.test.ts drives one with a TestClock).
           const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(Chat.stream(hello))))
           yield* Effect.promise(() => pings)
-          yield* TestClock.adjust("60 seconds")
           const error = yield* Fiber.join(fiber)
           expect(error).toMatchObject({ _tag: "TimeoutError", phase: "first-byte" })
+          expect(sent).toBeGreaterThanOrEqual(3)
         }),
-      { maxRetries: 0, streamFirstByteTimeout: "60 seconds", streamIdleTimeout: "1 hour" }
+      { maxRetries: 0, streamFirstByteTimeout: "300 millis", streamIdleTimeout: "1 hour" }
     )
   })
 

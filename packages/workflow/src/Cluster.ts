@@ -13,10 +13,14 @@ import * as SingleRunner from "@effect/cluster/SingleRunner"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { ConfigurationError } from "@switchboard/core/SwitchboardError"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 
 /**
  * The database behind the workflows: a sqlite file (`sqlite:<path>`, or a
@@ -30,18 +34,64 @@ export type Database =
   | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> }
 
 /**
- * Reads `--database`: a typed error naming the field when it is empty.
+ * The database could not be opened or used: `address` says which (a sqlite
+ * file, or Postgres' host, port and database: never its user or password).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DatabaseError extends Schema.TaggedError<DatabaseError>()("DatabaseError", {
+  message: Schema.String,
+  address: Schema.String
+}) {}
+
+const invalid = (message: string) => new ConfigurationError({ field: "database", message })
+
+/**
+ * Reads `--database`: a typed error naming the field when it is empty, of
+ * another scheme than `sqlite:`, `postgres://` or `postgresql://`, or a
+ * Postgres URL that does not parse.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const parseDatabase = (url: string): Effect.Effect<Database, ConfigurationError> => {
   const text = url.trim()
-  if (/^postgres(ql)?:\/\//i.test(text)) return Effect.succeed({ _tag: "Postgres", url: Redacted.make(text) })
+  if (/^postgres(ql)?:\/\//i.test(text)) {
+    return URL.canParse(text)
+      ? Effect.succeed({ _tag: "Postgres", url: Redacted.make(text) })
+      : Effect.fail(invalid("is not a valid postgres:// URL"))
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text)?.[1]
+  if (scheme !== undefined && scheme.toLowerCase() !== "sqlite") {
+    return Effect.fail(invalid(`must be a sqlite file (sqlite:<path>) or a postgres:// URL, not a ${scheme}:// URL`))
+  }
   const filename = text.replace(/^sqlite:(\/\/)?/i, "")
-  return filename === ""
-    ? Effect.fail(new ConfigurationError({ field: "database", message: "must be a sqlite file or a postgres:// URL" }))
-    : Effect.succeed({ _tag: "Sqlite", filename })
+  return filename === "" ? Effect.fail(invalid("must be a sqlite file or a postgres:// URL")) : Effect.succeed({ _tag: "Sqlite", filename })
+}
+
+/**
+ * Where `database` is, to show: the sqlite file, or `host:port/database` of
+ * a Postgres URL (its user and password left out).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const addressOf = (database: Database): string => {
+  if (database._tag === "Sqlite") return database.filename
+  const url = new URL(Redacted.value(database.url))
+  return `${url.hostname === "" ? "localhost" : url.hostname}:${url.port === "" ? "5432" : url.port}${url.pathname}`
+}
+
+/** The driver's failure, said with the address; a password that found its way into the text is masked. */
+const databaseError = (database: Database) => (error: unknown) => {
+  const cause = Predicate.hasProperty(error, "cause") && error.cause instanceof Error ? `: ${error.cause.message}` : ""
+  const said = `${error instanceof Error ? error.message : String(error)}${cause}`
+  const password = database._tag === "Postgres" ? decodeURIComponent(new URL(Redacted.value(database.url)).password) : ""
+  return new DatabaseError({
+    message: password === "" ? said : said.split(password).join("***"),
+    address: addressOf(database)
+  })
 }
 
 /**
@@ -94,38 +144,67 @@ const sqliteClient = (filename: string) =>
   Layer.unwrapEffect(
     Effect.map(
       driver("@effect/sql-sqlite-node", () => import("@effect/sql-sqlite-node/SqliteClient")),
-      (SqliteClient) => Layer.orDie(SqliteClient.layer({ filename }))
+      (SqliteClient) => SqliteClient.layer({ filename })
     )
   )
 
 const pgClient = (url: Redacted.Redacted<string>) =>
   Layer.unwrapEffect(
-    Effect.map(driver("@effect/sql-pg", () => import("@effect/sql-pg/PgClient")), (PgClient) => Layer.orDie(PgClient.layer({ url })))
+    Effect.map(driver("@effect/sql-pg", () => import("@effect/sql-pg/PgClient")), (PgClient) => PgClient.layer({ url }))
   )
 
-const sqlite = (filename: string, options: Options) =>
-  ClusterWorkflowEngine.layer.pipe(
-    Layer.provideMerge(SingleRunner.layer({ runnerStorage: "sql", shardingConfig: options.sharding })),
-    Layer.orDie,
-    Layer.provide(sqliteClient(filename))
+/**
+ * The engine over the client: a failure of either (connecting, creating the
+ * tables) is a `DatabaseError`, a defect too (the sqlite driver throws when
+ * it cannot open its file). A `DatabaseError` is tried again 3 times: runners
+ * starting together on a new database race to create the cluster's tables,
+ * and the losers' `CREATE TABLE` fails ("already exists").
+ */
+const overDatabase = <A, E, R, E2, R2>(
+  database: Database,
+  engine: Layer.Layer<A, E, R>,
+  client: Layer.Layer<R, E2 | ConfigurationError, R2>
+): Layer.Layer<A, ConfigurationError | DatabaseError, R2> =>
+  engine.pipe(
+    Layer.provide(client),
+    Layer.catchAllCause((cause): Layer.Layer<A, ConfigurationError | DatabaseError, R2> => {
+      if (Cause.isInterruptedOnly(cause)) return Layer.failCause(Cause.map(cause, databaseError(database)))
+      const error = Cause.squash(cause)
+      return Layer.fail(error instanceof ConfigurationError ? error : databaseError(database)(error))
+    }),
+    Layer.retry(
+      Schedule.exponential("250 millis").pipe(
+        Schedule.intersect(Schedule.recurs(3)),
+        Schedule.whileInput((error: ConfigurationError | DatabaseError) => error._tag === "DatabaseError")
+      )
+    )
   )
 
-const postgres = (url: Redacted.Redacted<string>, options: Options, clientOnly: boolean) =>
+const sqlite = (database: Extract<Database, { _tag: "Sqlite" }>, options: Options) =>
+  overDatabase(
+    database,
+    ClusterWorkflowEngine.layer.pipe(Layer.provideMerge(SingleRunner.layer({ runnerStorage: "sql", shardingConfig: options.sharding }))),
+    sqliteClient(database.filename)
+  )
+
+const postgres = (database: Extract<Database, { _tag: "Postgres" }>, options: Options, clientOnly: boolean) =>
   Layer.unwrapEffect(
     Effect.map(checkPort(options.port ?? 24100), (port) =>
-      ClusterWorkflowEngine.layer.pipe(
-        Layer.provideMerge(
-          NodeClusterSocket.layer({
-            clientOnly,
-            storage: "sql",
-            shardingConfig: {
-              ...(clientOnly ? {} : { runnerAddress: Option.some(RunnerAddress.make(options.host ?? "127.0.0.1", port)) }),
-              ...options.sharding
-            }
-          })
+      overDatabase(
+        database,
+        ClusterWorkflowEngine.layer.pipe(
+          Layer.provideMerge(
+            NodeClusterSocket.layer({
+              clientOnly,
+              storage: "sql",
+              shardingConfig: {
+                ...(clientOnly ? {} : { runnerAddress: Option.some(RunnerAddress.make(options.host ?? "127.0.0.1", port)) }),
+                ...options.sharding
+              }
+            })
+          )
         ),
-        Layer.orDie,
-        Layer.provide(pgClient(url))
+        pgClient(database.url)
       ))
   )
 
@@ -137,8 +216,8 @@ const postgres = (url: Redacted.Redacted<string>, options: Options, clientOnly: 
  * @since 0.1.0
  * @category layers
  */
-export const layerRunner = (options: Options): Layer.Layer<WorkflowEngine, ConfigurationError> =>
-  options.database._tag === "Sqlite" ? sqlite(options.database.filename, options) : postgres(options.database.url, options, false)
+export const layerRunner = (options: Options): Layer.Layer<WorkflowEngine, ConfigurationError | DatabaseError> =>
+  options.database._tag === "Sqlite" ? sqlite(options.database, options) : postgres(options.database, options, false)
 
 /**
  * A client that starts and follows workflows without running any. With
@@ -147,5 +226,5 @@ export const layerRunner = (options: Options): Layer.Layer<WorkflowEngine, Confi
  * @since 0.1.0
  * @category layers
  */
-export const layerClient = (options: Options): Layer.Layer<WorkflowEngine, ConfigurationError> =>
-  options.database._tag === "Sqlite" ? sqlite(options.database.filename, options) : postgres(options.database.url, options, true)
+export const layerClient = (options: Options): Layer.Layer<WorkflowEngine, ConfigurationError | DatabaseError> =>
+  options.database._tag === "Sqlite" ? sqlite(options.database, options) : postgres(options.database, options, true)

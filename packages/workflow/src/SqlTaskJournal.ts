@@ -1,165 +1,209 @@
 /**
  * A `TaskJournal` in SQL (`@effect/sql`: sqlite or Postgres), for the plain
- * `Videos` API shared by many processes without workflows: one row per task,
- * and claims with an expiry so that each pending task is polled by one
- * process at a time (`SELECT … FOR UPDATE SKIP LOCKED` on Postgres).
+ * `Videos` API shared by many processes, on many machines, without
+ * workflows. It keeps the directory journal's promises: one row per task
+ * holding the whole record (as JSON, so nothing the record holds is lost);
+ * a record that cannot be read is moved to a quarantine table, out of the
+ * way of the others; and a process claims a task before it follows it, so
+ * that each task is polled by one process at a time. A claim names its
+ * owner (id, pid, host) and expires unless renewed; an expired claim, or one
+ * of a process of this machine that is gone, is taken over.
+ *
+ * A claim is decided in a transaction on the task's row: on Postgres the row
+ * is locked with `SELECT … FOR UPDATE SKIP LOCKED` (a claimer finding it
+ * locked leaves the task to the one deciding); on sqlite the transaction
+ * starts with a write, which takes the database's one write lock, so claims
+ * are decided one at a time.
  *
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { isRunning } from "@switchboard/node/NodeTaskJournal"
 import { JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import * as Os from "node:os"
 
-const table = "switchboard_video_tasks"
+/**
+ * The journal's table, and where unreadable records go.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const tables = { tasks: "switchboard_task_journal", quarantine: "switchboard_task_journal_quarantine" } as const
 
 interface Row {
   readonly task_id: string
-  readonly model: string
-  readonly prompt: string
-  readonly submitted_at: number | string
+  /** The record (`TaskJournal.Entry` as JSON); null while the task is claimed but not yet recorded. */
+  readonly record: string | null
+  /** The claim (`TaskJournal.Claim` as JSON); null when nobody holds the task. */
+  readonly claim: string | null
 }
 
-const entryOf = (row: Row): TaskJournal.Entry => ({
-  taskId: row.task_id,
-  model: row.model,
-  prompt: row.prompt,
-  // Postgres gives BIGINT as a string.
-  submittedAt: Number(row.submitted_at)
-})
-
-const journalError = (action: string) => (cause: { readonly message: string }) =>
+const journalError = (action: string) => (cause: SqlError) =>
   new JournalError({ message: `SQL task journal could not ${action}: ${cause.message}` })
 
-/**
- * Claims on a journal's tasks: the pending tasks this owner may poll now.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Claims {
-  /**
-   * Claims up to `limit` tasks that nobody holds (or whose claim expired,
-   * or that `owner` holds already) until `ttl` from now, oldest first.
-   */
-  readonly claim: (options: {
-    readonly owner: string
-    readonly ttl: Duration.DurationInput
-    readonly limit: number
-  }) => Effect.Effect<ReadonlyArray<TaskJournal.Entry>, JournalError>
-  /** Gives a claim up before it expires. */
-  readonly release: (taskId: string, owner: string) => Effect.Effect<void, JournalError>
-}
+let probes = 0
 
 /**
- * @since 0.1.0
- * @category tags
- */
-export class SqlTaskClaims extends Context.Tag("@switchboard/workflow/SqlTaskClaims")<SqlTaskClaims, Claims>() {}
-
-/**
- * Creates the table if needed and builds the journal and its claims on the
- * `SqlClient` in context.
+ * Creates the tables if needed and builds the journal on the `SqlClient` in
+ * context.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.gen(function*() {
+export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (
+  const tasks = sql(tables.tasks)
+  const quarantine = sql(tables.quarantine)
+  yield* sql`CREATE TABLE IF NOT EXISTS ${tasks} (
     task_id TEXT PRIMARY KEY,
-    model TEXT NOT NULL,
-    prompt TEXT NOT NULL,
-    submitted_at BIGINT NOT NULL,
+    record TEXT,
+    submitted_at BIGINT,
     claimed_by TEXT,
-    claimed_until BIGINT
-  )`.pipe(Effect.mapError(journalError("create its table")))
-
-  const list = sql<Row>`SELECT task_id, model, prompt, submitted_at FROM ${sql(table)} ORDER BY submitted_at, task_id`.pipe(
-    Effect.map((rows) => rows.map(entryOf)),
-    Effect.mapError(journalError("be read"))
+    claim TEXT
+  )`.pipe(
+    Effect.zipRight(sql`CREATE TABLE IF NOT EXISTS ${quarantine} (
+      id TEXT PRIMARY KEY,
+      task_id TEXT NOT NULL,
+      record TEXT NOT NULL,
+      message TEXT NOT NULL,
+      moved_at BIGINT NOT NULL
+    )`),
+    Effect.mapError(journalError("create its tables"))
   )
-  // This journal's own claims (`TaskJournal.claim`), renewed while held.
-  const owner = TaskJournal.randomId()
-  const takeClaim = (taskId: string) =>
+
+  const host = Os.hostname()
+  const owner: TaskJournal.Owner = { id: TaskJournal.randomId(), pid: process.pid, host }
+  const isAlive = (other: TaskJournal.Owner) => (other.host === host && other.pid !== undefined ? isRunning(other.pid) : undefined)
+
+  const record = (entry: TaskJournal.Entry) =>
+    sql`INSERT INTO ${tasks} (task_id, record, submitted_at) VALUES (${entry.taskId}, ${TaskJournal.encodeRecord(entry)}, ${entry.submittedAt})
+      ON CONFLICT (task_id) DO UPDATE SET record = excluded.record, submitted_at = excluded.submitted_at`.pipe(
+      Effect.asVoid,
+      Effect.mapError(journalError(`record task ${entry.taskId}`))
+    )
+
+  const get = (taskId: string) =>
+    sql<Row>`SELECT task_id, record, claim FROM ${tasks} WHERE task_id = ${taskId}`.pipe(
+      Effect.map((rows) => Option.flatMap(Option.fromNullable(rows[0]?.record), (text) => Either.getRight(TaskJournal.decodeRecord(text)))),
+      Effect.mapError(journalError(`read task ${taskId}`))
+    )
+
+  /** Moves a record that cannot be decoded to the quarantine table, unless it changed meanwhile. */
+  const setAside = (row: Row & { readonly record: string }, message: string) =>
+    Effect.gen(function*() {
+      const id = `${row.task_id}.${TaskJournal.randomId()}`
+      const now = yield* Clock.currentTimeMillis
+      const moved = yield* sql`DELETE FROM ${tasks} WHERE task_id = ${row.task_id} AND record = ${row.record} RETURNING task_id`
+      if (moved.length > 0) {
+        yield* sql`INSERT INTO ${quarantine} (id, task_id, record, message, moved_at) VALUES (${id}, ${row.task_id}, ${row.record}, ${message}, ${now})`
+      }
+      return { key: row.task_id, movedTo: `${tables.quarantine} id ${id}`, message } satisfies TaskJournal.Quarantined
+    }).pipe(sql.withTransaction, Effect.mapError(journalError(`set task ${row.task_id} aside`)))
+
+  /** A row claimed by a process that died before recording its task: dropped unless its claim changed. */
+  const dropOrphan = (row: Row) =>
+    row.claim === null
+      ? sql`DELETE FROM ${tasks} WHERE task_id = ${row.task_id} AND record IS NULL AND claim IS NULL`
+      : sql`DELETE FROM ${tasks} WHERE task_id = ${row.task_id} AND record IS NULL AND claim = ${row.claim}`
+
+  const scan = Effect.gen(function*() {
+    const rows = yield* sql<Row>`SELECT task_id, record, claim FROM ${tasks}`.pipe(Effect.mapError(journalError("be read")))
+    const now = yield* Clock.currentTimeMillis
+    const entries: Array<TaskJournal.Entry> = []
+    const quarantined: Array<TaskJournal.Quarantined> = []
+    for (const row of rows) {
+      if (row.record === null) {
+        const held = row.claim === null ? Option.none() : TaskJournal.liveHolder(row.claim, now, isAlive)
+        if (Option.isNone(held)) yield* Effect.mapError(dropOrphan(row), journalError(`drop the claim on ${row.task_id}`))
+        continue
+      }
+      const decoded = TaskJournal.decodeRecord(row.record)
+      if (Either.isRight(decoded)) entries.push(decoded.right)
+      else quarantined.push(yield* setAside({ ...row, record: row.record }, decoded.left))
+    }
+    return { entries: entries.sort((a, b) => a.submittedAt - b.submittedAt), quarantined } satisfies TaskJournal.Listing
+  })
+
+  /** The row of `taskId`, locked for this transaction; none on Postgres when another transaction holds it. */
+  const lockRow = (taskId: string) =>
+    sql.onDialectOrElse({
+      pg: () => sql<Row>`SELECT task_id, record, claim FROM ${tasks} WHERE task_id = ${taskId} FOR UPDATE SKIP LOCKED`,
+      orElse: () => sql<Row>`SELECT task_id, record, claim FROM ${tasks} WHERE task_id = ${taskId}`
+    })
+
+  const tryClaim = (taskId: string) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      // A write first: the row exists (a task is claimed before it is
+      // recorded), and on sqlite this transaction now holds the write lock.
+      yield* sql`INSERT INTO ${tasks} (task_id) VALUES (${taskId}) ON CONFLICT (task_id) DO NOTHING`
+      const [row] = yield* lockRow(taskId)
+      if (row === undefined) return false
+      const holder = row.claim === null ? Option.none() : TaskJournal.liveHolder(row.claim, now, isAlive)
+      if (Option.isSome(holder) && holder.value.id !== owner.id) return false
+      yield* sql`UPDATE ${tasks} SET claimed_by = ${owner.id}, claim = ${TaskJournal.claimOf(owner, now)} WHERE task_id = ${taskId}`
+      return true
+    }).pipe(sql.withTransaction, Effect.mapError(journalError(`claim task ${taskId}`)))
+
+  /** Extends this process's claim; a claim taken over meanwhile stays with its new holder. */
+  const renew = (taskId: string) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      sql<Row>`UPDATE ${sql(table)} SET claimed_by = ${owner}, claimed_until = ${now + Duration.toMillis(TaskJournal.claimTtl)}
-        WHERE task_id = ${taskId} AND (claimed_until IS NULL OR claimed_until < ${now} OR claimed_by = ${owner})
-        RETURNING task_id, model, prompt, submitted_at`).pipe(
-        Effect.map((rows) => rows.length > 0),
-        Effect.mapError(journalError(`claim task ${taskId}`))
-      )
-  const releaseClaim = (taskId: string) =>
-    sql`UPDATE ${sql(table)} SET claimed_by = NULL, claimed_until = NULL WHERE task_id = ${taskId} AND claimed_by = ${owner}`
-      .pipe(Effect.asVoid, Effect.mapError(journalError(`release task ${taskId}`)))
+      sql`UPDATE ${tasks} SET claim = ${TaskJournal.claimOf(owner, now)} WHERE task_id = ${taskId} AND claimed_by = ${owner.id}`)
 
-  const journal = TaskJournal.TaskJournal.of({
-    // Reading the table shows it is there and reachable before a paid submission.
-    check: Effect.asVoid(sql`SELECT 1 FROM ${sql(table)} LIMIT 1`.pipe(Effect.mapError(journalError("be checked")))),
-    get: (taskId) => Effect.map(list, (entries) => Option.fromNullable(entries.find((e) => e.taskId === taskId))),
-    scan: Effect.map(list, (entries) => ({ entries, quarantined: [] })),
-    claim: (taskId) =>
-      Effect.gen(function*() {
-        // A task not in the table yet (just submitted) is not contended: it is this process's.
-        const taken = yield* Effect.acquireRelease(takeClaim(taskId), () => Effect.ignore(releaseClaim(taskId)))
-        const exists = Option.isSome(Option.fromNullable((yield* list).find((e) => e.taskId === taskId)))
-        if (taken) {
-          yield* Effect.forkScoped(Effect.interruptible(Effect.ignore(Effect.repeat(takeClaim(taskId), Schedule.spaced("40 seconds")))))
-        }
-        return taken || !exists
-      }),
-    record: (entry) =>
-      sql`INSERT INTO ${sql(table)} (task_id, model, prompt, submitted_at)
-        VALUES (${entry.taskId}, ${entry.model}, ${entry.prompt}, ${entry.submittedAt})
-        ON CONFLICT (task_id) DO UPDATE SET model = ${entry.model}, prompt = ${entry.prompt}, submitted_at = ${entry.submittedAt}`
-        .pipe(Effect.asVoid, Effect.mapError(journalError(`record task ${entry.taskId}`))),
-    remove: (taskId) =>
-      sql`DELETE FROM ${sql(table)} WHERE task_id = ${taskId}`.pipe(
-        Effect.asVoid,
-        Effect.mapError(journalError(`remove task ${taskId}`))
-      ),
-    list
-  })
+  const release = (taskId: string) =>
+    sql`UPDATE ${tasks} SET claimed_by = NULL, claim = NULL WHERE task_id = ${taskId} AND claimed_by = ${owner.id}`.pipe(
+      Effect.zipRight(sql`DELETE FROM ${tasks} WHERE task_id = ${taskId} AND record IS NULL AND claim IS NULL`),
+      Effect.mapError(journalError(`release task ${taskId}`))
+    )
 
-  const claims = SqlTaskClaims.of({
-    claim: ({ limit, owner, ttl }) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const free = sql`(claimed_until IS NULL OR claimed_until < ${now} OR claimed_by = ${owner})`
-        // Postgres: concurrent claimers skip each other's rows instead of
-        // waiting; sqlite has one writer at a time, so a plain subquery is enough.
-        const candidates = sql.onDialectOrElse({
-          pg: () =>
-            sql`SELECT task_id FROM ${sql(table)} WHERE ${free} ORDER BY submitted_at, task_id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
-          orElse: () => sql`SELECT task_id FROM ${sql(table)} WHERE ${free} ORDER BY submitted_at, task_id LIMIT ${limit}`
-        })
-        return sql<Row>`UPDATE ${sql(table)} SET claimed_by = ${owner}, claimed_until = ${now + Duration.toMillis(ttl)}
-          WHERE task_id IN (${candidates})
-          RETURNING task_id, model, prompt, submitted_at`.pipe(
-          Effect.map((rows) => rows.map(entryOf).sort((a, b) => a.submittedAt - b.submittedAt || a.taskId.localeCompare(b.taskId)))
+  const claim = (taskId: string): Effect.Effect<boolean, JournalError, Scope.Scope> =>
+    Effect.gen(function*() {
+      const taken = yield* Effect.acquireRelease(tryClaim(taskId), (taken) => (taken ? Effect.ignore(release(taskId)) : Effect.void))
+      if (taken) {
+        // Interruptible even when claimed from an uninterruptible region (a submission).
+        yield* Effect.forkScoped(
+          Effect.interruptible(Effect.ignore(Effect.repeat(renew(taskId), Schedule.spaced(TaskJournal.renewEvery))))
         )
-      }).pipe(Effect.mapError(journalError("claim tasks"))),
-    release: (taskId, owner) =>
-      sql`UPDATE ${sql(table)} SET claimed_by = NULL, claimed_until = NULL WHERE task_id = ${taskId} AND claimed_by = ${owner}`
-        .pipe(Effect.asVoid, Effect.mapError(journalError(`release task ${taskId}`)))
+      }
+      return taken
+    })
+
+  // A write, as a submission's record will be: fails on a read-only database before anything is paid for.
+  const check = Effect.suspend(() => {
+    const probe = `probe-${owner.id}-${++probes}`
+    return sql`INSERT INTO ${tasks} (task_id) VALUES (${probe})`.pipe(
+      Effect.zipRight(sql`DELETE FROM ${tasks} WHERE task_id = ${probe}`),
+      Effect.asVoid,
+      Effect.mapError(journalError("be written"))
+    )
   })
 
-  return { journal, claims }
+  return TaskJournal.TaskJournal.of({
+    check,
+    record,
+    get,
+    remove: (taskId) =>
+      sql`DELETE FROM ${tasks} WHERE task_id = ${taskId}`.pipe(Effect.asVoid, Effect.mapError(journalError(`remove task ${taskId}`))),
+    scan,
+    list: Effect.map(scan, (listing) => listing.entries),
+    claim
+  })
 })
 
 /**
- * The journal and its claims over the `SqlClient` in context (e.g.
+ * The journal over the `SqlClient` in context (e.g.
  * `SqliteClient.layer({ filename })` or `PgClient.layer({ url })`).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<TaskJournal.TaskJournal | SqlTaskClaims, JournalError, SqlClient.SqlClient> = Layer
-  .effectContext(
-    Effect.map(make, ({ claims, journal }) => Context.make(TaskJournal.TaskJournal, journal).pipe(Context.add(SqlTaskClaims, claims)))
-  )
+export const layer: Layer.Layer<TaskJournal.TaskJournal, JournalError, SqlClient.SqlClient> = Layer.effect(TaskJournal.TaskJournal, make)

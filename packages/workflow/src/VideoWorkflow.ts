@@ -25,6 +25,7 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { createHash } from "node:crypto"
 import * as Schemas from "./internal/schemas.js"
 
 /**
@@ -71,13 +72,17 @@ export const VideoWorkflow = Workflow.make({
 
 /**
  * The key of a request when the caller gives none: the same request is the
- * same task.
+ * same task. A digest, short enough to show and type again (`resume --key`)
+ * whatever the request holds (an image as a data URI).
  *
  * @since 0.1.0
  * @category keys
  */
 export const keyOf = (request: Videos.SubmitRequest): string =>
-  JSON.stringify([request.model, request.prompt, request.image ?? null, request.max_tokens ?? null])
+  `video-${
+    createHash("sha256").update(JSON.stringify([request.model, request.prompt, request.image ?? null, request.max_tokens ?? null]))
+      .digest("hex").slice(0, 24)
+  }`
 
 const Submitted = Schema.Struct({ taskId: Schema.String, submittedAt: Schema.Number })
 

@@ -17,13 +17,10 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as TaskJournal from "@switchboard/core/TaskJournal"
-import * as Redacted from "effect/Redacted"
-import { AgentWorkflow, Cluster, SqlTaskJournal } from "../src/index.js"
+import { AgentWorkflow, Cluster } from "../src/index.js"
 import { awaitRequests, checkPolls } from "./fleet.js"
 import { type Postgres, settled, startPostgres } from "./postgres.js"
-import { build, readLog, type Runner, startRunner, stopAll } from "./processes.js"
+import { build, type Exited, readLog, type Runner, startRunner, stopAll } from "./processes.js"
 
 let postgres: Postgres | undefined
 const dirs: Array<string> = []
@@ -78,14 +75,14 @@ describe("a single runner on sqlite", () => {
     }
     onTestFinished(stopAll)
     const first = startRunner({ ...env, START: "1" })
-    await first.waitFor(/started/)
+    await first.waitFor(/^started /m, "stdout")
     // Every task submitted, a third of the polls made: then the crash.
     await awaitRequests(runtime, emulator, (submissions, polls) => submissions >= 50 && polls >= 180)
     await first.kill()
     expect(readLog(log).filter((e) => e.ev === "status-end" && e.tag === "Succeeded").length).toBeLessThan(50)
 
     const second = startRunner({ ...env, FOLLOW: "1" })
-    const out = await second.waitFor(/complete /)
+    const out = await second.waitFor(/^complete /m, "stdout")
     await second.kill()
     const ends = JSON.parse(out.match(/complete (.*)/)![1]!) as ReadonlyArray<{ key: string; exit: string }>
     const submissions = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions")).length
@@ -114,20 +111,34 @@ describe("a fleet of runners on Postgres", () => {
     const runners = [0, 1, 2].map((i) => startRunner({ ...env, PORT: String(portBase(i)) }))
     // Whatever happens, no runner outlives its scenario (the next one shares the machine).
     onTestFinished(stopAll)
-    await Promise.all(runners.map((runner) => runner.waitFor(/ready/)))
-    // Tasks start once the shards are shared out: a shard handed over while
-    // its submission is in flight may submit again (see docs/fleet.md).
-    await settled(database, 3)
-    const client = startRunner({ ...env, CLIENT: "1", START: "1", FOLLOW: "1" })
-    await awaitRequests(runtime, emulator, (submissions, polls) => submissions >= 200 && polls >= 250)
+    let client: Runner | undefined
+    const ended = new Map<number, Exited>()
+    for (const runner of runners) void runner.exited.then((e) => ended.set(runner.pid, e))
+    // Past 450 s from here, fail saying where things stand rather than with a bare timeout.
+    const out = await explainAfter(450_000, (async () => {
+      await Promise.all(runners.map((runner) => runner.waitFor(/^ready$/m, "stdout")))
+      // Tasks start once the shards are shared out: a shard handed over while
+      // its submission is in flight may submit again (see docs/fleet.md).
+      await settled(database, 3)
+      client = startRunner({ ...env, CLIENT: "1", START: "1", FOLLOW: "1" })
+      void client.exited.then((e) => ended.set(client!.pid, e))
+      await awaitRequests(runtime, emulator, (submissions, polls) => submissions >= 200 && polls >= 250)
+      const victim = runners[2]!
+      expect(readLog(log).some((e) => e.pid === victim.pid)).toBe(true)
+      await victim.kill()
+      return client.waitFor(/^complete /m, "stdout")
+    })(), async () => {
+      const requests = await runtime.runPromise(emulator.requests)
+      const exits = [...runners, ...(client ? [client] : [])].map((r) => {
+        const e = ended.get(r.pid)
+        return `${r.pid}: ${e ? `exited ${e.code ?? e.signal}: ${(e.stdout + e.stderr).slice(-600)}` : "running"}`
+      })
+      return `the fleet did not finish: ${client?.stdout().match(/progress \d+\/\d+ ended/g)?.at(-1) ?? "no progress line"}, ` +
+        `${requests.filter((r) => r.path.endsWith("/chat/completions")).length} submissions, ` +
+        `${requests.filter((r) => r.path.endsWith("/chat/task/status")).length} status calls; processes: ${exits.join("; ")}`
+    })
     const victim = runners[2]!
-    expect(readLog(log).some((e) => e.pid === victim.pid)).toBe(true)
-    await victim.kill()
-    // Past 420 s, fail with what the follower last reported rather than a bare timeout.
-    const out = await explainAfter(420_000, client.waitFor(/complete /), async () =>
-      `the fleet did not finish: ${client.stdout().match(/progress \d+\/\d+ ended/g)?.at(-1) ?? "no progress line"}, ` +
-      `${(await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions")).length} submissions`)
-    await kill([client, ...runners])
+    await kill([client!, ...runners])
     const ends = JSON.parse(out.match(/complete (.*)/)![1]!) as ReadonlyArray<{ key: string; exit: string }>
 
     const requests = await runtime.runPromise(emulator.requests)
@@ -166,12 +177,12 @@ describe("an agent run on a fleet", () => {
       const env = { DATABASE: url, BASE_URL: emulator.url, API_KEY: emulator.apiKey, LOG: log }
       const runners = [0, 1].map((i) => startRunner({ ...env, PORT: String(portBase(5 + i)) }))
       onTestFinished(stopAll)
-      await Promise.all(runners.map((runner) => runner.waitFor(/ready/)))
+      await Promise.all(runners.map((runner) => runner.waitFor(/^ready$/m, "stdout")))
       await settled(url, 2)
 
       const key = "agent-approval-1"
       await runtime.runPromise(agent.start(key, "gpt-4o-mini", [{ role: "user", content: `Use delete_file({"path": "/tmp/a.txt"})` }]))
-      const paused = await Promise.any(runners.map((runner) => runner.waitFor(/approval \S+/).then(() => runner)))
+      const paused = await Promise.any(runners.map((runner) => runner.waitFor(/^approval \S+/m, "stdout").then(() => runner)))
       const token = paused.stdout().match(/approval (\S+)/)![1]!
       // Paused: the run has stored that it waits (its request for approval with it).
       await runtime.runPromise(
@@ -208,24 +219,4 @@ describe("an agent run on a fleet", () => {
       await runtime.dispose()
     }
   }, 180_000)
-})
-
-describe("SqlTaskJournal on Postgres", () => {
-  it("gives each task to one of many concurrent claimers", async () => {
-    const layer = SqlTaskJournal.layer.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(postgres!.database("journal")) })))
-    const claimed = await Effect.runPromise(
-      Effect.gen(function*() {
-        const journal = yield* TaskJournal.TaskJournal
-        const claims = yield* SqlTaskJournal.SqlTaskClaims
-        yield* Effect.forEach(Array.from({ length: 100 }, (_, i) => i), (i) =>
-          journal.record({ taskId: `task-${i}`, model: "video-1", prompt: `p${i}`, submittedAt: i }), { concurrency: 10 })
-        return yield* Effect.forEach(["a", "b", "c", "d"], (owner) => claims.claim({ owner, ttl: "1 minute", limit: 30 }), {
-          concurrency: "unbounded"
-        })
-      }).pipe(Effect.provide(layer), Effect.orDie)
-    )
-    const ids = claimed.flatMap((entries) => entries.map((e) => e.taskId))
-    expect(new Set(ids).size).toBe(ids.length)
-    expect(ids).toHaveLength(100)
-  })
 })

@@ -320,17 +320,30 @@ const durableFlags = {
   key: Options.text("key").pipe(Options.optional, Options.withDescription("With --database: the task's idempotency key (default: from the request)"))
 }
 
-/** `--database`: the task as a durable workflow (`switchboard worker`), for a prompt or for `resume --key`. */
+/**
+ * `--database`: the task as a durable workflow (`switchboard worker`), for a
+ * prompt (with `--from`, its first frame goes into the stored request) or
+ * for `resume --key`.
+ */
 const durable = (
   database: string,
   flags: Connection.Flags & { readonly key: Option.Option<string> },
   follow: FollowOptions,
-  request?: { readonly model: string; readonly prompt: string }
+  request?: { readonly model: string; readonly prompt: string; readonly from?: string | undefined }
 ) =>
   Connection.run(
     flags,
-    Effect.flatMap(Worker.fleet, (Fleet) =>
-      Fleet.video({ database, poll: pollOptions(follow), out: follow.out, key: Option.getOrUndefined(flags.key), request }))
+    Effect.gen(function*() {
+      const Fleet = yield* Worker.fleet
+      const image = request?.from === undefined ? undefined : yield* Inputs.attachment(request.from)
+      return yield* Fleet.video({
+        database,
+        poll: pollOptions(follow),
+        out: follow.out,
+        key: Option.getOrUndefined(flags.key),
+        request: request && { model: request.model, prompt: request.prompt, ...(image === undefined ? {} : { image: image.url }) }
+      })
+    })
   )
 
 /**
@@ -355,10 +368,8 @@ export const generateCommand = Command.make(
     Effect.gen(function*() {
       const journal = yield* Errors.reported(flags.verbose)(Effect.zipLeft(journalOf(flags.journal), checkModel(flags.model)))
       if (Option.isSome(flags.database)) {
-        if (Option.isSome(flags.from)) {
-          return yield* Errors.reported(flags.verbose)(new Errors.UsageError({ message: "--database does not take --from." }))
-        }
-        return yield* durable(flags.database.value, flags, followOf(flags), { model: flags.model, prompt: flags.prompt })
+        const request = { model: flags.model, prompt: flags.prompt, from: Option.getOrUndefined(flags.from) }
+        return yield* durable(flags.database.value, flags, followOf(flags), request)
       }
       return yield* Connection.run(
         flags,
