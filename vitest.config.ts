@@ -8,7 +8,9 @@ const source = "@switchboard/source"
 
 export default defineConfig({
   resolve: { conditions: [source, ...defaultClientConditions] },
-  ssr: { resolve: { conditions: [source, ...defaultServerConditions] } },
+  // Without "module": Node loads what is resolved here, and @opentelemetry's
+  // "module" build is for bundlers (its imports have no file extension).
+  ssr: { resolve: { conditions: [source, ...defaultServerConditions.filter((c) => c !== "module")] } },
   test: {
     include: ["packages/*/test/**/*.test.ts"],
     testTimeout: 30_000,

@@ -227,6 +227,11 @@ export interface StepContext extends StepSettings {
  */
 export interface RunOptions<T extends Toolkit.Tools, A = undefined, I = A> {
   readonly model: string
+  /**
+   * The agent's name, for its run's span: `invoke_agent {name}` with
+   * `gen_ai.agent.name` (`docs/observability.md`). Default: none.
+   */
+  readonly name?: string | undefined
   readonly messages: ReadonlyArray<Protocol.Message>
   readonly toolkit: Toolkit.Toolkit<T>
   /** `required` or a named function applies to the first model call, then `auto`. */
@@ -362,6 +367,7 @@ const settings = <T extends Toolkit.Tools, A, I>(
     const budget = options.budget ?? {}
     return {
       model: options.model,
+      name: options.name,
       toolkit: options.toolkit as unknown as Toolkit.Any,
       toolChoice: options.toolChoice,
       maxTokens: options.maxTokens,

@@ -246,17 +246,33 @@ describe("Agent.run over HTTP to the emulator", () => {
   it.effect("traces a span per run, per step and per tool call", () =>
     Effect.gen(function*() {
       const { result, spans } = yield* recordingSpans(
-        Agent.run({ model, toolkit, messages: [user("Use get_weather and get_time")] })
+        Agent.run({ name: "weather", model, toolkit, messages: [user("Use get_weather and get_time")] })
       )
       expect(Either.isRight(result)).toBe(true)
       const named = (name: string) => spans.filter((s) => s.name === name)
-      expect(named("Agent.run")).toHaveLength(1)
+      const run = named("invoke_agent weather")
+      expect(run).toHaveLength(1)
+      expect(Object.fromEntries(run[0]!.attributes)).toMatchObject({
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.provider.name": "switchboard",
+        "gen_ai.agent.name": "weather",
+        "gen_ai.request.model": model
+      })
       const steps = named("Agent.step")
       expect(steps.map((s) => s.attributes.get("agent.step"))).toEqual([0, 1])
-      const tools = named("Agent.tool")
-      expect(tools.map((s) => s.attributes.get("gen_ai.tool.name"))).toEqual(["get_weather", "get_time"])
-      for (const tool of tools) expect(Option.map(tool.parent, (p) => p.spanId)).toEqual(Option.some(steps[0]!.spanId))
-      expect(named("Switchboard.Chat.create")).toHaveLength(2)
+      const tools = spans.filter((s) => s.name.startsWith("execute_tool "))
+      expect(tools.map((s) => s.name)).toEqual(["execute_tool get_weather", "execute_tool get_time"])
+      for (const tool of tools) {
+        expect(Option.map(tool.parent, (p) => p.spanId)).toEqual(Option.some(steps[0]!.spanId))
+        expect(tool.attributes.get("gen_ai.operation.name")).toBe("execute_tool")
+        expect(tool.attributes.get("gen_ai.tool.call.id")).toEqual(expect.any(String))
+        // Arguments and results are contents: not recorded unless asked for.
+        expect(tool.attributes.has("gen_ai.tool.call.arguments")).toBe(false)
+        expect(tool.attributes.has("gen_ai.tool.call.result")).toBe(false)
+      }
+      const chats = named(`chat ${model}`)
+      expect(chats).toHaveLength(2)
+      for (const chat of chats) expect(chat.attributes.get("gen_ai.usage.output_tokens")).toBeGreaterThan(0)
     }).pipe(setup()))
 
   it.effect("retries a tool's typed failure with its schedule", () =>

@@ -11,7 +11,6 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
-import * as Tracer from "effect/Tracer"
 
 /** The emulator, and the SDK configured for it. */
 export const emulated = () =>
@@ -65,17 +64,6 @@ export const mapCalls = (
   )
 })
 
-/** Runs `effect` with a tracer that records every span it starts. */
-export const recordingSpans = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.tracerWith((base) => {
-    const spans: Array<Tracer.Span> = []
-    const tracer = Tracer.make({
-      span: (...args) => {
-        const span = base.span(...args)
-        spans.push(span)
-        return span
-      },
-      context: base.context
-    })
-    return Effect.map(Effect.either(Effect.withTracer(effect, tracer)), (result) => ({ result, spans }))
-  })
+/** One recorder for every package's tests. */
+export { recordingSpans } from "@switchboard/emulator/RecordingTracer"
+

@@ -16,6 +16,7 @@ import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
 import { InvalidRequestError } from "@switchboard/core/SwitchboardError"
+import * as SwitchboardTelemetry from "@switchboard/core/Telemetry"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -171,9 +172,15 @@ const unwrap = (wrapped: boolean, text: string): string => {
   }
 }
 
-const annotateRequest = (span: Span, request: Protocol.ChatRequest) =>
+// `@effect/ai`'s span wraps core's `chat {model}` client span, which has
+// every attribute of the call. This one gets what identifies the call (as
+// `@effect/ai`'s own providers set it, plus the newer `gen_ai.provider.name`)
+// and the response, but no token usage: backends that add up
+// `gen_ai.usage.*` across spans would count each call twice.
+const annotateRequest = (span: Span, request: Protocol.ChatRequest) => {
+  span.attribute("gen_ai.provider.name", SwitchboardTelemetry.providerName)
   Telemetry.addGenAIAnnotations(span, {
-    system: "switchboard",
+    system: SwitchboardTelemetry.providerName,
     operation: { name: "chat" },
     request: {
       model: request.model,
@@ -183,6 +190,7 @@ const annotateRequest = (span: Span, request: Protocol.ChatRequest) =>
       stopSequences: request.stop === undefined ? undefined : typeof request.stop === "string" ? [request.stop] : request.stop
     }
   })
+}
 
 const annotateResponse = (
   span: Span,
@@ -190,8 +198,7 @@ const annotateResponse = (
   finish: Response.FinishPartEncoded | undefined
 ) =>
   Telemetry.addGenAIAnnotations(span, {
-    response: { id: meta.id, model: meta.model, finishReasons: finish === undefined ? undefined : [finish.reason] },
-    usage: { inputTokens: finish?.usage.inputTokens, outputTokens: finish?.usage.outputTokens }
+    response: { id: meta.id, model: meta.model, finishReasons: finish === undefined ? undefined : [finish.reason] }
   })
 
 const finishOf = (parts: ReadonlyArray<Response.PartEncoded>) =>

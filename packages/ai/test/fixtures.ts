@@ -10,7 +10,6 @@ import { NodeSwitchboard } from "@switchboard/node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as Tracer from "effect/Tracer"
 
 /** The emulator, and the SDK configured for it. */
 export const emulated = () =>
@@ -41,17 +40,6 @@ export const HandlersLive = toolkit.toLayer({
   get_time: ({ zone }) => Effect.succeed({ zone, time: "12:00" })
 })
 
-/** Runs `effect` with a tracer that records every span it starts. */
-export const recordingSpans = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.tracerWith((base) => {
-    const spans: Array<Tracer.Span> = []
-    const tracer = Tracer.make({
-      span: (...args) => {
-        const span = base.span(...args)
-        spans.push(span)
-        return span
-      },
-      context: base.context
-    })
-    return Effect.map(Effect.either(Effect.withTracer(effect, tracer)), (result) => ({ result, spans }))
-  })
+/** One recorder for every package's tests. */
+export { recordingSpans } from "@switchboard/emulator/RecordingTracer"
+

@@ -11,6 +11,7 @@ import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ChatStream from "./internal/chatStream.js"
+import * as GenAi from "./internal/genAi.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import * as StructuredOutput from "./StructuredOutput.js"
@@ -87,8 +88,7 @@ export const make = Effect.map(Transport, (transport): Service => ({
         path: "/chat/completions",
         body,
         decode: decodeCompletion,
-        span: "Switchboard.Chat.create",
-        model: request.model
+        genAi: GenAi.chat(request)
       })),
   // Retried until the first chunk arrives, each attempt within the first-byte
   // timeout; never after (decision 6). The span lasts as long as the stream.
@@ -98,8 +98,7 @@ export const make = Effect.map(Transport, (transport): Service => ({
         method: "POST",
         path: "/chat/completions",
         body,
-        span: "Switchboard.Chat.stream",
-        model: request.model,
+        genAi: GenAi.chatStream(request),
         firstByteTimeout: options?.firstByteTimeout,
         idleTimeout: options?.idleTimeout,
         totalTimeout: options?.totalTimeout,

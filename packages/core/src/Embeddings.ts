@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as ParseResult from "effect/ParseResult"
+import * as GenAi from "./internal/genAi.js"
 import { isNonEmptyStrings, isPlainEmbeddingResponse } from "./internal/plain.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
@@ -96,18 +97,22 @@ const vectorsOf = (response: Protocol.EmbeddingResponse, expected: number) => {
  * @category constructors
  */
 export const make = Effect.map(Transport, (transport): Service => {
-  const send = (body: unknown, model: string) =>
+  const send = (body: unknown, request: { readonly model: string; readonly dimensions?: number | undefined }) =>
     transport.call({
       method: "POST",
       path: "/embeddings",
       body,
       decode: decodeResponse,
-      span: "Switchboard.Embeddings.create",
-      model
+      genAi: {
+        operation: "embeddings",
+        model: request.model,
+        request: GenAi.embeddingsRequest(request),
+        reply: GenAi.embeddingsReply
+      }
     })
 
   const create = (request: Protocol.EmbeddingRequest) =>
-    Effect.flatMap(encodeRequest(request), (body) => send(body, request.model))
+    Effect.flatMap(encodeRequest(request), (body) => send(body, request))
 
   const embedMany = (inputs: ReadonlyArray<string>, options: EmbedManyOptions) => {
     const batchSize = options.batchSize ?? 128
@@ -128,7 +133,7 @@ export const make = Effect.map(Transport, (transport): Service => {
         batches,
         (batch) =>
           Effect.flatMap(
-            send({ model, input: batch, ...(dimensions === undefined ? {} : { dimensions }) }, model),
+            send({ model, input: batch, ...(dimensions === undefined ? {} : { dimensions }) }, options),
             (response) => vectorsOf(response, batch.length)
           ),
         { concurrency: options.concurrency ?? 4 }

@@ -9,6 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as GenAi from "./internal/genAi.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import { NoImageInResponseError, type SwitchboardError } from "./SwitchboardError.js"
@@ -136,8 +137,7 @@ export const make = Effect.map(Transport, (transport): Service => {
         path: "/chat/completions",
         body,
         decode: decodeCompletion,
-        span: "Switchboard.Images.generate",
-        model: request.model,
+        genAi: GenAi.chat(request, "image"),
         // An image is paid for: retried only when the request surely was not
         // received, like a video submission (decision 6).
         retry: "unsent"

@@ -33,7 +33,7 @@ const decodeList = decoder(Protocol.ModelList)
  */
 export const make = Effect.map(Transport, (transport): Service => ({
   list: Effect.map(
-    transport.call({ method: "GET", path: "/models", decode: decodeList, span: "Switchboard.Models.list" }),
+    transport.call({ method: "GET", path: "/models", decode: decodeList, genAi: { operation: "list_models" } }),
     (list) => list.data
   )
 }))

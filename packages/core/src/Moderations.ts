@@ -42,8 +42,7 @@ export const make = Effect.map(Transport, (transport): Service => ({
         path: "/moderations",
         body,
         decode: decodeResponse,
-        span: "Switchboard.Moderations.create",
-        model: request.model
+        genAi: { operation: "moderations", model: request.model }
       }))
 }))
 

@@ -24,8 +24,10 @@ import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import * as HttpWire from "./HttpWire.js"
 import { errorCode } from "./internal/errorCode.js"
+import * as GenAi from "./internal/genAi.js"
 import * as Issue from "./internal/issue.js"
 import * as Json from "./internal/json.js"
+import * as Observe from "./internal/observe.js"
 import { truncate } from "./internal/text.js"
 import * as RequestOptions from "./RequestOptions.js"
 import * as Retry from "./Retry.js"
@@ -49,12 +51,12 @@ export interface RequestSpec {
   readonly rawBody?: HttpWire.Body | undefined
   /** What a repeat may cost (`Retry.CallClass`). Default `safe`. */
   readonly retry?: Retry.CallClass | undefined
-  /** The span's name, e.g. `Switchboard.Chat.create`. It is of kind `client`. */
-  readonly span: string
-  /** Set on the span when it starts, where samplers see them. */
-  readonly attributes?: Readonly<Record<string, unknown>> | undefined
-  /** Recorded on the span as `gen_ai.request.model`. */
-  readonly model?: string | undefined
+  /**
+   * What the call is, for its span (kind `client`) and metrics by the GenAI
+   * conventions: its name, the attributes set when it starts, where samplers
+   * see them (`docs/observability.md`).
+   */
+  readonly genAi: GenAi.Start
 }
 
 /**
@@ -63,8 +65,8 @@ export interface RequestSpec {
  */
 export interface CallOptions<A> extends RequestSpec {
   readonly decode: (u: unknown) => Either.Either<A, ParseResult.ParseError>
-  /** Adds what the reply says to the span (response id, usage …), before it ends. */
-  readonly onReply?: ((reply: A, span: Tracer.Span) => void) | undefined
+  /** Also reads the reply (response id, usage …) for the span and the metrics, before the span ends. */
+  readonly genAi: GenAi.Call<A>
 }
 
 /**
@@ -87,6 +89,8 @@ export interface StreamReply {
  * @category models
  */
 export interface StreamOptions<A> extends RequestSpec {
+  /** Also gathers what the elements say (response id, usage …), for the span when the stream ends. */
+  readonly genAi: GenAi.StreamCall<A>
   /**
    * The body → elements (e.g. server-sent events → chunks). The stream is
    * committed at its first element: every failure before it retries the
@@ -501,11 +505,9 @@ const firstChunk = <A>(
     onSuccess: (chunk) => Chunk.isEmpty(chunk) ? firstChunk(pull) : Effect.succeed(chunk)
   })
 
-const spanAttributes = (options: RequestSpec): Record<string, unknown> => ({
+const httpAttributes = (options: RequestSpec): Record<string, unknown> => ({
   "http.request.method": options.method,
-  "url.path": `/v1${options.path}`,
-  ...(options.model ? { "gen_ai.request.model": options.model } : {}),
-  ...options.attributes
+  "url.path": `/v1${options.path}`
 })
 
 // ---------------------------------------------------------------------------
@@ -540,17 +542,14 @@ export const make = Effect.gen(function*() {
     return head.status >= 200 && head.status < 300 ? Effect.void : statusFailure(head, body, settings.redact)
   }
 
-  const spanOptions = (options: RequestSpec) => ({
-    kind: "client" as const,
-    // A stack trace per call costs more than the rest of the span.
-    captureStackTrace: false,
-    attributes: spanAttributes(options)
-  })
+  const server = GenAi.serverOf(config.apiUrl)
+  const observe = <A>(genAi: GenAi.Call<A>, options: RequestSpec, settings: Settings) =>
+    Observe.start(genAi, server, settings.redact, httpAttributes(options))
 
   const call = <A>(options: CallOptions<A>): Effect.Effect<A, SwitchboardError.SwitchboardError> =>
-    Effect.useSpan(options.span, spanOptions(options), (span) =>
-      Effect.withParentSpan(
-        Effect.flatMap(settingsNow, (settings) => {
+    Effect.flatMap(settingsNow, (settings) =>
+      Effect.flatMap(observe(options.genAi, options, settings), (observation) =>
+        Observe.observeCall(observation, (span) => {
           const where = `${options.method} /v1${options.path}`
           const req = request(options, settings)
           const stage: Stage = { _tag: "call", where, timeoutMillis: settings.timeoutMillis }
@@ -563,12 +562,8 @@ export const make = Effect.gen(function*() {
                 () => readJson(response, options.decode, where, settings.redact)
               )
           )
-          const replied = retrying(attempt, settings.schedule(options.retry ?? "safe"))
-          const onReply = options.onReply
-          return onReply === undefined ? replied : Effect.tap(replied, (reply) => onReply(reply, span))
-        }),
-        span
-      ))
+          return retrying(attempt, settings.schedule(options.retry ?? "safe"))
+        })))
 
   const stream = <A>(options: StreamOptions<A>): Stream.Stream<A, SwitchboardError.SwitchboardError> =>
     Stream.unwrapScoped(Effect.gen(function*() {
@@ -577,14 +572,16 @@ export const make = Effect.gen(function*() {
       const idle = yield* limitOr("idleTimeout", options.idleTimeout, settings.idle)
       const total = yield* limitOr("totalTimeout", options.totalTimeout, settings.total)
       // Ends when the stream does, with its exit: after the last element, a failure or an interruption.
-      const span = yield* Effect.makeSpanScoped(options.span, spanOptions(options))
+      const observation = yield* observe(options.genAi, options, settings)
+      const span = yield* Effect.makeSpanScoped(observation.name, Observe.spanOptions(observation))
+      const clock = yield* Effect.clock
+      const startMillis = clock.unsafeCurrentTimeMillis()
       const limits = { maxBytes: settings.maxBytes, firstByte, idle, total }
       const where = `${options.method} /v1${options.path}`
       const req = request(options, settings)
       const firstByteMillis = millisOf(firstByte)
       const idleMillis = millisOf(idle)
       const totalMillis = millisOf(total)
-      const clock = yield* Effect.clock
       const deadline = totalMillis === undefined ? undefined : clock.unsafeCurrentTimeMillis() + totalMillis
       let started = false
       const stage = (requestId: string | undefined): Stage => ({ _tag: "stream", where, started, requestId })
@@ -608,9 +605,13 @@ export const make = Effect.gen(function*() {
         response.commit()
         return { first, pull }
       }))
-      const { first, pull } = yield* Effect.withParentSpan(retrying(attempt, settings.schedule(options.retry ?? "safe")), span)
+      const { first, pull } = yield* Effect.withParentSpan(retrying(attempt, settings.schedule(options.retry ?? "safe")), span).pipe(
+        // A stream that never started still ends its call: error.type and the duration.
+        Effect.onExit((exit) => Exit.isFailure(exit) ? Observe.finish(observation, span, startMillis, exit, undefined) : Effect.void)
+      )
       started = true
-      return Chunk.isEmpty(first) ? Stream.empty : Stream.concat(Stream.fromChunk(first), Stream.repeatEffectChunkOption(pull))
+      const elements = Chunk.isEmpty(first) ? Stream.empty : Stream.concat(Stream.fromChunk(first), Stream.repeatEffectChunkOption(pull))
+      return Observe.observeStream(observation, span, startMillis, options.genAi.facts(observation.capture), elements, () => clock.unsafeCurrentTimeMillis())
     }))
 
   return Transport.of({ call, stream, config, redact: base.redact })

@@ -20,6 +20,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as GenAi from "./internal/genAi.js"
 import * as Json from "./internal/json.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
@@ -282,8 +283,7 @@ export const make = Effect.gen(function*() {
         path: "/chat/completions",
         body,
         decode: decodeCompletion,
-        span: "Switchboard.Videos.submit",
-        model: request.model,
+        genAi: GenAi.chat(chatRequestOf(request), "video"),
         // A duplicate task costs money: only retried when it surely was not received.
         retry: "unsent"
       })
@@ -332,7 +332,7 @@ export const make = Effect.gen(function*() {
       path: "/chat/task/status",
       body: { [config.taskIdField]: taskId },
       decode: decodeStatus,
-      span: "Switchboard.Videos.status"
+      genAi: { operation: "task_status", request: { "switchboard.task.id": taskId } }
     }).pipe(
       Effect.catchTag("NotFoundError", (error) => notFound(taskId, error)),
       Effect.flatMap((response) => updateOf(taskId, response, transport.redact))

@@ -15,6 +15,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Tracer from "effect/Tracer"
 import * as HttpWire from "../src/HttpWire.js"
+import type * as GenAi from "../src/internal/genAi.js"
 import * as RequestOptions from "../src/RequestOptions.js"
 import type * as Retry from "../src/Retry.js"
 import * as SwitchboardConfig from "../src/SwitchboardConfig.js"
@@ -89,12 +90,20 @@ const getJson = (retry?: Retry.CallClass) =>
       method: "GET",
       path: "/things",
       decode: (u) => Either.right(u),
-      span: "Test.get",
+      genAi: { operation: "list_models" },
       retry
     }))
 
 const utf8 = new TextEncoder()
 const bytes = (text: string) => Stream.make(utf8.encode(text))
+
+/** What a stream of lines says for its span: nothing. */
+const noFacts: GenAi.Facts<string> = {
+  add: () => {},
+  firstMillis: () => undefined,
+  reply: () => ({ attributes: {} }),
+  output: () => ({})
+}
 
 /** A stream of the body's text, split in lines: committed at the first line. */
 const lines = (options: Partial<Transport.StreamOptions<string>> = {}) =>
@@ -103,7 +112,7 @@ const lines = (options: Partial<Transport.StreamOptions<string>> = {}) =>
       method: "POST",
       path: "/lines",
       body: { hello: "world" },
-      span: "Test.lines",
+      genAi: { operation: "chat", model: "lines", facts: () => noFacts },
       decode: (body) =>
         Stream.splitLines(Stream.decodeText(body)).pipe(Stream.filter((line) => line !== "")),
       ...options
@@ -458,7 +467,7 @@ const recordingTracer = () => {
 }
 
 describe("spans", () => {
-  it.effect("a call's span is of kind client, named by the caller, with its attributes and what the reply adds", () => {
+  it.effect("a call's span is of kind client, named by the call, with its attributes and what the reply adds", () => {
     const { wire } = scriptedWire(() => ({ status: 200, text: `{"id":"r1"}` }))
     const { spans, tracer } = recordingTracer()
     return Effect.gen(function*() {
@@ -468,13 +477,15 @@ describe("spans", () => {
         path: "/things",
         body: {},
         decode: (u) => Either.right(u as { id: string }),
-        span: "Test.call",
-        model: "m1",
-        attributes: { "test.at_start": 1 },
-        onReply: (reply, span) => span.attribute("test.reply_id", reply.id)
+        genAi: {
+          operation: "chat",
+          model: "m1",
+          request: { "test.at_start": 1 },
+          reply: (reply) => ({ attributes: { "test.reply_id": reply.id } })
+        }
       })
       expect(spans).toHaveLength(1)
-      expect(spans[0]).toMatchObject({ name: "Test.call", kind: "client" })
+      expect(spans[0]).toMatchObject({ name: "chat m1", kind: "client" })
       expect(Object.fromEntries(spans[0]!.attributes)).toMatchObject({
         "test.at_start": 1,
         "gen_ai.request.model": "m1",
@@ -497,7 +508,7 @@ describe("spans", () => {
           )
       })
       yield* Stream.runForEach(counted, (line) => Effect.sync(() => log.push(line)))
-      expect(spans.map((s) => [s.name, s.kind])).toEqual([["Test.lines", "client"]])
+      expect(spans.map((s) => [s.name, s.kind])).toEqual([["chat lines", "client"]])
       expect(spans[0]!.endedAfter).toEqual(["a", "b", "c"])
       expect(spans[0]!.attributes.get("test.last")).toBe("c")
       expect(spans[0]!.ended && Exit.isSuccess(spans[0]!.ended)).toBe(true)
@@ -531,7 +542,7 @@ describe("the request", () => {
         path: "/upload",
         rawBody: HttpWire.bytes(new Uint8Array([1, 2]), "application/octet-stream"),
         decode: (u) => Either.right(u),
-        span: "Test.put"
+        genAi: { operation: "list_models" }
       })
       expect(sent[0]!.request).toMatchObject({ method: "GET", url: "http://127.0.0.1:9/v1/things", body: undefined })
       expect(sent[0]!.request.headers["authorization"]).toBe(`Bearer ${key}`)

@@ -194,16 +194,17 @@ describe("the API key never leaks", () => {
       }
     }).pipe(Effect.provide(emulated({}, { apiKey: secret }))))
 
-  it.effect("the span of a call records method, path, model and status", () =>
+  it.effect("the span of a failed call records method, path, model, status and error.type", () =>
     Effect.gen(function*() {
       const { spans } = yield* recordingSpans(Chat.create({ ...hello, model: "unknown-model" }))
-      const span = spans.find((s) => s.name === "Switchboard.Chat.create")
+      const span = spans.find((s) => s.name === "chat unknown-model")
       expect(span).toBeDefined()
       expect(Object.fromEntries(span!.attributes)).toMatchObject({
         "http.request.method": "POST",
         "url.path": "/v1/chat/completions",
         "gen_ai.request.model": "unknown-model",
-        "http.response.status_code": 404
+        "http.response.status_code": 404,
+        "error.type": "NotFoundError"
       })
     }).pipe(Effect.provide(emulated({}, { apiKey: secret }))))
 })

@@ -11,7 +11,6 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
-import * as Tracer from "effect/Tracer"
 import { NodeSwitchboard } from "../src/index.js"
 
 /** The emulator, and the SDK configured for it (options override the defaults). */
@@ -47,20 +46,9 @@ export const passBackoff = (horizon: Duration.DurationInput = "30 seconds") =>
     return due - now
   })
 
-/** Runs `effect` with a tracer that records every span it starts. */
-export const recordingSpans = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.tracerWith((base) => {
-    const spans: Array<Tracer.Span> = []
-    const tracer = Tracer.make({
-      span: (...args) => {
-        const span = base.span(...args)
-        spans.push(span)
-        return span
-      },
-      context: base.context
-    })
-    return Effect.map(Effect.either(Effect.withTracer(effect, tracer)), (result) => ({ result, spans }))
-  })
+/** One recorder for every package's tests. */
+export { recordingSpans } from "@switchboard/emulator/RecordingTracer"
+
 
 /**
  * Drives a poll loop that waits `every` between calls: lets each wait pass

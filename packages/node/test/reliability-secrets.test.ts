@@ -295,7 +295,7 @@ describe("the API key never appears", () => {
       expect(allTags.filter((tag) => !tags.has(tag))).toEqual([])
       expect(tags.has("untyped")).toBe(false)
       expect(outcomes.filter((o) => o.tag === "success").length).toBe(14)
-      expect(spans.some((span) => span.name === "Switchboard.Chat.stream")).toBe(true)
+      expect(spans.some((span) => span.name === `chat ${model}` && span.attributes.get("gen_ai.request.stream") === true)).toBe(true)
       expect(seen.some((line) => line.includes("AuthenticationError") && line.includes("level=ERROR"))).toBe(true)
 
       const leaks = seen.filter((text) => text.includes(secret) || text.includes(secret.slice(-16)))

@@ -12,6 +12,7 @@ import type { Chat } from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
 import { ResponseDecodeError, type SwitchboardError } from "@switchboard/core/SwitchboardError"
+import * as Telemetry from "@switchboard/core/Telemetry"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -39,6 +40,8 @@ import { answer, type Prepared, prepare, toolMessage } from "./tools.js"
 /** Everything a run is configured with, defaults resolved. */
 export interface Settings {
   readonly model: string
+  /** `gen_ai.agent.name` of the run's span. */
+  readonly name: string | undefined
   readonly toolkit: Toolkit.Any
   readonly toolChoice: Protocol.ToolChoice | undefined
   readonly maxTokens: number | undefined
@@ -468,4 +471,16 @@ export const run = (
       return yield* loop(settings, guards, next.state, progress)
     }))
   // No stack trace per span: making one costs more than a no-op tool's whole run.
-  }).pipe(Effect.withSpan("Agent.run", { attributes: { "gen_ai.request.model": settings.model }, captureStackTrace: false }))
+  }).pipe(Effect.withSpan(Telemetry.spanName("invoke_agent", settings.name), {
+    kind: "internal",
+    attributes: agentAttributes(settings),
+    captureStackTrace: false
+  }))
+
+/** The run's span attributes, by the conventions for an agent invoked in process. */
+const agentAttributes = (settings: Settings) => ({
+  "gen_ai.operation.name": "invoke_agent",
+  "gen_ai.provider.name": Telemetry.providerName,
+  "gen_ai.request.model": settings.model,
+  ...(settings.name === undefined ? {} : { "gen_ai.agent.name": settings.name })
+})

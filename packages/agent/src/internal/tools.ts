@@ -8,6 +8,7 @@
  */
 import { formatPath } from "@switchboard/core/internal/path"
 import * as Protocol from "@switchboard/core/Protocol"
+import * as Telemetry from "@switchboard/core/Telemetry"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -141,13 +142,34 @@ export const answer = (
         new ToolDefect({ tool: call.function.name, callId: call.id, defect: Cause.pretty(Cause.die(defect)), transcript })
       )
     ),
-    Effect.withSpan("Agent.tool", {
+    Effect.tap(annotateResult),
+    Effect.withSpan(Telemetry.spanName("execute_tool", call.function.name), {
       kind: "internal",
       captureStackTrace: false,
-      attributes: { "gen_ai.tool.name": call.function.name, "gen_ai.tool.call.id": call.id }
+      attributes: {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.function.name,
+        "gen_ai.tool.call.id": call.id,
+        "gen_ai.tool.type": "function"
+      }
     })
   )
 }
+
+/**
+ * What the call came to, on its span: `error.type` (the outcome) unless it
+ * succeeded; the arguments and result only when the user opted in to contents.
+ */
+const annotateResult = (result: ToolResult) =>
+  Effect.flatMap(Telemetry.CaptureContent, (capture) => {
+    const attributes: Record<string, unknown> = {}
+    if (result.outcome !== "success") attributes["error.type"] = result.outcome
+    if (capture) {
+      attributes["gen_ai.tool.call.arguments"] = result.arguments
+      attributes["gen_ai.tool.call.result"] = result.content
+    }
+    return Effect.annotateCurrentSpan(attributes)
+  })
 
 /** A call's `tool` message. */
 export const toolMessage = (result: ToolResult): Protocol.Message => ({

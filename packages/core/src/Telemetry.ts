@@ -1,0 +1,124 @@
+/**
+ * Spans and metrics by the OpenTelemetry semantic conventions for generative
+ * AI: the metrics every call records, the provider name, and the opt-in that
+ * puts message contents on spans. Export them with any Effect tracer and
+ * metric reader, e.g. `@effect/opentelemetry` (`docs/observability.md`).
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import type * as MetricKeyType from "effect/MetricKeyType"
+import type * as MetricState from "effect/MetricState"
+import * as GenAi from "./internal/genAi.js"
+
+/**
+ * The value of `gen_ai.provider.name` on every span and metric of the SDK:
+ * the service is not one of the conventions' well-known providers.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const providerName: string = GenAi.providerName
+
+/**
+ * A span name by the conventions: `{operation} {target}` (`chat gpt-4o`,
+ * `execute_tool get_weather`), or the operation alone without a target.
+ *
+ * @since 0.1.0
+ * @category naming
+ */
+export const spanName: (operation: string, target: string | undefined) => string = GenAi.spanName
+
+/**
+ * Whether message contents (`gen_ai.input.messages`,
+ * `gen_ai.output.messages`, tool arguments and results) go on spans. Off by
+ * default: prompts and replies often hold what must not leave the process.
+ * Turn it on for a scope with `withContentCapture`, for a program with
+ * `layerContentCapture`.
+ *
+ * @since 0.1.0
+ * @category content
+ */
+export class CaptureContent extends Context.Reference<CaptureContent>()("@switchboard/core/Telemetry/CaptureContent", {
+  defaultValue: () => false
+}) {}
+
+/**
+ * Records message contents on the spans of the calls inside `effect`.
+ *
+ * @since 0.1.0
+ * @category content
+ */
+export const withContentCapture = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(effect, CaptureContent, true)
+
+/**
+ * Records message contents on spans, for the whole program it is provided to.
+ *
+ * @since 0.1.0
+ * @category content
+ */
+export const layerContentCapture: Layer.Layer<CaptureContent> = Layer.succeed(CaptureContent, true)
+
+// The bucket boundaries the conventions advise.
+const tokenBoundaries = MetricBoundaries.fromIterable([
+  1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864
+])
+/**
+ * A histogram of numbers, as `Metric.histogram` makes.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export type Histogram = Metric.Metric<MetricKeyType.MetricKeyType.Histogram, number, MetricState.MetricState.Histogram>
+
+const secondBoundaries = MetricBoundaries.fromIterable([
+  0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92
+])
+
+/**
+ * `gen_ai.client.token.usage`: tokens per call, tagged `gen_ai.token.type`
+ * `input` or `output`, with the call's operation, provider, request and
+ * response model and server. Recorded when the reply says how many.
+ * Every value is also tagged `unit` (`{token}`, `s` for the others): that is
+ * where `@effect/opentelemetry` reads a metric's unit.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const tokenUsage: Histogram = Metric.histogram(
+  "gen_ai.client.token.usage",
+  tokenBoundaries,
+  "Number of input and output tokens used"
+)
+
+/**
+ * `gen_ai.client.operation.duration`: seconds per call, from the request
+ * to the reply (to the last chunk for a stream), retries included; tagged
+ * like `tokenUsage`, plus `error.type` when the call failed.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const operationDuration: Histogram = Metric.histogram(
+  "gen_ai.client.operation.duration",
+  secondBoundaries,
+  "GenAI operation duration"
+)
+
+/**
+ * `gen_ai.client.operation.time_to_first_chunk`: seconds from the request
+ * to the first chunk of a stream; streams only.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const timeToFirstChunk: Histogram = Metric.histogram(
+  "gen_ai.client.operation.time_to_first_chunk",
+  secondBoundaries,
+  "Time to receive the first chunk of a streamed reply"
+)

@@ -1,0 +1,38 @@
+/**
+ * A tracer that keeps every span a program starts, for tests that check
+ * what a run traced (names, attributes, parents) without an exporter.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
+import * as Tracer from "effect/Tracer"
+
+/**
+ * Runs `effect` with a tracer that records every span it starts (over the
+ * tracer in place, which still gets them), and returns its result as an
+ * `Either` with the spans.
+ *
+ * @example
+ * ```ts
+ * const { result, spans } = yield* recordingSpans(Chat.create(request))
+ * expect(spans.map((span) => span.name)).toContain("chat gpt-4o-mini")
+ * ```
+ * @since 0.1.0
+ * @category tracing
+ */
+export const recordingSpans = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<{ readonly result: Either.Either<A, E>; readonly spans: ReadonlyArray<Tracer.Span> }, never, R> =>
+  Effect.tracerWith((base) => {
+    const spans: Array<Tracer.Span> = []
+    const tracer = Tracer.make({
+      span: (...args) => {
+        const span = base.span(...args)
+        spans.push(span)
+        return span
+      },
+      context: base.context
+    })
+    return Effect.map(Effect.either(Effect.withTracer(effect, tracer)), (result) => ({ result, spans }))
+  })

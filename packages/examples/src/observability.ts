@@ -1,0 +1,36 @@
+import { NodeSdk } from "@effect/opentelemetry"
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { Chat, Embeddings } from "@switchboard/core"
+import { NodeSwitchboard } from "@switchboard/node"
+import { Console, Effect, Stream } from "effect"
+
+// In production: a BatchSpanProcessor over an OTLP exporter (see below).
+const exporter = new InMemorySpanExporter()
+const Observability = NodeSdk.layer(() => ({
+  resource: { serviceName: "observability-example" },
+  spanProcessor: new SimpleSpanProcessor(exporter)
+}))
+
+const program = Effect.gen(function*() {
+  const messages = [{ role: "user" as const, content: "Hello!" }]
+  yield* Chat.create({ model: "gpt-4o-mini", messages, max_tokens: 100 })
+  yield* Stream.runDrain(Chat.stream({ model: "gpt-4o-mini", messages }, { includeUsage: true }))
+  yield* Embeddings.create({ model: "text-embedding-3-small", input: "Hello!" })
+  // What a collector would receive: names, kinds and the GenAI attributes
+  // (but for those that change from run to run).
+  for (const span of exporter.getFinishedSpans()) {
+    const {
+      "gen_ai.response.id": _id,
+      "gen_ai.response.time_to_first_chunk": _ttfc,
+      "server.port": _port,
+      ...attributes
+    } = span.attributes
+    yield* Console.log(span.name, span.kind === 2 ? "(client)" : "", attributes)
+  }
+})
+
+await program.pipe(
+  Effect.provide(Observability),
+  Effect.provide(NodeSwitchboard.layerConfig()),
+  Effect.runPromise
+)
