@@ -48,8 +48,8 @@ export const isTerminal = (update: TaskUpdate): boolean => update._tag !== "InPr
  * @since 0.1.0
  * @category schedules
  */
-export const defaultSchedule: Schedule.Schedule<unknown> = Schedule.exponential("1 second").pipe(
-  Schedule.either(Schedule.spaced("15 seconds")),
+export const defaultSchedule: Schedule.Schedule<unknown> = /* @__PURE__ */ Schedule.exponential("1 second").pipe(
+  /* @__PURE__ */ Schedule.either(/* @__PURE__ */ Schedule.spaced("15 seconds")),
   Schedule.jittered
 )
 
