@@ -172,7 +172,7 @@ const isStream = (args: IArguments) => Predicate.hasProperty(args[0], Stream.Str
 export const decodeText: {
   (options?: DecodeOptions): <E, R>(self: Stream.Stream<string, E, R>) => Stream.Stream<Event, E | ResponseTooLargeError, R>
   <E, R>(self: Stream.Stream<string, E, R>, options?: DecodeOptions): Stream.Stream<Event, E | ResponseTooLargeError, R>
-} = dual(
+} = /* @__PURE__ */ dual(
   isStream,
   <E, R>(self: Stream.Stream<string, E, R>, options?: DecodeOptions) =>
     Stream.pipeThroughChannel(self, channel<E>(options))

@@ -77,7 +77,11 @@ export interface ResolvedConfig {
   readonly streamTotalTimeout: Duration.Duration
   readonly maxResponseBytes: number
   readonly taskIdField: string
-  readonly pollSchedule: Schedule.Schedule<unknown>
+  /**
+   * `undefined`: `TaskPoller.defaultSchedule`, applied where tasks are polled,
+   * so that a bundle without `Videos` does not carry its combinators.
+   */
+  readonly pollSchedule: Schedule.Schedule<unknown> | undefined
   readonly pollDeadline: Duration.Duration
   readonly headers: Readonly<Record<string, string>>
 }
@@ -204,7 +208,7 @@ export const make = (options: Options): Effect.Effect<ResolvedConfig, Configurat
       streamTotalTimeout: yield* durationOr("streamTotalTimeout", options, "10 minutes"),
       maxResponseBytes: yield* checkCount("maxResponseBytes", options.maxResponseBytes ?? defaultMaxResponseBytes, 1),
       taskIdField: options.taskIdField ?? "task_id",
-      pollSchedule: options.pollSchedule ?? TaskPoller.defaultSchedule,
+      pollSchedule: options.pollSchedule,
       pollDeadline: yield* durationOr("pollDeadline", options, TaskPoller.defaultDeadline),
       headers: options.headers ?? {}
     }

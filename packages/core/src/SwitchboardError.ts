@@ -346,7 +346,7 @@ export type ApiError =
  * @since 0.1.0
  * @category guards
  */
-export const errorTags: ReadonlyArray<SwitchboardError["_tag"]> = errorClasses.map((errorClass) => errorClass._tag)
+export const errorTags: ReadonlyArray<SwitchboardError["_tag"]> = /* @__PURE__ */ errorClasses.map((errorClass) => errorClass._tag)
 
 /**
  * @since 0.1.0

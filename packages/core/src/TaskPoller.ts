@@ -33,7 +33,7 @@ export type TaskUpdate = Data.TaggedEnum<{
  * @since 0.1.0
  * @category constructors
  */
-export const TaskUpdate = Data.taggedEnum<TaskUpdate>()
+export const TaskUpdate = /* @__PURE__ */ Data.taggedEnum<TaskUpdate>()
 
 /**
  * @since 0.1.0
@@ -48,8 +48,8 @@ export const isTerminal = (update: TaskUpdate): boolean => update._tag !== "InPr
  * @since 0.1.0
  * @category schedules
  */
-export const defaultSchedule: Schedule.Schedule<unknown> = Schedule.exponential("1 second").pipe(
-  Schedule.either(Schedule.spaced("15 seconds")),
+export const defaultSchedule: Schedule.Schedule<unknown> = /* @__PURE__ */ Schedule.exponential("1 second").pipe(
+  /* @__PURE__ */ Schedule.either(/* @__PURE__ */ Schedule.spaced("15 seconds")),
   Schedule.jittered
 )
 
@@ -68,9 +68,9 @@ export const defaultDeadline: Duration.Duration = Duration.minutes(10)
  * @since 0.1.0
  * @category schedules
  */
-export const defaultStatusRetry: Schedule.Schedule<unknown> = Schedule.exponential("1 second").pipe(
-  Schedule.either(Schedule.spaced("15 seconds")),
-  Schedule.intersect(Schedule.recurs(5))
+export const defaultStatusRetry: Schedule.Schedule<unknown> = /* @__PURE__ */ Schedule.exponential("1 second").pipe(
+  /* @__PURE__ */ Schedule.either(/* @__PURE__ */ Schedule.spaced("15 seconds")),
+  /* @__PURE__ */ Schedule.intersect(/* @__PURE__ */ Schedule.recurs(5))
 )
 
 /**

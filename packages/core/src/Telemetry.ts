@@ -62,7 +62,7 @@ export const withContentCapture = <A, E, R>(effect: Effect.Effect<A, E, R>): Eff
  * @since 0.1.0
  * @category content
  */
-export const layerContentCapture: Layer.Layer<CaptureContent> = Layer.succeed(CaptureContent, true)
+export const layerContentCapture: Layer.Layer<CaptureContent> = /* @__PURE__ */ Layer.succeed(CaptureContent, true)
 
 // The bucket boundaries the conventions advise.
 const tokenBoundaries = MetricBoundaries.fromIterable([

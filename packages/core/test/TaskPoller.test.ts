@@ -38,6 +38,21 @@ describe("TaskPoller", () => {
       expect(yield* Ref.get(calls)).toBe(4)
     }))
 
+  it.effect("with schedule undefined (what Videos passes when the layer sets no pollSchedule), the default backs off from about 1 s to 15 s", () =>
+    Effect.gen(function*() {
+      const { calls, status } = yield* scripted([queued])
+      const fiber = yield* Effect.fork(Stream.runDrain(TaskPoller.poll("t", status, { schedule: undefined })))
+      // The first wait is 1 s, jittered by 0.8–1.2.
+      yield* TestClock.adjust("799 millis")
+      expect(yield* Ref.get(calls)).toBe(1)
+      yield* TestClock.adjust("401 millis")
+      expect(yield* Ref.get(calls)).toBe(2)
+      // Then 2, 4, 8 s and at most 15 s (18 s jittered): at least 10 calls by 121.2 s; without the cap, at most 7.
+      yield* TestClock.adjust("120 seconds")
+      expect(yield* Ref.get(calls)).toBeGreaterThanOrEqual(10)
+      yield* Fiber.interrupt(fiber)
+    }))
+
   it.effect("a failed task ends the stream with the Failed update", () =>
     Effect.gen(function*() {
       const failed = TaskUpdate.Failed({ taskId: "t", reason: "content policy" })

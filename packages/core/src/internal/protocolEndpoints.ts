@@ -1,0 +1,222 @@
+/**
+ * Wire shapes of the endpoints other than chat: embeddings, moderations,
+ * models, task status and the error body. Re-exported by `Protocol`, which
+ * documents them; kept apart so that a chat-only bundle does not carry them.
+ */
+import * as Schema from "effect/Schema"
+import { NonEmptyString, PositiveInt, positioned, tokenCount } from "./protocolParts.js"
+
+const optional = Schema.optional
+
+// ---------------------------------------------------------------------------
+// Embeddings, moderations, models (spec 4.2, 4.4, 4.5)
+// ---------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category embeddings
+ */
+export const EmbeddingRequest = Schema.Struct({
+  model: NonEmptyString,
+  input: Schema.Union(
+    NonEmptyString,
+    Schema.Array(NonEmptyString).pipe(Schema.minItems(1, { message: () => "must not be empty" }))
+  ),
+  dimensions: optional(PositiveInt),
+  encoding_format: optional(Schema.Literal("float")),
+  user: optional(Schema.String)
+})
+/**
+ * @since 0.1.0
+ * @category embeddings
+ */
+export type EmbeddingRequest = typeof EmbeddingRequest.Type
+
+const isVector = (u: unknown): u is ReadonlyArray<number> => {
+  if (!Array.isArray(u)) return false
+  for (let i = 0; i < u.length; i++) if (typeof u[i] !== "number") return false
+  return true
+}
+
+/**
+ * An embedding: an array of numbers. Checked by one loop rather than as
+ * `Schema.Array(Schema.Number)`, whose per-element parse costs about 0.2 µs a
+ * number: 300 µs for one 1,536-dimension vector, many times its `JSON.parse`.
+ *
+ * @since 0.1.0
+ * @category embeddings
+ */
+export const Vector: Schema.Schema<ReadonlyArray<number>> = Schema.declare(isVector, {
+  identifier: "Vector",
+  description: "an array of numbers",
+  arbitrary: () => (fc) => fc.array(fc.double({ noNaN: true }))
+})
+
+/**
+ * One vector of an embeddings reply.
+ *
+ * @since 0.1.0
+ * @category embeddings
+ */
+export const Embedding = Schema.Struct({ object: optional(Schema.String), index: Schema.Number, embedding: Vector })
+
+/**
+ * Required: `data` and each element's `embedding`; `index` defaults to the
+ * element's position.
+ *
+ * @since 0.1.0
+ * @category embeddings
+ */
+export const EmbeddingResponse = Schema.Struct({
+  object: optional(Schema.String),
+  model: optional(Schema.String),
+  data: positioned(
+    Schema.Struct({ object: optional(Schema.String), index: optional(Schema.Number), embedding: Vector }),
+    Embedding
+  ),
+  usage: optional(Schema.Struct({ prompt_tokens: tokenCount, total_tokens: tokenCount }))
+})
+/**
+ * @since 0.1.0
+ * @category embeddings
+ */
+export type EmbeddingResponse = typeof EmbeddingResponse.Type
+
+/**
+ * @since 0.1.0
+ * @category moderations
+ */
+export const ModerationRequest = Schema.Struct({
+  input: Schema.Union(
+    NonEmptyString,
+    Schema.Array(NonEmptyString).pipe(Schema.minItems(1, { message: () => "must not be empty" }))
+  ),
+  model: optional(NonEmptyString)
+})
+/**
+ * @since 0.1.0
+ * @category moderations
+ */
+export type ModerationRequest = typeof ModerationRequest.Type
+
+/**
+ * @since 0.1.0
+ * @category moderations
+ */
+export const ModerationResult = Schema.Struct({
+  flagged: Schema.Boolean,
+  categories: optional(Schema.Record({ key: Schema.String, value: Schema.Boolean })),
+  category_scores: Schema.Record({ key: Schema.String, value: Schema.Number })
+})
+/**
+ * @since 0.1.0
+ * @category moderations
+ */
+export type ModerationResult = typeof ModerationResult.Type
+
+/**
+ * @since 0.1.0
+ * @category moderations
+ */
+export const ModerationResponse = Schema.Struct({
+  id: optional(Schema.String),
+  model: optional(Schema.String),
+  results: Schema.Array(ModerationResult)
+})
+/**
+ * @since 0.1.0
+ * @category moderations
+ */
+export type ModerationResponse = typeof ModerationResponse.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const Model = Schema.Struct({
+  id: Schema.String,
+  object: optional(Schema.String),
+  created: optional(Schema.Number),
+  owned_by: optional(Schema.String)
+})
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Model = typeof Model.Type
+
+/**
+ * The model list: `{"object": "list", "data": [...]}`, or a bare array
+ * (decision 5). Both decode to the object form.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ModelList = Schema.Union(
+  Schema.Struct({ object: optional(Schema.String), data: Schema.Array(Model) }),
+  Schema.transform(Schema.Array(Model), Schema.Struct({ data: Schema.Array(Model) }), {
+    strict: true,
+    decode: (data) => ({ data }),
+    encode: ({ data }) => data
+  })
+)
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ModelList = typeof ModelList.Type
+
+// ---------------------------------------------------------------------------
+// Video tasks (spec 4.3, decision 3)
+// ---------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category tasks
+ */
+export const TaskStatusRequest = Schema.Struct({ task_id: NonEmptyString })
+
+/**
+ * `status` is `succeed` or `failed` when terminal; any other value is in
+ * progress and is kept as it came.
+ *
+ * @since 0.1.0
+ * @category tasks
+ */
+export const TaskStatusResponse = Schema.Struct({
+  status: Schema.String,
+  video_url: optional(Schema.String),
+  progress: optional(Schema.Number),
+  // Where a failed task's reason may be, in whatever shape: read, never required.
+  reason: optional(Schema.Unknown),
+  fail_reason: optional(Schema.Unknown),
+  error: optional(Schema.Unknown),
+  message: optional(Schema.Unknown)
+})
+/**
+ * @since 0.1.0
+ * @category tasks
+ */
+export type TaskStatusResponse = typeof TaskStatusResponse.Type
+
+// ---------------------------------------------------------------------------
+// Errors (decision 2)
+// ---------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export const ErrorBody = Schema.Struct({
+  error: Schema.Struct({
+    message: Schema.String,
+    type: optional(Schema.NullOr(Schema.String)),
+    param: optional(Schema.NullOr(Schema.String)),
+    code: optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Number)))
+  })
+})
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type ErrorBody = typeof ErrorBody.Type
