@@ -153,7 +153,9 @@ export const observeCall = <A, E, R>(
         const call = observation.call
         const value = exit._tag === "Success" ? exit.value : undefined
         const reply = value === undefined || call.reply === undefined ? undefined : call.reply(value)
-        const output = value === undefined || call.output === undefined ? undefined : call.output(value)
+        const output = !observation.capture || value === undefined || call.output === undefined
+          ? undefined
+          : call.output(value)
         return finish(observation, span, startMillis, exit, reply, output)
       })))
 
