@@ -209,7 +209,7 @@ export const outgoing = (
 ): { readonly headers: Readonly<Record<string, string>>; readonly payload: string | Uint8Array | undefined } => {
   if (request.body === undefined) return { headers: request.headers, payload: undefined }
   const { contentType, payload } = encode(request.body)
-  return { headers: "content-type" in request.headers ? request.headers : { ...request.headers, "content-type": contentType }, payload }
+  return { headers: "content-type" in request.headers ? request.headers : Object.assign({}, request.headers, { "content-type": contentType }), payload }
 }
 
 const joinBytes = (parts: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
