@@ -36,6 +36,7 @@ import * as SwitchboardConfig from "../src/SwitchboardConfig.js"
 import { isSwitchboardError } from "../src/SwitchboardError.js"
 import * as TaskJournal from "../src/TaskJournal.js"
 import * as Videos from "../src/Videos.js"
+import { errorTagByStatus, expectedErrorTag } from "@switchboard/testing/Statuses"
 
 const fc = FastCheck
 // Hundreds of generated cases per test: a few seconds on a quiet machine,
@@ -212,19 +213,6 @@ const headers = fc.record({
   "retry-after-ms": fc.oneof(fc.nat().map(String), fc.constant("-5"), fc.constant("soon"))
 }, { requiredKeys: [] })
 
-const errorByStatus: Record<number, string> = {
-  400: "BadRequestError",
-  401: "AuthenticationError",
-  403: "PermissionDeniedError",
-  404: "NotFoundError",
-  408: "TimeoutError",
-  409: "ConflictError",
-  422: "BadRequestError",
-  429: "RateLimitError"
-}
-/** The error a status outside 2xx maps to. */
-const tagOf = (status: number, tagByStatus: Record<number, string> = errorByStatus) =>
-  tagByStatus[status] ?? (status >= 500 ? "ServerError" : "ClientError")
 const isSuccess = (status: number) => status >= 200 && status < 300
 
 /** A response body for `schema`: valid, taken apart, random JSON, an error body or random bytes. */
@@ -257,7 +245,7 @@ const checkCall = <A, I>(
   schema: Schema.Schema<A, I>,
   call: Effect.Effect<unknown, unknown, Switchboard.Services>,
   extraCheck: (value: A) => boolean = () => true,
-  tagByStatus: Record<number, string> = errorByStatus
+  tagByStatus: Readonly<Record<number, string>> = errorTagByStatus
 ) =>
   asyncProperty(answers(jsonBody(schema)), async (answer) => {
     const exit = await run(call, answer)
@@ -269,7 +257,7 @@ const checkCall = <A, I>(
       // not JSON
     }
     if (!isSuccess(answer.status)) {
-      expect(error?._tag).toBe(tagOf(answer.status, tagByStatus))
+      expect(error?._tag).toBe(expectedErrorTag(answer.status, tagByStatus))
       expect((error as { status?: number }).status ?? 408).toBe(answer.status)
     } else if (Option.isSome(parsed) && extraCheck(parsed.value)) {
       expect(error).toBeUndefined()
@@ -303,7 +291,7 @@ describe("JSON responses: any status, headers and body end typed", () => {
       Videos.status("task_1"),
       (response) => response.status !== "succeed" || /^https?:\/\/[^\s/?#]+[^\s]*$/i.test(response.video_url ?? ""),
       // The service does not know the task.
-      { ...errorByStatus, 404: "TaskNotFoundError" }
+      { ...errorTagByStatus, 404: "TaskNotFoundError" }
     ))
 })
 
@@ -322,7 +310,7 @@ describe("streams: any status and any body end typed, and a success is whole", (
       const folded = await run(Chat.accumulate(Chat.stream(hello)), answer)
       const error = typedFailure(chunks)
       typedFailure(folded)
-      if (!isSuccess(status)) expect(error?._tag).toBe(tagOf(status))
+      if (!isSuccess(status)) expect(error?._tag).toBe(expectedErrorTag(status))
       if (Exit.isSuccess(chunks)) {
         const received = Chunk.toReadonlyArray(chunks.value)
         // A stream that succeeds either said [DONE] or gave a finish_reason: never a silent short answer.

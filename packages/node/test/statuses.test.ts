@@ -7,20 +7,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chat, type Protocol } from "@switchboard/core"
 import * as Effect from "effect/Effect"
 import { against, json } from "./hostile.js"
+import { expectedErrorTag } from "@switchboard/testing/Statuses"
 
 const hello = { model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] } satisfies Protocol.ChatRequest
 
-const named: Readonly<Record<number, string>> = {
-  400: "BadRequestError",
-  401: "AuthenticationError",
-  403: "PermissionDeniedError",
-  404: "NotFoundError",
-  408: "TimeoutError",
-  409: "ConflictError",
-  422: "BadRequestError",
-  429: "RateLimitError"
-}
-const expectedTag = (status: number) => named[status] ?? (status >= 500 ? "ServerError" : "ClientError")
 const retried = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500
 
 describe("every status has its class", () => {
@@ -36,7 +26,7 @@ describe("every status has its class", () => {
             const error = yield* Effect.flip(Chat.create(hello))
             const attempts = server.requests() - before
             seen.push(`${status} ${error._tag} ${attempts}`)
-            expect(error._tag, `status ${status}`).toBe(expectedTag(status))
+            expect(error._tag, `status ${status}`).toBe(expectedErrorTag(status))
             expect(attempts, `attempts for ${status}`).toBe(retried(status) ? 2 : 1)
             expect(error.message).toContain(`answered ${status}`)
             if (status !== 408) expect(error).toHaveProperty("status", status)
