@@ -582,7 +582,7 @@ export const make = Effect.gen(function*() {
       const firstByteMillis = millisOf(firstByte)
       const idleMillis = millisOf(idle)
       const totalMillis = millisOf(total)
-      const deadline = totalMillis === undefined ? undefined : clock.unsafeCurrentTimeMillis() + totalMillis
+      const deadline = totalMillis === undefined ? undefined : startMillis + totalMillis
       let started = false
       const stage = (requestId: string | undefined): Stage => ({ _tag: "stream", where, started, requestId })
 
