@@ -142,6 +142,12 @@ export class Transport extends Context.Tag("@switchboard/core/Transport")<Transp
 // Settings: the layer's configuration, under any per-call options
 // ---------------------------------------------------------------------------
 
+/** A call's settings and its observation, read when it starts. */
+interface Begun<A> {
+  readonly settings: Settings
+  readonly observation: Observe.Observation<A>
+}
+
 /** What one call runs with, resolved once per layer (and per call with options). */
 interface Settings {
   readonly headers: Readonly<Record<string, string>>
@@ -525,11 +531,21 @@ export const make = Effect.gen(function*() {
   const wire = yield* HttpWire.HttpWire
   const base = baseSettings(config)
 
-  /** The settings of a call starting now: the layer's, unless a scope set options. */
-  const settingsNow: Effect.Effect<Settings, SwitchboardError.ConfigurationError> = Effect.flatMap(
-    RequestOptions.CurrentRequestOptions,
-    (options) => RequestOptions.isEmpty(options) ? Effect.succeed(base) : resolve(config, base, options)
-  )
+  const site = Observe.site(config.apiUrl)
+
+  /**
+   * The settings of a call starting now (the layer's, unless a scope set
+   * options) and its observation, both read from the fiber in one step.
+   */
+  const begin = <A>(genAi: GenAi.Call<A>, options: RequestSpec) =>
+    Effect.withFiberRuntime<Begun<A>, SwitchboardError.ConfigurationError>((fiber) => {
+      const requested = Context.get(fiber.currentContext, RequestOptions.CurrentRequestOptions)
+      const resolved = RequestOptions.isEmpty(requested) ? Either.right(base) : resolve(config, base, requested)
+      if (Either.isLeft(resolved)) return Effect.fail(resolved.left)
+      const settings = resolved.right
+      const observation = Observe.start(genAi, site, settings.redact, httpAttributes(options), Observe.capturing(fiber))
+      return Effect.succeed({ settings, observation })
+    })
 
   const request = (options: RequestSpec, settings: Settings): HttpWire.Request => {
     const body = options.body !== undefined ? HttpWire.json(JSON.stringify(options.body)) : options.rawBody
@@ -542,14 +558,9 @@ export const make = Effect.gen(function*() {
     return head.status >= 200 && head.status < 300 ? Effect.void : statusFailure(head, body, settings.redact)
   }
 
-  const server = GenAi.serverOf(config.apiUrl)
-  const observe = <A>(genAi: GenAi.Call<A>, options: RequestSpec, settings: Settings) =>
-    Observe.start(genAi, server, settings.redact, httpAttributes(options))
-
   const call = <A>(options: CallOptions<A>): Effect.Effect<A, SwitchboardError.SwitchboardError> =>
-    Effect.flatMap(settingsNow, (settings) =>
-      Effect.flatMap(observe(options.genAi, options, settings), (observation) =>
-        Observe.observeCall(observation, (span) => {
+    Effect.flatMap(begin(options.genAi, options), ({ observation, settings }) =>
+      Observe.observeCall(observation, (span) => {
           const where = `${options.method} /v1${options.path}`
           const req = request(options, settings)
           const stage: Stage = { _tag: "call", where, timeoutMillis: settings.timeoutMillis }
@@ -563,16 +574,15 @@ export const make = Effect.gen(function*() {
               )
           )
           return retrying(attempt, settings.schedule(options.retry ?? "safe"))
-        })))
+        }))
 
   const stream = <A>(options: StreamOptions<A>): Stream.Stream<A, SwitchboardError.SwitchboardError> =>
     Stream.unwrapScoped(Effect.gen(function*() {
-      const settings = yield* settingsNow
+      const { observation, settings } = yield* begin(options.genAi, options)
       const firstByte = yield* limitOr("firstByteTimeout", options.firstByteTimeout, settings.firstByte)
       const idle = yield* limitOr("idleTimeout", options.idleTimeout, settings.idle)
       const total = yield* limitOr("totalTimeout", options.totalTimeout, settings.total)
       // Ends when the stream does, with its exit: after the last element, a failure or an interruption.
-      const observation = yield* observe(options.genAi, options, settings)
       const span = yield* Effect.makeSpanScoped(observation.name, Observe.spanOptions(observation))
       const clock = yield* Effect.clock
       const startMillis = clock.unsafeCurrentTimeMillis()
@@ -607,7 +617,7 @@ export const make = Effect.gen(function*() {
       }))
       const { first, pull } = yield* Effect.withParentSpan(retrying(attempt, settings.schedule(options.retry ?? "safe")), span).pipe(
         // A stream that never started still ends its call: error.type and the duration.
-        Effect.onExit((exit) => Exit.isFailure(exit) ? Observe.finish(observation, span, startMillis, exit, undefined) : Effect.void)
+        Effect.onExit((exit) => Exit.isFailure(exit) ? Observe.finish(observation, span, startMillis, { exit, reply: undefined }) : Effect.void)
       )
       started = true
       const elements = Chunk.isEmpty(first) ? Stream.empty : Stream.concat(Stream.fromChunk(first), Stream.repeatEffectChunkOption(pull))

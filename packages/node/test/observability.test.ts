@@ -266,4 +266,29 @@ describe("metrics exported through @effect/opentelemetry", () => {
       expect(after.calls - before.calls).toBe(2)
       expect(after.failed - before.failed).toBe(1)
     }))
+
+  it.effect("labels the caller set with Effect.tagMetrics go on the call's values too", () =>
+    Effect.gen(function*() {
+      const reader = new CollectingReader()
+      const tagged = { "gen_ai.operation.name": "chat", "gen_ai.request.model": model, tenant: "t-42" }
+      const count = Effect.map(histogram(reader, "gen_ai.client.operation.duration"), ({ points }) => total(points, tagged).count)
+      const tokens = Effect.map(
+        histogram(reader, "gen_ai.client.token.usage"),
+        ({ points }) => total(points, { ...tagged, "gen_ai.token.type": "input" }).count
+      )
+      const { result } = yield* exported(
+        Effect.gen(function*() {
+          const before = [yield* count, yield* tokens]
+          yield* Effect.tagMetrics(Chat.create(request), "tenant", "t-42")
+          yield* Chat.create(request)
+          return { before, after: [yield* count, yield* tokens] }
+        }),
+        reader
+      )
+      expect(result._tag).toBe("Right")
+      if (result._tag === "Left") return
+      // Only the tagged call counts under the tag: the untagged one reuses no tagged labels.
+      expect(result.right.after[0]! - result.right.before[0]!).toBe(1)
+      expect(result.right.after[1]! - result.right.before[1]!).toBe(1)
+    }))
 })

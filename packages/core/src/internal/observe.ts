@@ -2,11 +2,17 @@
  * The effects that record one call by the GenAI conventions: its span's
  * name and attributes, the reply's attributes, and the `Telemetry` metrics.
  * The attributes themselves come from `genAi.ts`.
+ *
+ * Every call pays for this, so the recording itself is synchronous: the
+ * clock and the caller's metric labels are read from the fiber once, and the
+ * label arrays of a kind of call are made once (`LabelSets`).
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
@@ -15,34 +21,47 @@ import type * as Tracer from "effect/Tracer"
 import * as Telemetry from "../Telemetry.js"
 import * as GenAi from "./genAi.js"
 
+/** Where a transport's calls go, and the metric labels made for them so far. */
+export interface Site {
+  readonly server: GenAi.Server
+  readonly labels: LabelSets
+}
+
+/** The site of the service at `apiUrl`. */
+export const site = (apiUrl: string): Site => ({ server: GenAi.serverOf(apiUrl), labels: new LabelSets() })
+
 /** A call, ready to be observed: its span's name and start attributes. */
 export interface Observation<A> {
   readonly name: string
   readonly attributes: GenAi.Attributes
   readonly call: GenAi.Call<A>
-  readonly server: GenAi.Server
+  readonly site: Site
   /** Whether message contents go on the span (`Telemetry.CaptureContent`). */
   readonly capture: boolean
   readonly redact: (text: string) => string
 }
 
+/** Whether the fiber's scope opted in to message contents (`Telemetry.CaptureContent`). */
+export const capturing = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
+  Context.get(fiber.currentContext, Telemetry.CaptureContent)
+
 /**
  * The span name and start attributes of `call` (its message contents too
- * when the user opted in), plus `extra` (HTTP attributes of the transport).
+ * when `capture`), plus `extra` (HTTP attributes of the transport).
  */
 export const start = <A>(
   call: GenAi.Call<A>,
-  server: GenAi.Server,
+  site: Site,
   redact: (text: string) => string,
-  extra: GenAi.Attributes
-): Effect.Effect<Observation<A>> =>
-  Effect.map(Telemetry.CaptureContent, (capture) => {
-    // Object.assign, not spread: V8 copies these dotted-key records by spread
-    // some 40 × slower (measured), and this runs for every call.
-    const attributes = Object.assign({}, extra, GenAi.startAttributes(call.operation, call.model, server), call.request)
-    if (capture && call.input !== undefined) Object.assign(attributes, redacted(call.input(), redact))
-    return { name: GenAi.spanName(call.operation, call.model), attributes, call, server, capture, redact }
-  })
+  extra: GenAi.Attributes,
+  capture: boolean
+): Observation<A> => {
+  // Object.assign, not spread: V8 copies these dotted-key records by spread
+  // some 40 × slower (measured), and this runs for every call.
+  const attributes = Object.assign(extra, GenAi.startAttributes(call.operation, call.model, site.server), call.request)
+  if (capture && call.input !== undefined) Object.assign(attributes, redacted(call.input(), redact))
+  return { name: GenAi.spanName(call.operation, call.model), attributes, call, site, capture, redact }
+}
 
 /** Contents are the user's text: a key pasted into a prompt is still redacted. */
 const redacted = (attributes: GenAi.Attributes, redact: (text: string) => string): GenAi.Attributes => {
@@ -51,58 +70,63 @@ const redacted = (attributes: GenAi.Attributes, redact: (text: string) => string
   return out
 }
 
-/** The low-cardinality attributes of a call: what its metric values are tagged with. */
-interface Tags {
-  readonly observation: { readonly call: GenAi.Start; readonly server: GenAi.Server }
-  readonly responseModel: unknown
-  readonly errorType: string | undefined
+type Labels = ReadonlyArray<MetricLabel.MetricLabel>
+
+/** The label arrays of the values of one kind of call: its operation, models and error type. */
+class LabelSet {
+  readonly duration: Labels
+  readonly input: Labels
+  readonly output: Labels
+
+  constructor(
+    readonly operation: string,
+    readonly model: string | undefined,
+    readonly responseModel: string | undefined,
+    readonly errorType: string | undefined,
+    server: GenAi.Server
+  ) {
+    const base = [
+      MetricLabel.make("gen_ai.operation.name", operation),
+      MetricLabel.make("gen_ai.provider.name", GenAi.providerName),
+      MetricLabel.make("server.address", server.address),
+      MetricLabel.make("server.port", String(server.port))
+    ]
+    if (model !== undefined) base.push(MetricLabel.make("gen_ai.request.model", model))
+    if (responseModel !== undefined) base.push(MetricLabel.make("gen_ai.response.model", responseModel))
+    if (errorType !== undefined) base.push(MetricLabel.make("error.type", errorType))
+    const tokens = [...base, MetricLabel.make("unit", "{token}")]
+    this.duration = [...base, MetricLabel.make("unit", "s")]
+    this.input = [...tokens, MetricLabel.make("gen_ai.token.type", "input")]
+    this.output = [...tokens, MetricLabel.make("gen_ai.token.type", "output")]
+  }
+
+  is(operation: string, model: string | undefined, responseModel: string | undefined, errorType: string | undefined) {
+    return this.operation === operation && this.model === model && this.responseModel === responseModel &&
+      this.errorType === errorType
+  }
 }
 
 // A metric's hook is cached by the identity of its label array; a new array
 // per call would cost a registry lookup (hashing every label) per value, some
-// 10 µs. So the arrays are made once per combination, which are few.
-const labelCache = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
-const maxCachedLabels = 1000
+// 10 µs. So the arrays are made once per kind of call, which are few.
+class LabelSets {
+  private last: LabelSet | undefined
+  private readonly byKey = new Map<string, LabelSet>()
+  private static readonly max = 1000
 
-/** The labels of one value: the call's tags, the metric's unit, and the token type if any. */
-const labelsOf = (tags: Tags, unit: string, tokenType?: string): ReadonlyArray<MetricLabel.MetricLabel> => {
-  const { call, server } = tags.observation
-  const responseModel = typeof tags.responseModel === "string" ? tags.responseModel : undefined
-  const key = `${call.operation}\u0001${call.model}\u0001${responseModel}\u0001${tags.errorType}\u0001${unit}\u0001${tokenType}\u0001${server.address}\u0001${server.port}`
-  const cached = labelCache.get(key)
-  if (cached !== undefined) return cached
-  const labels = [
-    MetricLabel.make("gen_ai.operation.name", call.operation),
-    MetricLabel.make("gen_ai.provider.name", GenAi.providerName),
-    MetricLabel.make("server.address", server.address),
-    MetricLabel.make("server.port", String(server.port)),
-    MetricLabel.make("unit", unit)
-  ]
-  if (call.model !== undefined) labels.push(MetricLabel.make("gen_ai.request.model", call.model))
-  if (responseModel !== undefined) labels.push(MetricLabel.make("gen_ai.response.model", responseModel))
-  if (tags.errorType !== undefined) labels.push(MetricLabel.make("error.type", tags.errorType))
-  if (tokenType !== undefined) labels.push(MetricLabel.make("gen_ai.token.type", tokenType))
-  if (labelCache.size >= maxCachedLabels) labelCache.clear()
-  labelCache.set(key, labels)
-  return labels
-}
-
-/** One metric value and its labels. */
-type Value = readonly [Telemetry.Histogram, ReadonlyArray<MetricLabel.MetricLabel>, number]
-
-/** Records the values, with the labels a caller set with `Effect.tagMetrics` too. */
-const record = (values: ReadonlyArray<Value>) =>
-  FiberRef.getWith(FiberRef.currentMetricLabels, (scoped) =>
-    Effect.sync(() => {
-      for (const [metric, labels, value] of values) metric.unsafeUpdate(value, scoped.length === 0 ? labels : [...scoped, ...labels])
-    }))
-
-/** The values of a call that ended: its duration, and its tokens when the reply counted them. */
-const callValues = (tags: Tags, seconds: number, usage: GenAi.Usage | undefined): Array<Value> => {
-  const values: Array<Value> = [[Telemetry.operationDuration, labelsOf(tags, "s"), seconds]]
-  if (usage?.input !== undefined) values.push([Telemetry.tokenUsage, labelsOf(tags, "{token}", "input"), usage.input])
-  if (usage?.output !== undefined) values.push([Telemetry.tokenUsage, labelsOf(tags, "{token}", "output"), usage.output])
-  return values
+  of(call: GenAi.Start, server: GenAi.Server, responseModel: string | undefined, errorType: string | undefined): LabelSet {
+    // Calls come in runs of one kind: the last set is most often the one.
+    if (this.last?.is(call.operation, call.model, responseModel, errorType)) return this.last
+    const key = `${call.operation}\u0001${call.model}\u0001${responseModel}\u0001${errorType}`
+    let set = this.byKey.get(key)
+    if (set === undefined) {
+      if (this.byKey.size >= LabelSets.max) this.byKey.clear()
+      set = new LabelSet(call.operation, call.model, responseModel, errorType, server)
+      this.byKey.set(key, set)
+    }
+    this.last = set
+    return set
+  }
 }
 
 /** `error.type` of a failed call: the error's tag, `_OTHER` for a defect, none for an interruption. */
@@ -111,29 +135,58 @@ const errorTypeOf = (exit: Exit.Exit<unknown, unknown>): string | undefined => {
   return Option.match(Cause.failureOption(exit.cause), { onNone: () => "_OTHER", onSome: GenAi.errorType })
 }
 
+/** One value, with the labels a caller set with `Effect.tagMetrics` too. */
+const update = (metric: Telemetry.Histogram, labels: Labels, value: number, scoped: Labels) =>
+  metric.unsafeUpdate(value, scoped.length === 0 ? labels : [...scoped, ...labels])
+
+/** How a call ended, as `end` records it. */
+interface Ending {
+  readonly exit: Exit.Exit<unknown, unknown>
+  readonly reply: GenAi.Reply | undefined
+  readonly output?: GenAi.Attributes | undefined
+  readonly firstMillis?: number | undefined
+}
+
 /**
  * Annotates `span` with what the call's end says (the reply's attributes, or
- * `error.type`) and records its duration and tokens.
+ * `error.type`) and records its duration and tokens, with the caller's
+ * metric labels `scoped`.
  */
+const end = <A>(observation: Observation<A>, span: Tracer.Span, millis: number, ending: Ending, scoped: Labels) => {
+  const { reply, output, firstMillis } = ending
+  if (reply !== undefined) for (const key in reply.attributes) span.attribute(key, reply.attributes[key])
+  if (observation.capture && output !== undefined) {
+    const contents = redacted(output, observation.redact)
+    for (const key in contents) span.attribute(key, contents[key])
+  }
+  const errorType = errorTypeOf(ending.exit)
+  if (errorType !== undefined) span.attribute("error.type", errorType)
+  const model = reply?.attributes["gen_ai.response.model"]
+  const labels = observation.site.labels.of(
+    observation.call,
+    observation.site.server,
+    typeof model === "string" ? model : undefined,
+    errorType
+  )
+  update(Telemetry.operationDuration, labels.duration, millis / 1000, scoped)
+  if (reply?.usage?.input !== undefined) update(Telemetry.tokenUsage, labels.input, reply.usage.input, scoped)
+  if (reply?.usage?.output !== undefined) update(Telemetry.tokenUsage, labels.output, reply.usage.output, scoped)
+  if (firstMillis !== undefined) update(Telemetry.timeToFirstChunk, labels.duration, firstMillis / 1000, scoped)
+}
+
+const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => Context.get(fiber.currentDefaultServices, Clock.Clock)
+
+/** `end`, as an effect: the call started at `startMillis` of the fiber's clock. */
 export const finish = <A>(
   observation: Observation<A>,
   span: Tracer.Span,
   startMillis: number,
-  exit: Exit.Exit<unknown, unknown>,
-  reply: GenAi.Reply | undefined,
-  output?: GenAi.Attributes | undefined,
-  firstMillis?: number | undefined
+  ending: Ending
 ): Effect.Effect<void> =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    const attributes: GenAi.Attributes = Object.assign({}, reply?.attributes)
-    if (observation.capture && output !== undefined) Object.assign(attributes, redacted(output, observation.redact))
-    const errorType = errorTypeOf(exit)
-    if (errorType !== undefined) attributes["error.type"] = errorType
-    for (const key in attributes) span.attribute(key, attributes[key])
-    const tags: Tags = { observation, responseModel: attributes["gen_ai.response.model"], errorType }
-    const values = callValues(tags, (now - startMillis) / 1000, reply?.usage)
-    if (firstMillis !== undefined) values.push([Telemetry.timeToFirstChunk, labelsOf(tags, "s"), firstMillis / 1000])
-    return record(values)
+  Effect.withFiberRuntime((fiber) => {
+    const millis = clockOf(fiber).unsafeCurrentTimeMillis() - startMillis
+    end(observation, span, millis, ending, fiber.getFiberRef(FiberRef.currentMetricLabels))
+    return Effect.void
   })
 
 /** The options of a call's span: kind `client`, its start attributes. */
@@ -150,16 +203,21 @@ export const observeCall = <A, E, R>(
   call: (span: Tracer.Span) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
   Effect.useSpan(observation.name, spanOptions(observation), (span) =>
-    Effect.flatMap(Clock.currentTimeMillis, (startMillis) =>
-      Effect.onExit(Effect.withParentSpan(call(span), span), (exit) => {
-        const call = observation.call
+    Effect.withFiberRuntime<A, E, R>((fiber) => {
+      const clock = clockOf(fiber)
+      const startMillis = clock.unsafeCurrentTimeMillis()
+      return Effect.onExit(Effect.withParentSpan(call(span), span), (exit) => {
+        const genAi = observation.call
         const value = exit._tag === "Success" ? exit.value : undefined
-        const reply = value === undefined || call.reply === undefined ? undefined : call.reply(value)
-        const output = !observation.capture || value === undefined || call.output === undefined
+        const reply = value === undefined || genAi.reply === undefined ? undefined : genAi.reply(value)
+        const output = !observation.capture || value === undefined || genAi.output === undefined
           ? undefined
-          : call.output(value)
-        return finish(observation, span, startMillis, exit, reply, output)
-      })))
+          : genAi.output(value)
+        const millis = clock.unsafeCurrentTimeMillis() - startMillis
+        end(observation, span, millis, { exit, reply, output }, fiber.getFiberRef(FiberRef.currentMetricLabels))
+        return Effect.void
+      })
+    }))
 
 /**
  * Watches the elements of a stream whose span is `span`, gathering `facts`:
@@ -180,8 +238,11 @@ export const observeStream = <A, E, R>(
     for (const element of chunk) facts.add(element, since)
     return chunk
   })
-  return Stream.ensuringWith(watched, (exit) => {
-    const output = observation.capture ? facts.output() : undefined
-    return finish(observation, span, startMillis, exit, facts.reply(), output, facts.firstMillis())
-  })
+  return Stream.ensuringWith(watched, (exit) =>
+    finish(observation, span, startMillis, {
+      exit,
+      reply: facts.reply(),
+      output: observation.capture ? facts.output() : undefined,
+      firstMillis: facts.firstMillis()
+    }))
 }
