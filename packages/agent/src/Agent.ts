@@ -407,7 +407,6 @@ export type RunError<A = undefined> =
   | ([A] extends [undefined] ? never : StructuredOutput.StructuredOutputError)
 
 const create: Loop.Settings["complete"] = (request) => Chat.create(request)
-const silent: Loop.Settings["emit"] = () => Effect.void
 
 /**
  * Runs the loop to an answer, a pause for approval, a stop condition, or a
@@ -427,7 +426,7 @@ const silent: Loop.Settings["emit"] = () => Effect.void
 export const run = <T extends Toolkit.Tools, A = undefined, I = A>(
   options: RunOptions<T, A, I>
 ): Effect.Effect<AgentResult<A>, RunError<A>, Chat.Chat | Toolkit.Handlers<T>> =>
-  Effect.flatMap(settings(options, {}, create, silent), (resolved) => Loop.run(resolved, options.messages)) as Effect.Effect<
+  Effect.flatMap(settings(options, {}, create, undefined), (resolved) => Loop.run(resolved, options.messages)) as Effect.Effect<
     AgentResult<A>,
     RunError<A>,
     Chat.Chat | Toolkit.Handlers<T>
@@ -445,14 +444,14 @@ export const run = <T extends Toolkit.Tools, A = undefined, I = A>(
 export const resume = <T extends Toolkit.Tools, A = undefined, I = A>(
   options: ResumeOptions<T, A, I>
 ): Effect.Effect<AgentResult<A>, RunError<A>, Chat.Chat | Toolkit.Handlers<T>> =>
-  Effect.flatMap(settings(options, options.decisions ?? {}, create, silent), (resolved) => Loop.run(resolved, options.transcript)) as Effect.Effect<
+  Effect.flatMap(settings(options, options.decisions ?? {}, create, undefined), (resolved) => Loop.run(resolved, options.transcript)) as Effect.Effect<
     AgentResult<A>,
     RunError<A>,
     Chat.Chat | Toolkit.Handlers<T>
   >
 
 /** A model call through `Chat.stream`, its text deltas emitted as they come. */
-const streamed = (emit: Loop.Settings["emit"]): Loop.Settings["complete"] => (request, step) =>
+const streamed = (emit: (event: AgentEvent<unknown>) => Effect.Effect<void>): Loop.Settings["complete"] => (request, step) =>
   Chat.accumulate(
     Chat.stream(request, { includeUsage: true }).pipe(
       Stream.tap((chunk) => {

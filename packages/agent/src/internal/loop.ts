@@ -62,7 +62,8 @@ export interface Settings {
   readonly intercept: Interceptor
   /** One model call: `Chat.create`, or `Chat.stream` folded into a completion. */
   readonly complete: (request: Protocol.ChatRequest, step: number) => Effect.Effect<Protocol.ChatCompletion, SwitchboardError, Chat>
-  readonly emit: (event: AgentEvent<unknown>) => Effect.Effect<void>
+  /** Where `Agent.stream` sends its events; `undefined` for a run nobody watches. */
+  readonly emit: ((event: AgentEvent<unknown>) => Effect.Effect<void>) | undefined
 }
 
 interface State {
@@ -178,16 +179,16 @@ const request = (settings: Settings, state: State): Effect.Effect<Protocol.ChatR
 
 /** `maxSteps`: no model call past it. */
 const maxStepsGuard = (settings: Settings): Guard => (state) =>
-  state.calls.length > 0 || state.modelCalls < settings.maxSteps ?
+  state.modelCalls < settings.maxSteps ?
     Effect.void :
     Effect.fail(new MaxStepsExceeded({ maxSteps: settings.maxSteps, transcript: state.transcript }))
 
-/** `budget.totalTokens` and `budget.duration`, before every model call. */
-const budgetGuard = (settings: Settings): Guard => {
+/** `budget.totalTokens` and `budget.duration`, before every model call; none without them. */
+const budgetGuards = (settings: Settings): ReadonlyArray<Guard> => {
   const { duration, totalTokens } = settings.budget
   const max = duration === undefined ? undefined : Duration.toMillis(duration)
-  return (state) => {
-    if (state.calls.length > 0 || (max === undefined && totalTokens === undefined)) return Effect.void
+  if (max === undefined && totalTokens === undefined) return []
+  return [(state) => {
     const transcript = state.transcript
     if (totalTokens !== undefined && state.tokens >= totalTokens) {
       return Effect.fail(new BudgetExceeded({ limit: "totalTokens", max: totalTokens, used: state.tokens, transcript }))
@@ -197,12 +198,11 @@ const budgetGuard = (settings: Settings): Guard => {
       now - state.startedAt >= max ?
         Effect.fail(new BudgetExceeded({ limit: "duration", max, used: now - state.startedAt, transcript })) :
         Effect.void)
-  }
+  }]
 }
 
 /** The same call text made `loopLimit` times since the last user message. */
 const loopGuard = (settings: Settings): Guard => ({ calls, transcript }) => {
-  if (calls.length === 0) return Effect.void
   const keys = calls.map(callKey)
   const counts = new Map<string, number>()
   for (let i = transcript.length - 1; i >= 0 && transcript[i]!.role !== "user"; i--) {
@@ -224,15 +224,25 @@ const loopGuard = (settings: Settings): Guard => ({ calls, transcript }) => {
   )
 }
 
-/** The built-in guards, then the caller's. */
-const guardsOf = (settings: Settings): ReadonlyArray<Guard> => [
-  budgetGuard(settings),
-  maxStepsGuard(settings),
-  loopGuard(settings),
-  ...settings.guards
-]
+/**
+ * The guards of a run, the built-in ones first, then the caller's: each list
+ * holds only those that can end the run at its point, as they run twice a step.
+ */
+interface Guards {
+  /** Before a model call: the budgets, `maxSteps`. */
+  readonly call: ReadonlyArray<Guard>
+  /** Before a step's tools: loop detection. */
+  readonly tools: ReadonlyArray<Guard>
+}
+
+const guardsOf = (settings: Settings): Guards => ({
+  call: [...budgetGuards(settings), maxStepsGuard(settings), ...settings.guards],
+  tools: [loopGuard(settings), ...settings.guards]
+})
 
 const check = (guards: ReadonlyArray<Guard>, state: GuardState): Effect.Effect<void, AgentError> =>
+  guards.length === 0 ? Effect.void :
+  guards.length === 1 ? guards[0]!(state) :
   Effect.forEach(guards, (guard) => guard(state), { discard: true })
 
 /** Name and arguments, with the arguments' JSON normalised when it parses. */
@@ -275,9 +285,12 @@ const runCalls = (
       new BudgetExceeded({ limit: "toolCalls", max: maxCalls, used: state.toolCalls + runnable, transcript: state.transcript })
     )
   }
-  return Effect.forEach(prepared, (p) => runOne(settings, step.index, p, state.transcript), {
-    concurrency: settings.concurrency
-  }).pipe(
+  const run = (p: Prepared) => runOne(settings, step.index, p, state.transcript)
+  // A single call needs no fiber of its own (`forEach` would fork two): it runs in the step's.
+  const results = prepared.length === 1
+    ? Effect.map(run(prepared[0]!), (result) => [result])
+    : Effect.forEach(prepared, run, { concurrency: settings.concurrency })
+  return results.pipe(
     Effect.flatMap((toolResults) => {
       const done: Step = { ...step, toolResults }
       const next: State = {
@@ -298,9 +311,12 @@ const runCalls = (
 
 const runOne = (settings: Settings, step: number, prepared: Prepared, transcript: Transcript.Transcript) => {
   const call = prepared.call
-  return settings.emit({ _tag: "ToolCallStarted", step, callId: call.id, name: call.function.name, arguments: call.function.arguments }).pipe(
-    Effect.zipRight(settings.intercept.tool(step, call.id, answer(prepared, settings.decisions[call.id], transcript))),
-    Effect.tap((result: ToolResult) => settings.emit({ _tag: "ToolResult", step, result }))
+  const run = settings.intercept.tool(step, call.id, answer(prepared, settings.decisions[call.id], transcript))
+  const emit = settings.emit
+  if (emit === undefined) return run
+  return emit({ _tag: "ToolCallStarted", step, callId: call.id, name: call.function.name, arguments: call.function.arguments }).pipe(
+    Effect.zipRight(run),
+    Effect.tap((result: ToolResult) => emit({ _tag: "ToolResult", step, result }))
   )
 }
 
@@ -331,11 +347,10 @@ interface Progress {
 }
 
 /** `StepFinished`, then the `onStep` checkpoint. */
-const finished = (settings: Settings, step: Step, transcript: Transcript.Transcript) =>
-  Effect.zipRight(
-    settings.emit({ _tag: "StepFinished", step }),
-    settings.onStep === undefined ? Effect.void : settings.onStep(step, transcript)
-  )
+const finished = (settings: Settings, step: Step, transcript: Transcript.Transcript) => {
+  const checkpoint = settings.onStep === undefined ? Effect.void : settings.onStep(step, transcript)
+  return settings.emit === undefined ? checkpoint : Effect.zipRight(settings.emit({ _tag: "StepFinished", step }), checkpoint)
+}
 
 /** Sends `request` (through the interceptor) and reads the first choice's message, its tool-call ids made usable. */
 const call = (settings: Settings, request: Protocol.ChatRequest, index: number) =>
@@ -349,12 +364,12 @@ const call = (settings: Settings, request: Protocol.ChatRequest, index: number) 
 /** One model call and its tools. */
 const step = (
   settings: Settings,
-  guards: ReadonlyArray<Guard>,
+  guards: Guards,
   state: State,
   progress: Progress
 ): Effect.Effect<Next, Failure, Requirements> =>
   Effect.gen(function*() {
-    yield* check(guards, { ...state, calls: [] })
+    yield* check(guards.call, { ...state, calls: [] })
     const index = state.steps.length
     const sent = yield* request(settings, state)
     const { message, usage } = yield* call(settings, sent, index)
@@ -372,7 +387,7 @@ const step = (
       if (output === undefined) return { _tag: "Done", result: finish(settings, answered, "completed") } as const
       return { _tag: "Done", result: yield* respond(settings, answered, output) } as const
     }
-    yield* check(guards, { ...next, calls })
+    yield* check(guards.tools, { ...next, calls })
     return yield* runCalls(settings, next, base, calls)
   }).pipe(Effect.withSpan("Agent.step", { attributes: { "agent.step": state.steps.length }, captureStackTrace: false }))
 
@@ -384,7 +399,7 @@ const step = (
 const respond = (settings: Settings, state: State, output: StructuredOutput.Plan<unknown, never>) =>
   Effect.gen(function*() {
     // Not counted against `maxSteps`: the answer is in; only the budgets and the caller's guards apply.
-    yield* check([budgetGuard(settings), ...settings.guards], { ...state, calls: [] })
+    yield* check([...budgetGuards(settings), ...settings.guards], { ...state, calls: [] })
     const index = state.steps.length
     const base = requestOf(settings, state, { model: settings.model, tools: settings.toolkit.definitions, toolChoice: undefined })
     const sent = yield* StructuredOutput.applyTo(output, base)
@@ -409,7 +424,7 @@ const respond = (settings: Settings, state: State, output: StructuredOutput.Plan
 
 const loop = (
   settings: Settings,
-  guards: ReadonlyArray<Guard>,
+  guards: Guards,
   state: State,
   progress: Progress
 ): Effect.Effect<AgentResult<unknown>, Failure, Requirements> =>

@@ -61,6 +61,30 @@ const parseJson = (text: string): Either.Either<unknown, string> => {
   }
 }
 
+/** What the calls of a tool decode and encode with, compiled once. */
+interface Codecs {
+  readonly decodeParameters: (input: unknown) => Either.Either<unknown, ParseResult.ParseError>
+  readonly encodeSuccess: (value: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
+  readonly encodeFailure: (failure: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
+}
+
+// By tool: a tool's schemas never change, so a cache entry cannot go stale,
+// and a tool dropped with its toolkit drops its entry.
+const codecs = new WeakMap<Tool.Any, Codecs>()
+
+const codecsOf = (tool: Tool.Any): Codecs => {
+  let found = codecs.get(tool)
+  if (found === undefined) {
+    found = {
+      decodeParameters: Schema.decodeUnknownEither(tool.parameters, { errors: "all" }),
+      encodeSuccess: Schema.encodeUnknown(tool.success),
+      encodeFailure: Schema.encodeUnknown(tool.failure as Schema.Schema<unknown, unknown>)
+    }
+    codecs.set(tool, found)
+  }
+  return found
+}
+
 /** Finds the tool and decodes the arguments with its schema. */
 export const prepare = (toolkit: Toolkit.Any, call: Protocol.ToolCall): Prepared => {
   const name = call.function.name
@@ -73,7 +97,7 @@ export const prepare = (toolkit: Toolkit.Any, call: Protocol.ToolCall): Prepared
   if (Either.isLeft(json)) {
     return { _tag: "Rejected", call, outcome: "invalid-arguments", error: `arguments are not usable JSON: ${json.left}` }
   }
-  const params = Schema.decodeUnknownEither(tool.parameters, { errors: "all" })(json.right)
+  const params = codecsOf(tool).decodeParameters(json.right)
   return Either.isLeft(params)
     ? { _tag: "Rejected", call, outcome: "invalid-arguments", error: `invalid arguments for ${name}: ${describeIssues(params.left)}` }
     : { _tag: "Ready", call, tool, params: params.right }
@@ -91,34 +115,30 @@ const result = (call: Protocol.ToolCall, outcome: ToolResult["outcome"], content
 const successContent = (encoded: unknown): string =>
   typeof encoded === "string" ? encoded : JSON.stringify(encoded) ?? "null"
 
+/** The handler, retried by the tool's schedule. */
 const invoke = (tool: Tool.Any, params: unknown) => {
   const handled = Effect.flatMap(Tool.handlerTag(tool.name), (handler) => handler.handle(params))
-  const retried = tool.retry === undefined ? handled : Effect.retry(handled, tool.retry as Schedule.Schedule<unknown, unknown>)
-  return tool.timeout === undefined ? Effect.map(retried, Option.some) : Effect.timeoutOption(retried, tool.timeout)
+  return tool.retry === undefined ? handled : Effect.retry(handled, tool.retry as Schedule.Schedule<unknown, unknown>)
 }
 
 /** Runs a ready call: handler, retry, timeout, then encodes what came out. */
-const execute = (tool: Tool.Any, call: Protocol.ToolCall, params: unknown) =>
-  invoke(tool, params).pipe(
-    Effect.matchEffect({
-      onFailure: (failure) =>
-        Effect.map(
-          Effect.orDie(Schema.encodeUnknown(tool.failure as Schema.Schema<unknown, unknown>)(failure)),
-          (encoded) => result(call, "failure", errorContent(encoded))
-        ),
-      onSuccess: Option.match({
-        onNone: () =>
-          Effect.succeed(
-            result(call, "timeout", errorContent(`${tool.name} timed out after ${Duration.format(tool.timeout!)}`))
-          ),
-        onSome: (value) =>
-          Effect.map(
-            Effect.orDie(Schema.encodeUnknown(tool.success)(value)),
-            (encoded) => result(call, "success", successContent(encoded))
-          )
-      })
+const execute = (tool: Tool.Any, call: Protocol.ToolCall, params: unknown) => {
+  const { encodeFailure, encodeSuccess } = codecsOf(tool)
+  const failed = (failure: unknown) =>
+    Effect.map(Effect.orDie(encodeFailure(failure)), (encoded) => result(call, "failure", errorContent(encoded)))
+  const succeeded = (value: unknown) =>
+    Effect.map(Effect.orDie(encodeSuccess(value)), (encoded) => result(call, "success", successContent(encoded)))
+  const timeout = tool.timeout
+  if (timeout === undefined) return Effect.matchEffect(invoke(tool, params), { onFailure: failed, onSuccess: succeeded })
+  return Effect.matchEffect(Effect.timeoutOption(invoke(tool, params), timeout), {
+    onFailure: failed,
+    onSuccess: Option.match({
+      onNone: () =>
+        Effect.succeed(result(call, "timeout", errorContent(`${tool.name} timed out after ${Duration.format(timeout)}`))),
+      onSome: succeeded
     })
-  )
+  })
+}
 
 /**
  * The result of one call; a defect (or an output its schema cannot encode)
@@ -162,6 +182,7 @@ export const answer = (
  */
 const annotateResult = (result: ToolResult) =>
   Effect.flatMap(Telemetry.CaptureContent, (capture) => {
+    if (result.outcome === "success" && !capture) return Effect.void
     const attributes: Record<string, unknown> = {}
     if (result.outcome !== "success") attributes["error.type"] = result.outcome
     if (capture) {
