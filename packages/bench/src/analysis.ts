@@ -157,22 +157,32 @@ hand-written fast check before the compiled schema. Per chunk that is close to t
 \`Stream.decodeText\`. Short streams are dominated by opening them (one \`Transport.openWith\` call).
 `,
   "agent-step": `
-The target is now 1.5 × the chat call (issue 20; 1.2 × before). Nothing in the agent's loop changed in this round:
-issue 20's work on the agent (\`Chat\`/\`Agent\`) was being rewritten on another branch at the same time.
+The target is now 1.5 × the chat call (issue 20; 1.2 × before). Re-measured after the chat call's observation
+became one synchronous step (5d356de): interleaved runs of 2,000–3,000 steps, medians of client CPU, 2.5–2.65 × on
+a busy machine (974–1,217 µs a step against 390–460 µs a call).
 
-**What the profile shows** (\`node --cpu-prof\` of the agent-step client, 4,000 steps): half the busy time is
-the Effect runtime — \`Effect.forEach\` with \`concurrency\` forking and scheduling a fiber per call and
-joining their fiber refs, the \`Effect.provide\` of each handler's services (a context copy and diff per
-call), five spans per step. The chat call itself got about 3 × cheaper (non-streaming figure), so the same
-overhead weighs more: about 500 µs per step against a 200–240 µs call.
+**Where a step's cost goes.** Without HTTP (a \`Chat\` that answers at once, both versions in one process,
+alternating batches of 2,000 at concurrency 32), the chat call costs 12 µs and a step with three no-op tools
+330–360 µs: \`Effect.forEach\`'s fibers about 150 (the same step with the calls run one after another: 155–160),
+the five spans about 10 each, the three tool calls about 25 each (their span included: the handler, the encode,
+the result), loop detection 5, each handler's \`Effect.provide\` about 7. Over HTTP the same work costs about
+2.5 × as much (a larger heap to collect, colder caches).
 
-**What was tried.** Spans without stack traces (about 100 µs a step) and one handler tag per tool name
-(a tag was made, with its stack trace, per call) are in. A runner that starts each call's fiber itself
-instead of \`Effect.forEach\`, puts the span and the handler's services in that fiber's starting context
-instead of \`Effect.withSpan\` and \`Effect.provide\`, and registers the handlers \`Toolkit.toLayer\` made,
-brought the overhead to about 275 µs (about 70 µs without HTTP), still above the target; it reimplemented
-\`withSpan\`, \`provide\` and \`forEach\` (tool fibers no longer children of the step, fiber refs not joined)
-and was left out. Under about 50 µs for three tools would take cheaper fibers, contexts and spans in Effect.
+**What changed** (issue 20, \`docs/decisions.md\`): a step with a single call runs it in the step's fiber
+(\`Effect.forEach\` with a concurrency forks a coordinator and a worker even for one call): 254 → 115 µs a
+step without HTTP. A tool's codecs are compiled once per tool; a handler skips \`Effect.provide\` when the
+caller's context already holds its layer's services; each guard check point runs only the guards that can end
+the run there; \`Agent.run\` builds no stream events. Three tools: 330–360 → 310–330 µs without HTTP, 3–8 % less
+CPU over HTTP (966 vs 1,052 µs and 1,182 vs 1,217 µs in two interleaved runs).
+
+**What remains, and why the target is out of reach here.** Even with the three calls run one after another in
+the step's fiber (no fiber per call, which would give up running them together), a step measured 1.8–2.0 × the
+chat call over HTTP (616–796 µs against 339–404): the five spans and the tool calls alone exceed the 0.5 × left.
+Starting each call with \`Effect.fork\` and joining in order (no coordinating fiber) measured about 2.15 × against
+2.84 × in one run, but loses \`forEach\`'s fail-fast (a defect in one call would wait for a hanging sibling) unless
+the coordination is rewritten; like the earlier runner that reimplemented \`withSpan\`, \`provide\` and \`forEach\`
+(about 275 µs of overhead, tool fibers no longer children of the step), it was left out. Meeting 1.5 × for three
+concurrent tools would take cheaper fibers and spans in Effect.
 `,
   "embed-many": `
 Issue 20: the inputs and each response are now checked by hand before the schema (see "What keeps it lean"): the
