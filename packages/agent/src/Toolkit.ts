@@ -99,19 +99,6 @@ export interface Any extends Toolkit<Tools> {}
 export type ByName<List extends ReadonlyArray<Tool.Any>> = { readonly [T in List[number] as T["name"]]: T }
 
 /**
- * Whether `current` already has each service of `captured`, the same one:
- * then providing `captured` would change nothing, and is skipped (it costs a
- * context copy per call). The common case, a layer built where the run runs.
- */
-const holds = (current: Context.Context<never>, captured: Context.Context<never>): boolean => {
-  if (current === captured) return true
-  for (const [key, service] of captured.unsafeMap) {
-    if (!current.unsafeMap.has(key) || current.unsafeMap.get(key) !== service) return false
-  }
-  return true
-}
-
-/**
  * @throws `IllegalArgumentException` when two tools share a name.
  * @since 0.1.0
  * @category constructors
@@ -131,16 +118,11 @@ export const make = <const List extends ReadonlyArray<Tool.Any>>(...list: List):
       return EffectVersion.guard(Layer.effectContext(
         Effect.map(Effect.context<never>(), (context) =>
           list.reduce(
-            (acc, tool) => {
-              const handler = byName[tool.name]!
-              // The handler's services are captured when the layer is built.
-              return Context.add(acc, Tool.handlerTag(tool.name), {
-                handle: (params) =>
-                  Effect.contextWithEffect((current: Context.Context<never>) =>
-                    holds(current, context) ? handler(params) : Effect.provide(handler(params), context)
-                  )
-              })
-            },
+            (acc, tool) =>
+              Context.add(acc, Tool.handlerTag(tool.name), {
+                // The handler's services are captured when the layer is built.
+                handle: (params) => Effect.provide(byName[tool.name]!(params), context)
+              }),
             Context.empty() as Context.Context<Tool.Handler<string>>
           ))
       )) as never

@@ -58,7 +58,7 @@ describe("a tool's schemas, compiled once per tool", () => {
     }).pipe(Effect.provide(emulated())))
 })
 
-describe("a handler's services", () => {
+describe("a handler's services, provided at each call", () => {
   class Greeting extends Context.Tag("test/Greeting")<Greeting, string>() {}
   const Greet = Tool.make("greet", { description: "Greets", parameters: Schema.Struct({}), success: Schema.String })
   const kit = Toolkit.make(Greet)
