@@ -169,12 +169,13 @@ the result), loop detection 5, each handler's \`Effect.provide\` about 7. Over H
 2.5 × as much (a larger heap to collect, colder caches).
 
 **What changed** (issue 20, \`docs/decisions.md\`): a step with a single call runs it in the step's fiber
-(\`Effect.forEach\` with a concurrency forks a coordinator and a worker even for one call): 254 → 115 µs a
-step without HTTP. A tool's codecs are compiled once per tool; each guard check point runs only the guards
-that can end the run there; \`Agent.run\` builds no stream events. Skipping a handler's \`Effect.provide\` when the
+(\`Effect.forEach\` with a concurrency forks a coordinator and a worker even for one call): about 55 % less
+without HTTP (254 → 115 and 180 → 79 µs a step in two runs). A tool's codecs are compiled once per tool;
+each guard check point runs only the guards that can end the run there; \`Agent.run\` builds no stream
+events. Three tools: 3–9 % less without HTTP (310–360 → 300–330 µs), 3–8 % less CPU over HTTP (966 vs
+1,052 µs and 1,182 vs 1,217 µs in two interleaved runs). Skipping a handler's \`Effect.provide\` when the
 caller's context already holds its layer's services was tried and dropped: the captured context carries the
-layer's own \`Scope\`, so it almost never applies. Three tools: 330–360 → 310–330 µs without HTTP, 3–8 % less
-CPU over HTTP (966 vs 1,052 µs and 1,182 vs 1,217 µs in two interleaved runs).
+layer's own \`Scope\`, so it almost never applies.
 
 **What remains, and why the target is out of reach here.** Even with the three calls run one after another in
 the step's fiber (no fiber per call, which would give up running them together), a step measured 1.8–2.0 × the
