@@ -172,7 +172,7 @@ chunk); \`Chat.stream\` and \`Transport.stream\` join their stages with \`Channe
 stages fewer for every read, and about 50 µs (\`unwrap\`) and 100 µs (\`unwrapScoped\`) less per stream. Client CPU per
 chunk, after ÷ before, median of per-round ratios over 16 rounds of 8 streams × 5,000 chunks: \`runForEach\` 0.85 and
 0.96 in two runs, \`runFold\` 0.81 and 0.94 (first run: \`runForEach\` 5.56 → 4.48 µs, raw parser 2.60; second, whose medians crossed: 3.07 →
-3.35 µs, raw 2.02); at 200 chunks a stream, 0.79 and 0.90. The same harness with the same build on both
+3.35 µs, raw 2.02); at 200 chunks a stream (one run), 0.79 (\`runForEach\`) and 0.90 (\`runFold\`). The same harness with the same build on both
 sides gave 1.02 and 1.04: a gain of about 5–15 % a chunk, on the edge of the machine's noise. The full
 \`--only streaming\` runs before and after (load 2.1–2.8) could not separate them (the raw parser did 258,000 and
 360,000 chunks/s in the two runs).
