@@ -47,18 +47,19 @@ export const capturing = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean 
 
 /**
  * The span name and start attributes of `call` (its message contents too
- * when `capture`), plus `extra` (HTTP attributes of the transport).
+ * when `capture`): `transport`, the transport's HTTP attributes in a record
+ * made for this call, completed with the call's own.
  */
 export const start = <A>(
   call: GenAi.Call<A>,
   site: Site,
   redact: (text: string) => string,
-  extra: GenAi.Attributes,
+  transport: GenAi.Attributes,
   capture: boolean
 ): Observation<A> => {
   // Object.assign, not spread: V8 copies these dotted-key records by spread
   // some 40 × slower (measured), and this runs for every call.
-  const attributes = Object.assign(extra, GenAi.startAttributes(call.operation, call.model, site.server), call.request)
+  const attributes = Object.assign(transport, GenAi.startAttributes(call.operation, call.model, site.server), call.request)
   if (capture && call.input !== undefined) Object.assign(attributes, redacted(call.input(), redact))
   return { name: GenAi.spanName(call.operation, call.model), attributes, call, site, capture, redact }
 }
