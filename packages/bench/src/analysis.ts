@@ -152,9 +152,37 @@ young generation (\`--max-semi-space-size=64\`) made it worse. Meeting the targe
   streaming: `
 **What decides it** (the target rose from 0.5 to 0.8 × the raw parser's). The stream path reads the body straight from undici's dispatch handler (a bounded
 queue, one \`Chunk\` per read), parses events with \`eventsource-parser\`, and checks each chunk with a
-hand-written fast check before the compiled schema. Per chunk that is close to the raw parser's work
-(\`JSON.parse\` dominates both); the rest is the \`Sse.Event\` object per event, per-read arrays and
-\`Stream.decodeText\`. Short streams are dominated by opening them (one \`Transport.openWith\` call).
+hand-written fast check before the compiled schema. Per chunk, \`JSON.parse\` dominates both clients (1.0–1.5 µs of a
+240-character chunk on this machine, the same in both); with \`JSON.parse\` stubbed out (before round two), the rest cost
+the raw parser about 1.2 µs a chunk and Switchboard 2.3–2.9 µs (\`runFold\`, \`runForEach\`): UTF-8 decoding and line parsing as the raw parser's, then the
+\`Sse.Event\` object and the per-read arrays, the \`__proto__\` guard, the structural check, the stream stages of
+\`Transport.stream\` and the facts for the span.
+
+**Opening a stream costs more than reading one.** Client CPU per stream of 10 chunks (in one process, real loopback):
+raw parser about 0.2 ms, the Node wire alone (\`open\` and a drained body) 0.5–0.8 ms, \`Chat.stream\` 1.1–1.7 ms. Most
+of it is Effect's stream runtime: on this machine \`Stream.runDrain(Stream.empty)\` alone costs 150–230 µs of CPU (a run
+forks its executor's fiber, with two \`Deferred\`s and a scope), and a \`Chat.stream\` run holds two such runs (the
+consumer's and \`Transport\`'s \`Stream.toPull\`, which keeps the first chunk inside the retried attempt). At 5,000 chunks a
+stream that is about 0.3 µs a chunk; at the 200 chunks of "Many open streams", several µs.
+
+**Issue 20, round two** (each A/B in one process against a copy of the previous build, interleaved rounds, real
+loopback): the \`__proto__\` guard of \`Json.parse\` is two \`indexOf\` instead of a regular expression (0.10 → 0.04 µs a
+chunk); \`Chat.stream\` and \`Transport.stream\` join their stages with \`Channel.unwrap\` and \`Channel.acquireUseRelease\`
+(\`internal/streams\`) instead of \`Stream.unwrap\` and \`Stream.unwrapScoped\`, which flatten a stream of one stream: three
+stages fewer for every read, and about 50 µs (\`unwrap\`) and 100 µs (\`unwrapScoped\`) less per stream. Client CPU per
+chunk, after ÷ before, median of per-round ratios over 16 rounds of 8 streams × 5,000 chunks: \`runForEach\` 0.85 and
+0.96 in two runs, \`runFold\` 0.81 and 0.94 (first run: \`runForEach\` 5.56 → 4.48 µs, raw parser 2.60; second, whose medians crossed: 3.07 →
+3.35 µs, raw 2.02); at 200 chunks a stream (one run), 0.79 (\`runForEach\`) and 0.90 (\`runFold\`). The same harness with the same build on both
+sides gave 1.02 and 1.04: a gain of about 5–15 % a chunk, on the edge of the machine's noise. The full
+\`--only streaming\` runs before and after (load 2.1–2.8) could not separate them (the raw parser did 258,000 and
+360,000 chunks/s in the two runs).
+
+**What remains.** The chunk check itself is at its floor (a tenth of \`JSON.parse\`); what separates Switchboard from
+the raw parser is Effect's stream machinery (per stream, and per read through each stage), the consumer's own per-element
+effect (\`runForEach\` runs an \`Effect\` per chunk: 0.9–1.6 µs more than \`runFold\` in the full runs), and, in a process
+this short, most likely the compilation of far more code than the raw parser's (not measured apart). Reaching 0.8 × would take the decoder out of
+\`Stream\` (a pull loop over the wire's reads that hands \`Chunk\`s to one stream stage), which reverses how \`Transport\`
+owns streams and their retries; a fused bytes → chunks decoder was tried before and reverted (c0e9d92).
 `,
   "agent-step": `
 The target is now 1.5 × the chat call (issue 20; 1.2 × before). Re-measured after the chat call's observation
@@ -188,19 +216,26 @@ concurrent tools would take cheaper fibers and spans in Effect.
 `,
   "embed-many": `
 Issue 20: the inputs and each response are now checked by hand before the schema (see "What keeps it lean"): the
-\`ParseResult\` frames are gone from the batched run's profile; what remains per input is \`JSON.parse\` of the vectors,
-the garbage of 128-element bodies, and the request's own \`JSON.stringify\`.
+\`ParseResult\` frames are gone from the batched run's profile. The vector check was already one loop
+(\`Protocol.Vector\`, a \`Schema.declare\` of an array of numbers) instead of \`Schema.Array(Schema.Number)\`, whose
+per-number parse would cost about 300 µs for one 1,536-dimension vector.
 
-**The ratio fell because the single requests got cheaper.** One request per input now costs about 130 µs
-of client CPU (477 µs when this figure passed at 20.4 ×, commit 3264d3b); the batched run rose from about
-50,000 to 130,000–140,000 inputs/s, but not four-fold, because its cost is per input rather than per request:
-\`JSON.parse\` of the vectors (0.56 µs an input at 8 dimensions), the \`Schema.is\` check of the response
-(0.61 µs) and of the inputs, validated once whole so a bad one is named by its index (0.23 µs), and the
-garbage of 128-element bodies. In a 400,000-input run the batched path reaches about 165,000 inputs/s at
-7.3 µs an input — about 20 × — so part of the gap here is warm-up in 20,000-input runs. What was changed:
-the vector check is one loop (\`Protocol.Vector\`) instead of \`Schema.Array(Schema.Number)\`, whose
-per-number parse would cost about 300 µs for one 1,536-dimension vector; it does not show at the bench's
-8 dimensions.
+**Per input, the batched path is at its floor.** Measured on one 128-vector reply (15 KB, 8 dimensions): \`JSON.parse\`
+0.66–1.1 µs an input, the hand check of the reply 0.01–0.02, the request's \`JSON.stringify\` 0.05, the order check
+0.01. Round two took what was left above that: the \`__proto__\` guard scanned each reply with a regular expression
+(0.04 µs an input; two \`indexOf\` now, 0.002), and each batch made its own vectors array that \`results.flat()\` then
+copied (\`Array.prototype.flat\` about 0.1 µs an element); vectors now go straight into one output array at their
+batch's offset. Together about 0.15 µs of 6–9 µs an input: not visible in the figure's noise (in-process runs of
+20,000 inputs before and after overlap).
+
+**The gap is per request and warm-up, not per input.** In a 200,000-input process the batched path costs 3.9 µs an
+input (20–30 × one request per input at its 82–130 µs); in the bench's 20,000-input run, measured after one warm-up
+run, 6–9 µs, and the same in-process (runs 2–8 of 20,000 inputs: 4.7–10 µs). Per input nothing differs between the
+two; by the difference, each of a run's 157 requests costs about 300 µs more than in the long run (a 1.6 KB request
+written with one \`writev\`, a 15 KB reply read and parsed by undici, \`Transport.call\`), most likely code per request
+that has not run often enough to be optimized (not measured apart). One request per input
+got cheaper still (129 and 82 µs in two full runs minutes apart), so the ratio moves with it: 18.8 × and 15.2 ×
+in those two runs.
 `,
   "stream-memory": `
 **Constant memory, not constant RSS.** The decoder holds one read's events at a time, and the Node wire

@@ -7,11 +7,13 @@
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ChatStream from "./internal/chatStream.js"
 import * as GenAi from "./internal/genAi.js"
+import * as Streams from "./internal/streams.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import * as StructuredOutput from "./StructuredOutput.js"
@@ -93,17 +95,23 @@ export const make = Effect.map(Transport, (transport): Service => ({
   // Retried until the first chunk arrives, each attempt within the first-byte
   // timeout; never after (decision 6). The span lasts as long as the stream.
   stream: (request, options) =>
-    Stream.unwrap(Effect.map(encodeRequest(ChatStream.streamingRequest(request, options?.includeUsage)), (body) =>
-      transport.stream({
-        method: "POST",
-        path: "/chat/completions",
-        body,
-        genAi: GenAi.chatStream(request),
-        firstByteTimeout: options?.firstByteTimeout,
-        idleTimeout: options?.idleTimeout,
-        totalTimeout: options?.totalTimeout,
-        decode: ChatStream.decode
-      })))
+    // Checked when the stream runs; `suspend`, not `Stream.unwrap`, which
+    // adds a stage every read passes through (docs/performance.md).
+    Stream.suspend(() =>
+      Either.match(encodeRequest(ChatStream.streamingRequest(request, options?.includeUsage)), {
+        onLeft: Stream.fail,
+        onRight: (body) =>
+          transport.stream({
+            method: "POST",
+            path: "/chat/completions",
+            body,
+            genAi: GenAi.chatStream(request),
+            firstByteTimeout: options?.firstByteTimeout,
+            idleTimeout: options?.idleTimeout,
+            totalTimeout: options?.totalTimeout,
+            decode: ChatStream.decode
+          })
+      }))
 }))
 
 /**
@@ -174,7 +182,7 @@ export const stream = (
   request: Protocol.ChatRequest,
   options?: StreamOptions
 ): Stream.Stream<Protocol.ChatCompletionChunk, SwitchboardError, Chat> =>
-  Stream.unwrap(Effect.map(Chat, (chat) => chat.stream(request, options)))
+  Streams.unwrap(Effect.map(Chat, (chat) => chat.stream(request, options)))
 
 /**
  * The text deltas of a streamed completion (its first choice), without the

@@ -28,6 +28,7 @@ import * as GenAi from "./internal/genAi.js"
 import * as Issue from "./internal/issue.js"
 import * as Json from "./internal/json.js"
 import * as Observe from "./internal/observe.js"
+import * as Streams from "./internal/streams.js"
 import { truncate } from "./internal/text.js"
 import * as RequestOptions from "./RequestOptions.js"
 import * as Retry from "./Retry.js"
@@ -577,7 +578,7 @@ export const make = Effect.gen(function*() {
         }))
 
   const stream = <A>(options: StreamOptions<A>): Stream.Stream<A, SwitchboardError.SwitchboardError> =>
-    Stream.unwrapScoped(Effect.gen(function*() {
+    Streams.unwrapScoped(Effect.gen(function*() {
       const { observation, settings } = yield* begin(options.genAi, options)
       const firstByte = yield* limitOr("firstByteTimeout", options.firstByteTimeout, settings.firstByte)
       const idle = yield* limitOr("idleTimeout", options.idleTimeout, settings.idle)

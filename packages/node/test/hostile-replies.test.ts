@@ -183,6 +183,41 @@ describe("depth and shape: no defect from any JSON", () => {
     ))
 })
 
+describe("embedMany: every vector in its input's place, or a typed error", () => {
+  /** A batch's vectors, reversed, each `[global input number]`; `shape` may break them. */
+  const embeddings = (shape: (items: Array<{ index: number; embedding: Array<number> }>) => unknown, delayFirst = 0) =>
+  (_request: Http.IncomingMessage, response: Http.ServerResponse, body: string) => {
+    const inputs = (JSON.parse(body) as { input: Array<string> }).input
+    const items = inputs.map((text, index) => ({ index, embedding: [Number(text.slice(1))] })).reverse()
+    // The first batch answers last: batches finish out of order.
+    setTimeout(() => json(response, 200, { data: shape(items) }), inputs[0] === "i0" ? delayFirst : 0)
+  }
+  const inputs = Array.from({ length: 7 }, (_, i) => `i${i}`)
+
+  it.live("batches answered out of order, each reversed, the last one short: vector i is input i's", () =>
+    against(embeddings((items) => items, 50), () =>
+      Effect.gen(function*() {
+        const vectors = yield* Embeddings.embedMany(inputs, { model: "e", batchSize: 3, concurrency: 3 })
+        expect(vectors).toEqual(inputs.map((_, i) => [i]))
+      })))
+
+  it.live("a batch with a vector missing, one index twice, or an index past the batch", () =>
+    Effect.forEach(
+      [
+        [(items: Array<{ index: number }>) => items.slice(1), /has 2 vectors for 3 inputs$/],
+        [(items: Array<{ index: number }>) => items.map((item) => ({ ...item, index: 0 })), /has 3 vectors for 3 inputs, not one per input index/],
+        [(items: Array<{ index: number }>) => items.map((item, i) => (i === 0 ? { ...item, index: 1e9 } : item)), /not one per input index/]
+      ] as const,
+      ([shape, message]) =>
+        against(embeddings(shape), () =>
+          Effect.gen(function*() {
+            const error = yield* Effect.flip(Embeddings.embedMany(inputs, { model: "e", batchSize: 3 }))
+            expect(error._tag).toBe("ResponseDecodeError")
+            expect(error.message).toMatch(message)
+          }))
+    ))
+})
+
 function replyBody(body: string) {
   return (_request: Http.IncomingMessage, response: Http.ServerResponse) => json(response, 200, body)
 }
