@@ -147,6 +147,7 @@ export class Transport extends Context.Tag("@switchboard/core/Transport")<Transp
 interface Begun<A> {
   readonly settings: Settings
   readonly observation: Observe.Observation<A>
+  readonly spanOptions: Observe.SpanOptions
 }
 
 /** What one call runs with, resolved once per layer (and per call with options). */
@@ -159,7 +160,20 @@ interface Settings {
   readonly total: Duration.Duration
   readonly schedule: (call: Retry.CallClass) => Schedule.Schedule<unknown, SwitchboardError.SwitchboardError>
   readonly redact: (text: string) => string
+  /** `headers` with the JSON body's `content-type`, made once rather than by the wire per call. */
+  readonly jsonHeaders: Readonly<Record<string, string>>
+  /** What `Transport.call` hands the wire. */
+  readonly callLimits: HttpWire.Limits
 }
+
+/** What every call derives from its settings, made once per layer (and per call with options). */
+const derived = (settings: Omit<Settings, "jsonHeaders" | "callLimits">): Settings => ({
+  ...settings,
+  jsonHeaders: "content-type" in settings.headers ?
+    settings.headers :
+    { ...settings.headers, "content-type": "application/json" },
+  callLimits: { timeoutMillis: settings.timeoutMillis, maxBytes: settings.maxBytes }
+})
 
 // Header names whose values are secrets, besides the key's `authorization`.
 const secretHeader = /auth|key|token|secret|cookie|password|session/i
@@ -207,7 +221,7 @@ const baseSettings = (config: SwitchboardConfig.ResolvedConfig): Settings => {
     unsent: Retry.schedule(config, "unsent"),
     never: Retry.schedule(config, "never")
   }
-  return {
+  return derived({
     headers,
     timeoutMillis: millisOf(config.timeout),
     maxBytes: config.maxResponseBytes,
@@ -216,7 +230,7 @@ const baseSettings = (config: SwitchboardConfig.ResolvedConfig): Settings => {
     total: config.streamTotalTimeout,
     schedule: (call) => schedules[call],
     redact: redactor(config.apiKey, config.headers)
-  }
+  })
 }
 
 const optionDuration = (field: keyof RequestOptions.RequestOptions, value: Duration.DurationInput | undefined) =>
@@ -258,7 +272,7 @@ const resolve = (
       maxRetryDelay: maxRetryDelay ?? config.maxRetryDelay
     }
     const rule = options.retry ?? Retry.standard
-    return {
+    return derived({
       headers: { ...base.headers, ...extra },
       timeoutMillis: timeout === undefined ? base.timeoutMillis : millisOf(timeout),
       maxBytes: base.maxBytes,
@@ -269,7 +283,7 @@ const resolve = (
       redact: Object.keys(extra).some((name) => secretHeader.test(name)) ?
         redactor(config.apiKey, { ...config.headers, ...extra }) :
         base.redact
-    }
+    })
   })
 
 /** A per-stream time limit given by the caller, checked, over the settings' one. */
@@ -413,10 +427,13 @@ const wireFailure = (
   }
 }
 
+/** `POST /v1/chat/completions`: what messages say a call was. */
+const whereOf = (spec: RequestSpec) => `${spec.method} /v1${spec.path}`
+
 const readJson = <A>(
   response: HttpWire.TextResponse,
   decode: (u: unknown) => Either.Either<A, ParseResult.ParseError>,
-  where: string,
+  spec: RequestSpec,
   redact: (text: string) => string
 ): Effect.Effect<A, SwitchboardError.SwitchboardError> => {
   const text = response.text
@@ -424,7 +441,7 @@ const readJson = <A>(
   const decodeError = (reason: string) => {
     const requestId = response.headers["x-request-id"]
     return new SwitchboardError.ResponseDecodeError({
-      message: redact(`${reason} (reply to ${where}: ${truncate(text, 80)})`),
+      message: redact(`${reason} (reply to ${whereOf(spec)}: ${truncate(text, 80)})`),
       body: redact(truncate(text)),
       status: response.status,
       ...(requestId === undefined ? {} : { requestId: redact(truncate(requestId)) })
@@ -544,13 +561,22 @@ export const make = Effect.gen(function*() {
       const resolved = RequestOptions.isEmpty(requested) ? Either.right(base) : resolve(config, base, requested)
       if (Either.isLeft(resolved)) return Effect.fail(resolved.left)
       const settings = resolved.right
-      const observation = Observe.start(genAi, site, settings.redact, httpAttributes(options), Observe.capturing(fiber))
-      return Effect.succeed({ settings, observation })
+      const { observation, spanOptions } = Observe.start(
+        genAi,
+        site,
+        settings.redact,
+        httpAttributes(options),
+        Observe.capturing(fiber)
+      )
+      return Effect.succeed({ settings, observation, spanOptions })
     })
 
   const request = (options: RequestSpec, settings: Settings): HttpWire.Request => {
-    const body = options.body !== undefined ? HttpWire.json(JSON.stringify(options.body)) : options.rawBody
-    return { method: options.method, url: config.apiUrl + options.path, headers: settings.headers, body }
+    if (options.body === undefined) {
+      return { method: options.method, url: config.apiUrl + options.path, headers: settings.headers, body: options.rawBody }
+    }
+    const body = HttpWire.json(JSON.stringify(options.body))
+    return { method: options.method, url: config.apiUrl + options.path, headers: settings.jsonHeaders, body }
   }
 
   /** The status on the span; a status outside 2xx → its typed error, never a success. */
@@ -560,18 +586,17 @@ export const make = Effect.gen(function*() {
   }
 
   const call = <A>(options: CallOptions<A>): Effect.Effect<A, SwitchboardError.SwitchboardError> =>
-    Effect.flatMap(begin(options.genAi, options), ({ observation, settings }) =>
-      Observe.observeCall(observation, (span) => {
-          const where = `${options.method} /v1${options.path}`
+    Effect.flatMap(begin(options.genAi, options), ({ observation, settings, spanOptions }) =>
+      Observe.observeCall(observation, spanOptions, (span) => {
+          // Only what the exchange needs is made per call; what errors say is made when one occurs.
           const req = request(options, settings)
-          const stage: Stage = { _tag: "call", where, timeoutMillis: settings.timeoutMillis }
-          const limits: HttpWire.Limits = { timeoutMillis: settings.timeoutMillis, maxBytes: settings.maxBytes }
+          const stage = (): Stage => ({ _tag: "call", where: whereOf(options), timeoutMillis: settings.timeoutMillis })
           const attempt = Effect.flatMap(
-            Effect.mapError(wire.text(req, limits), (error) => wireFailure(error, stage, settings)),
+            Effect.mapError(wire.text(req, settings.callLimits), (error) => wireFailure(error, stage(), settings)),
             (response) =>
               Effect.flatMap(
                 checkStatus(span, response, Effect.succeed(response.text), settings),
-                () => readJson(response, options.decode, where, settings.redact)
+                () => readJson(response, options.decode, options, settings.redact)
               )
           )
           return retrying(attempt, settings.schedule(options.retry ?? "safe"))
@@ -579,16 +604,16 @@ export const make = Effect.gen(function*() {
 
   const stream = <A>(options: StreamOptions<A>): Stream.Stream<A, SwitchboardError.SwitchboardError> =>
     Streams.unwrapScoped(Effect.gen(function*() {
-      const { observation, settings } = yield* begin(options.genAi, options)
+      const { observation, settings, spanOptions } = yield* begin(options.genAi, options)
       const firstByte = yield* limitOr("firstByteTimeout", options.firstByteTimeout, settings.firstByte)
       const idle = yield* limitOr("idleTimeout", options.idleTimeout, settings.idle)
       const total = yield* limitOr("totalTimeout", options.totalTimeout, settings.total)
       // Ends when the stream does, with its exit: after the last element, a failure or an interruption.
-      const span = yield* Effect.makeSpanScoped(observation.name, Observe.spanOptions(observation))
+      const span = yield* Effect.makeSpanScoped(observation.name, spanOptions)
       const clock = yield* Effect.clock
       const startMillis = clock.unsafeCurrentTimeMillis()
       const limits = { maxBytes: settings.maxBytes, firstByte, idle, total }
-      const where = `${options.method} /v1${options.path}`
+      const where = whereOf(options)
       const req = request(options, settings)
       const firstByteMillis = millisOf(firstByte)
       const idleMillis = millisOf(idle)

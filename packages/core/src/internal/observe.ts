@@ -30,10 +30,9 @@ export interface Site {
 /** The site of the service at `apiUrl`. */
 export const site = (apiUrl: string): Site => ({ server: GenAi.serverOf(apiUrl), labels: new LabelSets() })
 
-/** A call, ready to be observed: its span's name and start attributes. */
+/** A call, ready to be observed: what its end needs (its span's start attributes are not kept). */
 export interface Observation<A> {
   readonly name: string
-  readonly attributes: GenAi.Attributes
   readonly call: GenAi.Call<A>
   readonly site: Site
   /** Whether message contents go on the span (`Telemetry.CaptureContent`). */
@@ -46,9 +45,10 @@ export const capturing = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean 
   Context.get(fiber.currentContext, Telemetry.CaptureContent)
 
 /**
- * The span name and start attributes of `call` (its message contents too
- * when `capture`): `transport`, the transport's HTTP attributes in a record
- * made for this call, completed with the call's own.
+ * The observation of `call`, and its span's options: the start attributes
+ * (message contents too when `capture`) are `transport`, the transport's
+ * HTTP attributes in a record made for this call, completed with the call's
+ * own. Only the span keeps them: a call in flight holds no copy.
  */
 export const start = <A>(
   call: GenAi.Call<A>,
@@ -56,12 +56,15 @@ export const start = <A>(
   redact: (text: string) => string,
   transport: GenAi.Attributes,
   capture: boolean
-): Observation<A> => {
+): { readonly observation: Observation<A>; readonly spanOptions: SpanOptions } => {
   // Object.assign, not spread: V8 copies these dotted-key records by spread
   // some 40 × slower (measured), and this runs for every call.
   const attributes = Object.assign(transport, GenAi.startAttributes(call.operation, call.model, site.server), call.request)
   if (capture && call.input !== undefined) Object.assign(attributes, redacted(call.input(), redact))
-  return { name: GenAi.spanName(call.operation, call.model), attributes, call, site, capture, redact }
+  return {
+    observation: { name: GenAi.spanName(call.operation, call.model), call, site, capture, redact },
+    spanOptions: { kind: "client", captureStackTrace: false, attributes }
+  }
 }
 
 /** Contents are the user's text: a key pasted into a prompt is still redacted. */
@@ -190,20 +193,23 @@ export const finish = <A>(
     return Effect.void
   })
 
-/** The options of a call's span: kind `client`, its start attributes. */
-export const spanOptions = (observation: { readonly attributes: GenAi.Attributes }) => ({
-  kind: "client" as const,
-  // A stack trace per call costs more than the rest of the span.
-  captureStackTrace: false,
-  attributes: observation.attributes
-})
+/**
+ * The options of a call's span: kind `client`, its start attributes, and no
+ * stack trace (one per call costs more than the rest of the span).
+ */
+export interface SpanOptions {
+  readonly kind: "client"
+  readonly captureStackTrace: false
+  readonly attributes: GenAi.Attributes
+}
 
 /** Runs one call under its span, which it ends annotated, and records the call's metrics. */
 export const observeCall = <A, E, R>(
   observation: Observation<A>,
+  spanOptions: SpanOptions,
   call: (span: Tracer.Span) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
-  Effect.useSpan(observation.name, spanOptions(observation), (span) =>
+  Effect.useSpan(observation.name, spanOptions, (span) =>
     Effect.withFiberRuntime<A, E, R>((fiber) => {
       const clock = clockOf(fiber)
       const startMillis = clock.unsafeCurrentTimeMillis()
