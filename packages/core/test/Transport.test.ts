@@ -551,6 +551,31 @@ describe("the request", () => {
     }).pipe(Effect.provide(transportOver(wire)))
   })
 
+  it.effect("a JSON body goes with application/json, unless the layer set its own content-type", () => {
+    const post = Effect.flatMap(Transport.Transport, (transport) =>
+      transport.call({
+        method: "POST",
+        path: "/things",
+        body: { a: 1 },
+        decode: (u) => Either.right(u),
+        genAi: { operation: "list_models" }
+      }))
+    const sentType = (options: Partial<SwitchboardConfig.Options>) => {
+      const { sent, wire } = scriptedWire(() => ({ status: 200, text: "{}" }))
+      return Effect.map(Effect.provide(post, transportOver(wire, options)), () => {
+        const { headers, payload } = HttpWire.outgoing(sent[0]!.request)
+        expect(payload).toBe(`{"a":1}`)
+        return headers["content-type"]
+      })
+    }
+    return Effect.gen(function*() {
+      expect(yield* sentType({})).toBe("application/json")
+      expect(yield* sentType({ headers: { "Content-Type": "application/vnd.switchboard+json" } })).toBe(
+        "application/vnd.switchboard+json"
+      )
+    })
+  })
+
   it("form data is encoded as multipart with a boundary no part holds", () => {
     const { contentType, payload } = HttpWire.encode(HttpWire.formData([
       { name: "purpose", value: "fine-tune" },
