@@ -11,6 +11,7 @@
  *
  * @since 0.1.0
  */
+import type * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Json from "./internal/json.js"
 import * as Parts from "./internal/protocolParts.js"
@@ -28,6 +29,25 @@ const absentOrNull = Parts.absentOrNull
  * @category parsing
  */
 export const parseJson: (text: string) => unknown = Json.parse
+
+/**
+ * A model's JSON (tool arguments, structured output): `parseJson`, and no
+ * nesting deeper than `maxModelJsonDepth`. `Left` says why in words that
+ * never quote the text: a model may echo anything, the API key included.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseModelJson: (text: string) => Either.Either<unknown, string> = Json.parseModel
+
+/**
+ * How deep `parseModelJson` lets a value nest: far beyond any tool's
+ * parameters, short of any decoder's stack.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const maxModelJsonDepth: number = Json.maxModelDepth
 
 /**
  * A string that must not be empty, with a message that names the rule.
