@@ -14,7 +14,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as Http from "node:http"
-import { Agent, type AgentEvent, Tool, Toolkit } from "../src/index.js"
+import { Agent, Tool, Toolkit } from "../src/index.js"
 
 const apiKey = "sk-hostile-0123456789abcdef"
 
@@ -54,8 +54,8 @@ const firstResult = (args: string) =>
       Stream.runCollect(Agent.stream({ model: "gpt-4o-mini", toolkit: kit, messages: [{ role: "user", content: "Configure" }] })).pipe(
         Effect.provide(Layer.merge(live, Layer.orDie(NodeSwitchboard.layer({ baseUrl: hostile.url, apiKey, maxRetries: 0 }))))
       )))
-    const result = Chunk.toReadonlyArray(events).find((e): e is Extract<AgentEvent<unknown>, { _tag: "ToolResult" }> => e._tag === "ToolResult")
-    return { result: result?.result, seen: yield* Ref.get(seen) }
+    const result = Chunk.toReadonlyArray(events).flatMap((e) => (e._tag === "ToolResult" ? [e.result] : []))[0]
+    return { result, seen: yield* Ref.get(seen) }
   })
 
 describe("Agent.stream: a streamed step's tool arguments", () => {

@@ -234,8 +234,10 @@ export const streamWithCompletion = (
 
 /**
  * Folds streamed chunks into the completion a non-streamed call would have
- * returned: content concatenated, tool-call deltas merged into whole calls
- * (by `index`; by `id`, else by position, when a server omits `index`),
+ * returned, through `ChatFold`: content concatenated, tool-call deltas
+ * merged into whole calls (by `index`; by `id`, else by position, when a
+ * server omits `index`; a name sent in pieces joined, a name restated whole
+ * kept once),
  * `finish_reason` and `usage` kept, `id`, `model` and `created` from the
  * chunks. An empty stream, or a tool call that never got an id or a name,
  * fails; so does a completion past `maxCharacters`.
