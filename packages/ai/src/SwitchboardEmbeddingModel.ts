@@ -9,7 +9,7 @@ import * as Model from "@effect/ai/Model"
 import * as Embeddings from "@switchboard/core/Embeddings"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { toAiError } from "./internal/errors.js"
+import { endpoint, toAiError } from "./internal/errors.js"
 
 /**
  * @since 0.1.0
@@ -32,14 +32,16 @@ const site = { module: "SwitchboardEmbeddingModel", method: "embedMany" }
  * @category constructors
  */
 export const make = (options: Options): Effect.Effect<EmbeddingModel.Service, never, Embeddings.Embeddings> =>
-  Effect.flatMap(Embeddings.Embeddings, (embeddings) => {
+  Effect.gen(function*() {
+    const embeddings = yield* Embeddings.Embeddings
+    const toError = toAiError(site, yield* endpoint("/embeddings"))
     const maxBatchSize = options.maxBatchSize ?? 128
-    return EmbeddingModel.make({
+    return yield* EmbeddingModel.make({
       maxBatchSize,
       embedMany: (inputs) =>
         embeddings.embedMany(inputs, { model: options.model, batchSize: maxBatchSize, dimensions: options.dimensions }).pipe(
           Effect.map((vectors) => vectors.map((vector, index) => ({ index, embeddings: [...vector] }))),
-          Effect.mapError(toAiError(site))
+          Effect.mapError(toError)
         )
     })
   })

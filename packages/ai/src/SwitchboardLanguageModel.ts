@@ -16,7 +16,9 @@ import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
 import { InvalidRequestError } from "@switchboard/core/SwitchboardError"
+import { defaultMaxResponseBytes } from "@switchboard/core/SwitchboardConfig"
 import * as SwitchboardTelemetry from "@switchboard/core/Telemetry"
+import { Transport } from "@switchboard/core/Transport"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -26,7 +28,7 @@ import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { Span } from "effect/Tracer"
-import { type Site, toAiError } from "./internal/errors.js"
+import { endpoint, toAiError } from "./internal/errors.js"
 import { toMessages } from "./internal/prompt.js"
 import * as Parts from "./internal/response.js"
 
@@ -108,10 +110,10 @@ const toolChoice = (choice: LanguageModel.ProviderOptions["toolChoice"]): Protoc
   return choice.mode === "required" ? "required" : "auto"
 }
 
-const toolDefinition = (site: Site, tool: Tool.Any): Effect.Effect<Protocol.Tool, AiError.AiError> => {
+const toolDefinition = (origin: Parts.Origin, tool: Tool.Any): Effect.Effect<Protocol.Tool, AiError.AiError> => {
   if (!Tool.isUserDefined(tool)) {
     const message = `tools: the provider-defined tool ${tool.name} is not supported`
-    return Effect.fail(toAiError(site)(new InvalidRequestError({ field: "tools", message })))
+    return Effect.fail(toAiError(origin.site, origin.endpoint)(new InvalidRequestError({ field: "tools", message })))
   }
   // The tool's requirements do not matter for reading its schema.
   const userTool = tool as Parameters<typeof Tool.getJsonSchema>[0]
@@ -133,12 +135,12 @@ interface Built {
 }
 
 /** The chat request of a call: the prompt, tools and tool choice, the config, and structured output. */
-const build = (site: Site, options: Options, provider: LanguageModel.ProviderOptions): Effect.Effect<Built, AiError.AiError> =>
+const build = (origin: Parts.Origin, options: Options, provider: LanguageModel.ProviderOptions): Effect.Effect<Built, AiError.AiError> =>
   Effect.gen(function*() {
     const config: ConfigService = { ...options.config, ...Option.getOrUndefined(yield* Effect.serviceOption(Config)) }
     const { firstByteTimeout: _f, idleTimeout: _i, structuredOutput, ...fields } = config
-    const messages = yield* toMessages(site, provider.prompt)
-    const tools = yield* Effect.forEach(provider.tools, (tool) => toolDefinition(site, tool))
+    const messages = yield* toMessages(origin.site, provider.prompt)
+    const tools = yield* Effect.forEach(provider.tools, (tool) => toolDefinition(origin, tool))
     const base: Protocol.ChatRequest = {
       ...fields,
       model: options.model,
@@ -153,24 +155,9 @@ const build = (site: Site, options: Options, provider: LanguageModel.ProviderOpt
       // The forced tool is always `respond`; the JSON schema carries the object's name.
       name: mode === "tool" ? undefined : provider.responseFormat.objectName
     })
-    const request = yield* Effect.mapError(StructuredOutput.applyTo(plan, base), toAiError(site))
-    return {
-      request,
-      config,
-      reading: { structured: { callName: plan.tool?.function.name, unwrap: (text: string) => unwrap(plan.wrapped, text) } }
-    }
+    const request = yield* Effect.mapError(StructuredOutput.applyTo(plan, base), toAiError(origin.site, origin.endpoint))
+    return { request, config, reading: { structured: { callName: plan.tool?.function.name, wrapped: plan.wrapped } } }
   })
-
-/** `{"value": …}` → the value's JSON; text that is not such JSON is left for `@effect/ai` to report. */
-const unwrap = (wrapped: boolean, text: string): string => {
-  if (!wrapped) return text
-  try {
-    const parsed = JSON.parse(text) as unknown
-    return typeof parsed === "object" && parsed !== null && "value" in parsed ? JSON.stringify(parsed.value) : text
-  } catch {
-    return text
-  }
-}
 
 // `@effect/ai`'s span wraps core's `chat {model}` client span, which has
 // every attribute of the call. This one gets what identifies the call (as
@@ -211,33 +198,41 @@ const finishOf = (parts: ReadonlyArray<Response.PartEncoded>) =>
  * @category constructors
  */
 export const make = (options: Options): Effect.Effect<LanguageModel.Service, never, Chat.Chat> =>
-  Effect.flatMap(Chat.Chat, (chat) =>
-    LanguageModel.make({
+  Effect.gen(function*() {
+    const chat = yield* Chat.Chat
+    const chatEndpoint = yield* endpoint("/chat/completions")
+    // `streamText` holds what `Chat.accumulate` would: the reply limit of the config, when there is one.
+    const maxCharacters = Option.match(yield* Effect.serviceOption(Transport), {
+      onNone: () => defaultMaxResponseBytes,
+      onSome: (transport) => transport.config.maxResponseBytes
+    })
+    return yield* LanguageModel.make({
       generateText: (provider) => {
-        const site = { module, method: "generateText" }
+        const origin = { site: { module, method: "generateText" }, endpoint: chatEndpoint }
         return Effect.gen(function*() {
-          const { reading, request } = yield* build(site, options, provider)
+          const { reading, request } = yield* build(origin, options, provider)
           annotateRequest(provider.span, request)
-          const completion = yield* Effect.mapError(chat.create(request), toAiError(site))
-          const parts = yield* Parts.fromCompletion(site, completion, reading)
+          const completion = yield* Effect.mapError(chat.create(request), toAiError(origin.site, origin.endpoint))
+          const parts = yield* Parts.fromCompletion(origin, completion, reading)
           annotateResponse(provider.span, completion, finishOf(parts))
           return parts
         })
       },
       streamText: (provider) => {
-        const site = { module, method: "streamText" }
-        return Stream.unwrap(Effect.map(build(site, options, provider), ({ config, request }) => {
+        const origin = { site: { module, method: "streamText" }, endpoint: chatEndpoint }
+        return Stream.unwrap(Effect.map(build(origin, options, provider), ({ config, request }) => {
           annotateRequest(provider.span, request)
           const chunks = chat.stream(request, {
             includeUsage: true,
             firstByteTimeout: config.firstByteTimeout,
             idleTimeout: config.idleTimeout
           })
-          return Parts.fromChunks(site, chunks, (finish, first) => annotateResponse(provider.span, first ?? {}, finish))
-            .pipe(Stream.mapError((error) => (AiError.isAiError(error) ? error : toAiError(site)(error))))
+          return Parts.fromChunks(origin, chunks, maxCharacters, (finish, first) => annotateResponse(provider.span, first ?? {}, finish))
+            .pipe(Stream.mapError((error) => (AiError.isAiError(error) ? error : toAiError(origin.site, origin.endpoint)(error))))
         }))
       }
-    }))
+    })
+  })
 
 /**
  * Provides `LanguageModel.LanguageModel`; needs core's `Chat` (from

@@ -125,13 +125,13 @@ describe("LanguageModel.generateText over the emulator", () => {
 })
 
 describe("errors", () => {
-  it.effect("a service error is an AiError with the Switchboard error as cause", () =>
+  it.effect("a status is an HttpResponseError with the status, and the Switchboard error as cause", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
         LanguageModel.generateText({ prompt: "Hi" }).pipe(Effect.provide(SwitchboardLanguageModel.layer({ model: "no-such-model" })))
       )
-      expect(error._tag).toBe("UnknownError")
-      expect(error._tag === "UnknownError" && error.cause).toMatchObject({ _tag: "NotFoundError", status: 404 })
+      expect(error).toMatchObject({ _tag: "HttpResponseError", reason: "StatusCode", response: { status: 404 } })
+      expect(error.cause).toMatchObject({ _tag: "NotFoundError", status: 404 })
       expect(error.message).toContain("no-such-model")
     }).pipe(provide))
 

@@ -29,11 +29,12 @@ describe("EmbeddingModel over the emulator", () => {
       expect(yield* model.embed("on the mat")).toEqual([...direct[1]!])
     }).pipe(provide))
 
-  it.effect("an unknown model is an AiError with core's NotFoundError as cause", () =>
+  it.effect("an unknown model is an HttpResponseError 404, with core's NotFoundError as cause", () =>
     Effect.gen(function*() {
       const model = yield* EmbeddingModel.EmbeddingModel
       const error = yield* Effect.flip(model.embed("x"))
-      expect(error._tag === "UnknownError" && error.cause).toMatchObject({ _tag: "NotFoundError" })
+      expect(error).toMatchObject({ _tag: "HttpResponseError", response: { status: 404 }, request: { url: expect.stringMatching(/\/embeddings$/) } })
+      expect(error.cause).toMatchObject({ _tag: "NotFoundError" })
     }).pipe(Effect.provide(SwitchboardEmbeddingModel.layer({ model: "no-such-embedder" }).pipe(Layer.provideMerge(emulated())))))
 })
 

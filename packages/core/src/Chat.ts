@@ -209,7 +209,8 @@ export type StreamPart = ChatStream.Part
  * One streamed request giving both the text as it arrives (`TextDelta`
  * parts, first choice) and, as the last part, the `Completion` that a
  * non-streamed call would have returned (tool calls, finish reason, and
- * `usage`: asked for unless `includeUsage: false`). Fails like `stream`.
+ * `usage`: asked for unless `includeUsage: false`). Fails like `stream`, and
+ * like `accumulate` past its default limit (`ResponseTooLargeError`).
  *
  * @example
  * ```ts
@@ -226,12 +227,17 @@ export const streamWithCompletion = (
   request: Protocol.ChatRequest,
   options?: StreamOptions
 ): Stream.Stream<StreamPart, SwitchboardError, Chat> =>
-  ChatStream.withCompletion(stream(request, { ...options, includeUsage: options?.includeUsage ?? true }))
+  ChatStream.withCompletion(
+    stream(request, { ...options, includeUsage: options?.includeUsage ?? true }),
+    defaultMaxResponseBytes
+  )
 
 /**
  * Folds streamed chunks into the completion a non-streamed call would have
- * returned: content concatenated, tool-call deltas merged into whole calls
- * (by `index`; by `id`, else by position, when a server omits `index`),
+ * returned, through `ChatFold`: content concatenated, tool-call deltas
+ * merged into whole calls (by `index`; by `id`, else by position, when a
+ * server omits `index`; a name sent in pieces joined, a name restated whole
+ * kept once),
  * `finish_reason` and `usage` kept, `id`, `model` and `created` from the
  * chunks. An empty stream, or a tool call that never got an id or a name,
  * fails; so does a completion past `maxCharacters`.

@@ -11,11 +11,14 @@
  *
  * @since 0.1.0
  */
+import type * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Json from "./internal/json.js"
 import * as Parts from "./internal/protocolParts.js"
 
 const optional = Schema.optional
+// Reply fields: absent, or `null` read as absent.
+const absentOrNull = Parts.absentOrNull
 
 /**
  * `JSON.parse` for text from the wire or from a model: no `__proto__` key
@@ -26,6 +29,25 @@ const optional = Schema.optional
  * @category parsing
  */
 export const parseJson: (text: string) => unknown = Json.parse
+
+/**
+ * A model's JSON (tool arguments, structured output): `parseJson`, and no
+ * nesting deeper than `maxModelJsonDepth`. `Left` says why in words that
+ * never quote the text: a model may echo anything, the API key included.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseModelJson: (text: string) => Either.Either<unknown, string> = Json.parseModel
+
+/**
+ * How deep `parseModelJson` lets a value nest: far beyond any tool's
+ * parameters, short of any decoder's stack.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const maxModelJsonDepth: number = Json.maxModelDepth
 
 /**
  * A string that must not be empty, with a message that names the rule.
@@ -195,7 +217,12 @@ export type AssistantMessage = typeof AssistantMessage.Type
  */
 export const ReplyMessage = Schema.Struct({
   ...AssistantMessage.fields,
-  role: Schema.optionalWith(Schema.Literal("assistant"), { default: () => "assistant" as const })
+  role: Schema.optionalWith(Schema.Literal("assistant"), { nullable: true, default: () => "assistant" as const }),
+  tool_calls: absentOrNull(Schema.Array(Schema.Struct({
+    ...ToolCall.fields,
+    type: Schema.optionalWith(Schema.Literal("function"), { nullable: true, default: () => "function" as const })
+  }))),
+  name: absentOrNull(Schema.String)
 })
 
 /**
@@ -452,10 +479,10 @@ export const ChatChoice = Schema.Struct({ index: Schema.Number, ...choiceFields 
  */
 export const ChatCompletion = Schema.Struct({
   id: Schema.String,
-  object: optional(Schema.String),
-  created: optional(Schema.Number),
-  model: optional(Schema.String),
-  choices: Parts.positioned(Schema.Struct({ index: optional(Schema.Number), ...choiceFields }), ChatChoice),
+  object: absentOrNull(Schema.String),
+  created: absentOrNull(Schema.Number),
+  model: absentOrNull(Schema.String),
+  choices: Parts.positioned(Schema.Struct({ index: absentOrNull(Schema.Number), ...choiceFields }), ChatChoice),
   usage: optional(Schema.NullOr(Usage))
 })
 /**
@@ -472,10 +499,10 @@ export type ChatCompletion = typeof ChatCompletion.Type
  * @category streaming
  */
 export const ToolCallDelta = Schema.Struct({
-  index: optional(Schema.Number),
-  id: optional(Schema.String),
-  type: optional(Schema.String),
-  function: optional(Schema.Struct({ name: optional(Schema.String), arguments: optional(Schema.String) }))
+  index: absentOrNull(Schema.Number),
+  id: absentOrNull(Schema.String),
+  type: absentOrNull(Schema.String),
+  function: absentOrNull(Schema.Struct({ name: absentOrNull(Schema.String), arguments: absentOrNull(Schema.String) }))
 })
 /**
  * @since 0.1.0
@@ -486,11 +513,12 @@ export type ToolCallDelta = typeof ToolCallDelta.Type
 const chunkChoiceFields = {
   delta: Schema.optionalWith(
     Schema.Struct({
-      role: optional(Schema.String),
+      role: absentOrNull(Schema.String),
       content: optional(Schema.NullOr(Schema.String)),
-      tool_calls: optional(Schema.Array(ToolCallDelta))
+      refusal: optional(Schema.NullOr(Schema.String)),
+      tool_calls: absentOrNull(Schema.Array(ToolCallDelta))
     }),
-    { default: () => ({}) }
+    { nullable: true, default: () => ({}) }
   ),
   finish_reason: optional(Schema.NullOr(Schema.String))
 }
@@ -513,11 +541,11 @@ export const ChunkChoice = Schema.Struct({ index: Schema.Number, ...chunkChoiceF
  * @category streaming
  */
 export const ChatCompletionChunk = Schema.Struct({
-  id: optional(Schema.String),
-  object: optional(Schema.String),
-  created: optional(Schema.Number),
-  model: optional(Schema.String),
-  choices: Parts.positioned(Schema.Struct({ index: optional(Schema.Number), ...chunkChoiceFields }), ChunkChoice),
+  id: absentOrNull(Schema.String),
+  object: absentOrNull(Schema.String),
+  created: absentOrNull(Schema.Number),
+  model: absentOrNull(Schema.String),
+  choices: Parts.positioned(Schema.Struct({ index: absentOrNull(Schema.Number), ...chunkChoiceFields }), ChunkChoice),
   usage: optional(Schema.NullOr(Usage))
 })
 /**

@@ -20,6 +20,8 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Chat from "./Chat.js"
+import * as Json from "./internal/json.js"
+import { truncate } from "./internal/text.js"
 import * as JsonSchema from "./JsonSchema.js"
 import type * as Protocol from "./Protocol.js"
 import { InvalidRequestError, type SwitchboardError } from "./SwitchboardError.js"
@@ -124,9 +126,15 @@ export const plan = <A, I, R>(schema: Schema.Schema<A, I, R>, options: Options &
   const jsonSchema = options.mode === "tool"
     ? JsonSchema.toolParameters(sent as Schema.Schema.Any) as JsonSchema.JsonObject
     : JsonSchema.make(sent as Schema.Schema.Any)
-  const decodeJson = Schema.decodeUnknown(Schema.parseJson(sent))
+  const decodeValue = Schema.decodeUnknown(sent)
+  // The issue is bounded: a decoder's message quotes the values it rejects.
   const fail = (text: string, issue: string) =>
-    new StructuredOutputError({ message: `the reply does not match the schema: ${issue}`, mode: options.mode, text, issue })
+    new StructuredOutputError({
+      message: `the reply does not match the schema: ${truncate(issue)}`,
+      mode: options.mode,
+      text,
+      issue: truncate(issue, 1000)
+    })
   return {
     mode: options.mode,
     name,
@@ -142,8 +150,14 @@ export const plan = <A, I, R>(schema: Schema.Schema<A, I, R>, options: Options &
         }
       }
       : undefined,
+    // A model's JSON (`Json.parseModel`): no `__proto__` key a decoded
+    // record could inherit from, no nesting past the decoder's stack, and a
+    // reason that never quotes the text (it may echo the key).
     decode: (text) =>
-      Effect.mapError(decodeJson(text), (error) => fail(text, ParseResult.TreeFormatter.formatErrorSync(error)))
+      Either.match(Json.parseModel(text), {
+        onLeft: (why) => Effect.fail(fail(text, `the text is ${why}`)),
+        onRight: (value) => Effect.mapError(decodeValue(value), (error) => fail(text, ParseResult.TreeFormatter.formatErrorSync(error)))
+      })
   }
 }
 

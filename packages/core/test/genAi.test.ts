@@ -81,7 +81,20 @@ describe("a streamed reply's facts", () => {
       return JSON.parse(String(facts.output()["gen_ai.output.messages"]))
     }
     expect(text(true)).toEqual([{ role: "assistant", parts: [{ type: "text", content: "Hello" }], finish_reason: "stop" }])
-    expect(text(false)).toEqual([{ role: "assistant", parts: [{ type: "text", content: "" }], finish_reason: "stop" }])
+    expect(new GenAi.ChunkFacts(false).output()).toEqual({})
+  })
+
+  it("tool calls are folded as Chat.accumulate folds them: a name split across deltas comes whole", () => {
+    const facts = new GenAi.ChunkFacts(true)
+    const call = (delta: Protocol.ToolCallDelta, finish: string | null = null) =>
+      chunk({ choices: [{ index: 0, delta: { tool_calls: [delta] }, finish_reason: finish }] })
+    facts.add(call({ index: 0, id: "call_1", function: { name: "get_" } }), 1)
+    facts.add(call({ index: 0, function: { name: "weather", arguments: "{}" } }, "tool_calls"), 2)
+    expect(JSON.parse(String(facts.output()["gen_ai.output.messages"]))).toEqual([{
+      role: "assistant",
+      parts: [{ type: "tool_call", id: "call_1", name: "get_weather", arguments: "{}" }],
+      finish_reason: "tool_calls"
+    }])
   })
 })
 

@@ -1,82 +1,13 @@
 /**
- * Hostile servers: a `node:http` server on 127.0.0.1 whose handler a test
- * writes, to send what no well-behaved service would. Every socket is
- * destroyed when the scope closes, so a test never waits on a body it stopped
- * reading.
+ * Hostile servers (`@switchboard/testing/Hostile`) with the SDK pointed at them.
  */
 import type * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
+import { type Handler, type Hostile, serve } from "@switchboard/testing/Hostile"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Scope from "effect/Scope"
-import * as Http from "node:http"
-import type * as Net from "node:net"
 import { NodeSwitchboard } from "../src/index.js"
 
-export interface Hostile {
-  /** `http://127.0.0.1:PORT`. */
-  readonly url: string
-  /** Requests received so far. */
-  readonly requests: () => number
-  /** The bodies of the requests received so far. */
-  readonly bodies: ReadonlyArray<string>
-  /** Sockets open right now. */
-  readonly openSockets: () => number
-}
-
-export type Handler = (request: Http.IncomingMessage, response: Http.ServerResponse, body: string) => void
-
-/** A server answering every request with `handler`, for the scope's lifetime. */
-export const serve = (handler: Handler): Effect.Effect<Hostile, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.async<{ readonly server: Http.Server; readonly hostile: Hostile }>((resume) => {
-      const sockets = new Set<Net.Socket>()
-      const bodies: Array<string> = []
-      const server = Http.createServer((request, response) => {
-        const parts: Array<Buffer> = []
-        request.on("data", (part: Buffer) => parts.push(part))
-        request.on("end", () => {
-          const body = Buffer.concat(parts).toString()
-          bodies.push(body)
-          handler(request, response, body)
-        })
-      })
-      server.on("connection", (socket) => {
-        sockets.add(socket)
-        socket.once("close", () => sockets.delete(socket))
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address() as Net.AddressInfo
-        resume(Effect.succeed({
-          server,
-          hostile: {
-            url: `http://127.0.0.1:${address.port}`,
-            requests: () => bodies.length,
-            bodies,
-            openSockets: () => sockets.size
-          }
-        }))
-      })
-      server.on("close", () => sockets.forEach((socket) => socket.destroy()))
-    }),
-    ({ server }) =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  ).pipe(Effect.map(({ hostile }) => hostile))
-
-/** A JSON reply. */
-export const json = (response: Http.ServerResponse, status: number, body: unknown, headers: Http.OutgoingHttpHeaders = {}) => {
-  const text = typeof body === "string" ? body : JSON.stringify(body)
-  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers })
-  response.end(text)
-}
-
-/** Server-sent events, written at once. */
-export const sse = (response: Http.ServerResponse, text: string) => {
-  response.writeHead(200, { "content-type": "text/event-stream" })
-  response.end(text)
-}
+export { type Handler, type Hostile, json, serve, sse } from "@switchboard/testing/Hostile"
 
 export const apiKey = "sk-hostile-0123456789abcdef"
 

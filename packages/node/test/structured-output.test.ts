@@ -3,7 +3,9 @@ import { Chat, type Protocol, StructuredOutput } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type * as Http from "node:http"
 import { emulated } from "./fixtures.js"
+import { against, apiKey, json } from "./hostile.js"
 
 const model = "gpt-4o-mini"
 const request: Protocol.ChatRequest = { model, messages: [{ role: "user", content: "Describe an order" }] }
@@ -102,4 +104,32 @@ describe("response_format on Chat.create", () => {
       }
       expect(yield* sentBodies).toEqual([])
     }).pipe(Effect.provide(emulated())))
+})
+
+describe("Chat.createObject against a hostile model", () => {
+  const respond = (args: string) => (_request: unknown, response: Http.ServerResponse) =>
+    json(response, 200, {
+      id: "x",
+      choices: [{
+        index: 0,
+        finish_reason: "tool_calls",
+        message: { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "respond", arguments: args } }] }
+      }]
+    })
+
+  it.live("__proto__ in the value never sets a prototype", () =>
+    against(respond(`{"extra":{"__proto__":{"isAdmin":true},"a":1}}`), () =>
+      Effect.map(Chat.createObject(request, Schema.Struct({ extra: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })), ({ value }) => {
+        expect((value.extra as { isAdmin?: unknown }).isAdmin).toBeUndefined()
+        expect(Object.getPrototypeOf(value.extra)).toBe(Object.prototype)
+      })))
+
+  it.live("nested 10,000 levels deep, or 5 MB that echo the key: a bounded StructuredOutputError without the key", () =>
+    Effect.forEach([`{"a":${"[".repeat(10_000)}${"]".repeat(10_000)}}`, `${apiKey} ${"x".repeat(5 * 1024 * 1024)}`], (args) =>
+      against(respond(args), () =>
+        Effect.map(Effect.flip(Chat.createObject(request, Schema.Struct({ a: Schema.Unknown }))), (error) => {
+          expect(error._tag).toBe("StructuredOutputError")
+          expect(error.message.length).toBeLessThan(500)
+          expect(error.message).not.toContain(apiKey.slice(0, 10))
+        }))))
 })

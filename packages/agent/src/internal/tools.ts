@@ -35,31 +35,14 @@ const describeIssues = (error: ParseResult.ParseError): string =>
     .map((issue) => (issue.path.length > 0 ? `${formatPath(issue.path)}: ${issue.message}` : issue.message))
     .join("; ")
 
-/** How deep a model's arguments may nest: far beyond any tool's parameters, short of any stack. */
-export const maxArgumentsDepth = 128
+/** How deep a model's arguments may nest (core's bound for a model's JSON). */
+export const maxArgumentsDepth = Protocol.maxModelJsonDepth
 
-/** Whether `value` nests deeper than `max`, walked without recursion. */
-const deeperThan = (value: unknown, max: number): boolean => {
-  const stack: Array<readonly [unknown, number]> = [[value, 0]]
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!
-    if (typeof current !== "object" || current === null) continue
-    if (depth >= max) return true
-    for (const child of Object.values(current)) stack.push([child, depth + 1])
-  }
-  return false
-}
-
-// `Protocol.parseJson` drops `__proto__` keys: the model's arguments cannot
-// give a decoded value (a `Schema.Record`, say) an attacker-chosen prototype.
-const parseJson = (text: string): Either.Either<unknown, string> => {
-  try {
-    const value = text.trim() === "" ? {} : Protocol.parseJson(text)
-    return deeperThan(value, maxArgumentsDepth) ? Either.left(`they nest deeper than ${maxArgumentsDepth} levels`) : Either.right(value)
-  } catch (e) {
-    return Either.left(e instanceof Error ? e.message : String(e))
-  }
-}
+// `Protocol.parseModelJson` drops `__proto__` keys (the model's arguments
+// cannot give a decoded value, a `Schema.Record` say, an attacker-chosen
+// prototype), bounds the nesting, and never quotes the text in its reason.
+const parseJson = (text: string): Either.Either<unknown, string> =>
+  text.trim() === "" ? Either.right({}) : Protocol.parseModelJson(text)
 
 /** What the calls of a tool decode and encode with, compiled once. */
 interface Codecs {

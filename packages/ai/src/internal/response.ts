@@ -6,23 +6,33 @@
  */
 import * as AiError from "@effect/ai/AiError"
 import type * as Response from "@effect/ai/Response"
-import * as Chat from "@switchboard/core/Chat"
-import type * as Protocol from "@switchboard/core/Protocol"
+import * as ChatFold from "@switchboard/core/ChatFold"
+import { truncate } from "@switchboard/core/internal/text"
+import * as Protocol from "@switchboard/core/Protocol"
 import type { SwitchboardError } from "@switchboard/core/SwitchboardError"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
-import type { Site } from "./errors.js"
+import { type Endpoint, malformedOutput, type Site } from "./errors.js"
 
 /**
  * How tool calls come back: as `tool-call` parts, or (structured output by a
  * forced tool) the call named `respond` as the text `@effect/ai` decodes.
  */
 export interface Reading {
-  /** Turns the `respond` call's arguments (or the content) into the text of the value. */
   readonly structured?: {
+    /** The forced tool's name; `undefined` when the value comes as the content (`json_schema`). */
     readonly callName: string | undefined
-    readonly unwrap: (text: string) => string
+    /** The value travels as `{"value": …}` (a schema whose root is no object). */
+    readonly wrapped: boolean
   } | undefined
+}
+
+/** Where the parts of one call come from, for the errors they may fail with. */
+export interface Origin {
+  readonly site: Site
+  readonly endpoint: Endpoint
 }
 
 const finishReasons: Readonly<Record<string, Response.FinishReason>> = {
@@ -56,53 +66,71 @@ const metadata = (completion: {
   timestamp: completion.created === undefined ? undefined : new Date(completion.created * 1000).toISOString()
 })
 
-const parseArguments = (site: Site, call: Protocol.ToolCall): Effect.Effect<unknown, AiError.AiError> =>
-  Effect.try({
-    try: () => JSON.parse(call.function.arguments === "" ? "{}" : call.function.arguments) as unknown,
-    catch: (cause) =>
-      new AiError.MalformedOutput({
-        ...site,
-        description: `the arguments of tool call ${call.id} (${call.function.name}) are not JSON: ${call.function.arguments}`,
-        cause
-      })
+/** A model's JSON, by core's `Protocol.parseModelJson`: no `__proto__`, bounded nesting, a bounded and redacted message. */
+const parseModel = (origin: Origin, what: string, text: string): Either.Either<unknown, AiError.AiError> =>
+  Either.mapLeft(Protocol.parseModelJson(text), (why) => malformedOutput(origin.site, origin.endpoint, what, `are ${why}`, text))
+
+const parseArguments = (origin: Origin, call: Protocol.ToolCall): Either.Either<unknown, AiError.AiError> =>
+  call.function.arguments.trim() === "" ?
+    Either.right({}) :
+    parseModel(
+      origin,
+      `the arguments of tool call ${truncate(call.id, 80)} (${truncate(call.function.name, 80)})`,
+      call.function.arguments
+    )
+
+/**
+ * The text of a structured value, for `@effect/ai` to decode: parsed here
+ * (its own `JSON.parse` would keep a `__proto__` key that a decoded record
+ * then inherits from), unwrapped, and written again.
+ */
+const structuredText = (origin: Origin, text: string, wrapped: boolean): Either.Either<string, AiError.AiError> =>
+  Either.map(parseModel(origin, "the structured output", text), (value) => {
+    const inner = wrapped && typeof value === "object" && value !== null && "value" in value ? value.value : value
+    return JSON.stringify(inner) ?? "null"
   })
 
 /** The text and tool-call parts of an assistant message. */
 const contentParts = (
-  site: Site,
+  origin: Origin,
   message: Protocol.AssistantMessage,
   reading: Reading
-): Effect.Effect<Array<Response.PartEncoded>, AiError.AiError> => {
+): Either.Either<Array<Response.PartEncoded>, AiError.AiError> => {
   const structured = reading.structured
   const calls = message.tool_calls ?? []
   const respond = structured?.callName === undefined
     ? undefined
     : calls.find((call) => call.function.name === structured.callName)
+  const parts: Array<Response.PartEncoded> = []
   const text = respond?.function.arguments ?? message.content ?? ""
-  const parts: Array<Response.PartEncoded> = text === "" ? [] : [{ type: "text", text: structured ? structured.unwrap(text) : text }]
-  return Effect.map(
-    Effect.forEach(calls.filter((call) => call !== respond), (call) =>
-      Effect.map(parseArguments(site, call), (params): Response.PartEncoded => ({
-        type: "tool-call",
-        id: call.id,
-        name: call.function.name,
-        params
-      }))),
-    (callParts) => [...parts, ...callParts]
-  )
+  if (text !== "") {
+    if (structured === undefined) parts.push({ type: "text", text })
+    else {
+      const value = structuredText(origin, text, structured.wrapped)
+      if (Either.isLeft(value)) return Either.left(value.left)
+      parts.push({ type: "text", text: value.right })
+    }
+  }
+  for (const call of calls) {
+    if (call === respond) continue
+    const params = parseArguments(origin, call)
+    if (Either.isLeft(params)) return Either.left(params.left)
+    parts.push({ type: "tool-call", id: call.id, name: call.function.name, params: params.right })
+  }
+  return Either.right(parts)
 }
 
 /** The parts of a whole completion: metadata, text, tool calls, finish. */
 export const fromCompletion = (
-  site: Site,
+  origin: Origin,
   completion: Protocol.ChatCompletion,
   reading: Reading
-): Effect.Effect<Array<Response.PartEncoded>, AiError.AiError> => {
+): Either.Either<Array<Response.PartEncoded>, AiError.AiError> => {
   const choice = completion.choices[0]
   if (choice === undefined) {
-    return Effect.fail(new AiError.MalformedOutput({ ...site, description: "the completion has no choices" }))
+    return Either.left(new AiError.MalformedOutput({ ...origin.site, description: "the completion has no choices" }))
   }
-  return Effect.map(contentParts(site, choice.message, reading), (content) => [
+  return Either.map(contentParts(origin, choice.message, reading), (content) => [
     metadata(completion),
     ...content,
     { type: "finish", reason: finishReason(choice.finish_reason), usage: usage(completion.usage) }
@@ -110,11 +138,13 @@ export const fromCompletion = (
 }
 
 /**
- * Folds chunks into stream parts as they come: `response-metadata` first,
- * then `text-start`/`text-delta`, `tool-params-start`/`-delta` per call.
- * The calls themselves, `text-end`, the `-end`s and `finish` come when the
- * stream ends: the usage chunk follows the finish reason, and `@effect/ai`
- * resolves calls per emitted chunk.
+ * Chunks → stream parts as they come, folded by core's `ChatFold` (the fold
+ * `Chat.accumulate` uses, with its limit): `response-metadata` first, then
+ * `text-start`/`text-delta`, and per call `tool-params-start` (once its id,
+ * name and first arguments are in: a name may come in pieces before them)
+ * and `tool-params-delta`. The calls themselves, `text-end`, the `-end`s and
+ * `finish` come when the stream ends: the usage chunk follows the finish
+ * reason, and `@effect/ai` resolves calls per emitted chunk.
  */
 interface Ending {
   readonly body: ReadonlyArray<Response.StreamPartEncoded>
@@ -122,18 +152,25 @@ interface Ending {
 }
 
 class Streaming {
-  readonly chunks: Array<Protocol.ChatCompletionChunk> = []
+  readonly fold: ChatFold.Fold
+  first: Protocol.ChatCompletionChunk | undefined
   textStarted = false
-  /** Calls whose `tool-params-start` went out, by id. */
-  readonly started = new Set<string>()
-  /** Deltas by index (or id, or position), until the call's id and name are known. */
-  readonly pending = new Map<string, { id?: string | undefined; name?: string | undefined; args: Array<string> }>()
+  /** Per call of the first choice, by position: whether its start went out, and how many fragments since. */
+  readonly started: Array<boolean> = []
+  readonly sent: Array<number> = []
 
-  constructor(readonly textId: string) {}
+  constructor(readonly textId: string, maxCharacters: number) {
+    this.fold = ChatFold.make({ maxCharacters })
+  }
 
-  add(chunk: Protocol.ChatCompletionChunk): Array<Response.StreamPartEncoded> {
-    const parts: Array<Response.StreamPartEncoded> = this.chunks.length === 0 ? [metadata(chunk)] : []
-    this.chunks.push(chunk)
+  /** The parts of one chunk, or the error the stream ends with (past the limit). */
+  add(chunk: Protocol.ChatCompletionChunk, parts: Array<Response.StreamPartEncoded>): SwitchboardError | undefined {
+    if (this.first === undefined) {
+      this.first = chunk
+      parts.push(metadata(chunk))
+    }
+    const tooLarge = this.fold.add(chunk)
+    if (tooLarge) return tooLarge
     for (const choice of chunk.choices) {
       if (choice.index !== 0) continue
       const { content, tool_calls } = choice.delta
@@ -142,71 +179,78 @@ class Streaming {
         this.textStarted = true
         parts.push({ type: "text-delta", id: this.textId, delta: content })
       }
-      tool_calls?.forEach((delta, position) => parts.push(...this.callDelta(delta, position)))
+      if (tool_calls && tool_calls.length > 0) this.callParts(parts)
     }
-    return parts
+    return undefined
   }
 
-  /** Params parts for a tool-call delta: best effort, the calls themselves come from `Chat.accumulate`. */
-  callDelta(delta: Protocol.ToolCallDelta, position: number): Array<Response.StreamPartEncoded> {
-    const key = delta.index !== undefined ? `i${delta.index}` : delta.id !== undefined ? `id${delta.id}` : `p${position}`
-    const slot = this.pending.get(key) ?? { args: [] }
-    this.pending.set(key, slot)
-    slot.id ??= delta.id
-    slot.name ??= delta.function?.name
-    if (delta.function?.arguments) slot.args.push(delta.function.arguments)
-    if (slot.id === undefined || slot.name === undefined) return []
-    const parts: Array<Response.StreamPartEncoded> = []
-    if (!this.started.has(slot.id)) {
-      this.started.add(slot.id)
-      parts.push({ type: "tool-params-start", id: slot.id, name: slot.name })
+  /** Params parts for what the fold's calls gained: best effort, the calls themselves come at the end. */
+  callParts(parts: Array<Response.StreamPartEncoded>) {
+    const calls = this.fold.toolCalls(0)
+    for (let i = 0; i < calls.length; i++) {
+      const { fragments, id, name } = calls[i]!
+      if (id === undefined || name === undefined || fragments.length === 0) continue
+      if (!this.started[i]) {
+        this.started[i] = true
+        this.sent[i] = 0
+        parts.push({ type: "tool-params-start", id, name })
+      }
+      for (let f = this.sent[i]!; f < fragments.length; f++) parts.push({ type: "tool-params-delta", id, delta: fragments[f]! })
+      this.sent[i] = fragments.length
     }
-    for (const args of slot.args) parts.push({ type: "tool-params-delta", id: slot.id, delta: args })
-    slot.args = []
-    return parts
   }
 
-  /** The closing parts, from the chunks folded as a non-streamed completion would be. */
-  end(site: Site): Effect.Effect<Ending, AiError.AiError | SwitchboardError> {
-    return Effect.flatMap(Chat.accumulate(Stream.fromIterable(this.chunks)), (completion) => {
+  /** The closing parts, from the fold's completion. */
+  end(origin: Origin): Either.Either<Ending, AiError.AiError | SwitchboardError> {
+    return Either.flatMap(this.fold.completion(), (completion) => {
       const choice = completion.choices[0]
-      const parts: Array<Response.StreamPartEncoded> = this.textStarted ? [{ type: "text-end", id: this.textId }] : []
+      const body: Array<Response.StreamPartEncoded> = this.textStarted ? [{ type: "text-end", id: this.textId }] : []
       const calls = choice?.message.tool_calls ?? []
-      return Effect.map(
-        Effect.forEach(calls, (call) =>
-          Effect.map(parseArguments(site, call), (params): Array<Response.StreamPartEncoded> => [
-            ...(this.started.has(call.id) ? [] : [
-              { type: "tool-params-start", id: call.id, name: call.function.name } as const,
-              { type: "tool-params-delta", id: call.id, delta: call.function.arguments } as const
-            ]),
-            { type: "tool-params-end", id: call.id },
-            { type: "tool-call", id: call.id, name: call.function.name, params }
-          ])),
-        (callParts): Ending => ({
-          body: [...parts, ...callParts.flat()],
-          finish: { type: "finish", reason: finishReason(choice?.finish_reason), usage: usage(completion.usage) }
-        })
-      )
+      for (const [i, call] of calls.entries()) {
+        const params = parseArguments(origin, call)
+        if (Either.isLeft(params)) return Either.left(params.left)
+        if (!this.started[i]) {
+          body.push(
+            { type: "tool-params-start", id: call.id, name: call.function.name },
+            { type: "tool-params-delta", id: call.id, delta: call.function.arguments }
+          )
+        }
+        body.push({ type: "tool-params-end", id: call.id }, { type: "tool-call", id: call.id, name: call.function.name, params: params.right })
+      }
+      return Either.right({
+        body,
+        finish: { type: "finish", reason: finishReason(choice?.finish_reason), usage: usage(completion.usage) }
+      })
     })
   }
 }
 
 /**
- * Stream parts from completion chunks; `onEnd` sees the `finish` part (for
- * telemetry). `@effect/ai` streams text only, never structured output.
- * `finish` goes out in a chunk of its own: `@effect/ai` runs the tools of
- * each chunk and puts their results after it.
+ * Stream parts from completion chunks, holding at most `maxCharacters`;
+ * `onEnd` sees the `finish` part (for telemetry). `@effect/ai` streams text
+ * only, never structured output. `finish` goes out in a chunk of its own:
+ * `@effect/ai` runs the tools of each chunk and puts their results after it.
  */
 export const fromChunks = <E, R>(
-  site: Site,
+  origin: Origin,
   chunks: Stream.Stream<Protocol.ChatCompletionChunk, E, R>,
+  maxCharacters: number,
   onEnd: (finish: Response.FinishPartEncoded, first: Protocol.ChatCompletionChunk | undefined) => void
 ): Stream.Stream<Response.StreamPartEncoded, E | AiError.AiError | SwitchboardError, R> =>
   Stream.suspend(() => {
-    const state = new Streaming("text")
-    const ending = Effect.tap(Effect.suspend(() => state.end(site)), ({ finish }) => onEnd(finish, state.chunks[0]))
+    const state = new Streaming("text", maxCharacters)
+    const parts = Stream.mapChunksEffect(chunks, (chunk) => {
+      const out: Array<Response.StreamPartEncoded> = []
+      for (const c of chunk) {
+        // Failing ends the stream, which closes its connection.
+        const error = state.add(c, out)
+        if (error) return Effect.fail(error)
+      }
+      return Effect.succeed(Chunk.unsafeFromArray(out))
+    })
+    const ending = Effect.tap(Effect.suspend(() => state.end(origin)), ({ finish }) => onEnd(finish, state.first))
     return Stream.concat(
-      Stream.mapConcat(chunks, (chunk) => state.add(chunk)),
+      parts,
       Stream.flatMap(Stream.fromEffect(ending), ({ body, finish }) => Stream.concat(Stream.fromIterable(body), Stream.succeed(finish)))
     )
   })

@@ -8,6 +8,7 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
+import * as ChatFold from "../ChatFold.js"
 import type * as Protocol from "../Protocol.js"
 import { ChatCompletionChunk } from "../Protocol.js"
 import * as Sse from "../Sse.js"
@@ -64,7 +65,9 @@ const isToolCallDelta = (u: unknown): boolean =>
 const isChoice = (u: unknown): boolean => {
   if (!isObject(u) || typeof u.index !== "number" || !isNullableString(u.finish_reason)) return false
   const delta = u.delta
-  if (!isObject(delta) || !isOptional(delta.role, "string") || !isNullableString(delta.content)) return false
+  if (!isObject(delta) || !isOptional(delta.role, "string") || !isNullableString(delta.content) || !isNullableString(delta.refusal)) {
+    return false
+  }
   return delta.tool_calls === undefined || (Array.isArray(delta.tool_calls) && delta.tool_calls.every(isToolCallDelta))
 }
 
@@ -185,164 +188,8 @@ export const decode = (
   Stream.pipeThroughChannel(Sse.decode(body), chunks<SwitchboardError>(reply))
 
 // ---------------------------------------------------------------------------
-// Chunks → completion
+// Chunks → completion: `ChatFold`, the one fold every path uses
 // ---------------------------------------------------------------------------
-
-interface ToolSlot {
-  id: string | undefined
-  type: string | undefined
-  name: string | undefined
-  readonly args: Array<string>
-}
-
-interface ChoiceState {
-  readonly index: number
-  readonly content: Array<string>
-  readonly refusal: Array<string>
-  finishReason: string | null
-  readonly calls: Array<ToolSlot>
-  readonly byIndex: Map<number, ToolSlot>
-  readonly byId: Map<string, ToolSlot>
-  /** The slots the previous chunk's deltas went to, by position. */
-  lastPositions: ReadonlyArray<ToolSlot>
-}
-
-const newSlot = (choice: ChoiceState): ToolSlot => {
-  const slot: ToolSlot = { id: undefined, type: undefined, name: undefined, args: [] }
-  choice.calls.push(slot)
-  return slot
-}
-
-/**
- * Where a tool-call delta belongs: by `index`; without one, by `id`; with
- * neither, to the call the delta at the same position of the previous chunk
- * went to (servers that omit `index` keep the order), else the latest call.
- */
-const slotOf = (choice: ChoiceState, delta: Protocol.ToolCallDelta, position: number): ToolSlot => {
-  if (delta.index !== undefined) {
-    const known = choice.byIndex.get(delta.index)
-    if (known) return known
-    const slot = newSlot(choice)
-    choice.byIndex.set(delta.index, slot)
-    return slot
-  }
-  if (delta.id) return choice.byId.get(delta.id) ?? newSlot(choice)
-  return choice.lastPositions[position] ?? choice.calls[choice.calls.length - 1] ?? newSlot(choice)
-}
-
-/** Merges the deltas; returns how many characters of arguments they added. */
-const mergeToolCalls = (choice: ChoiceState, deltas: ReadonlyArray<Protocol.ToolCallDelta>): number => {
-  let added = 0
-  const positions: Array<ToolSlot> = []
-  for (let position = 0; position < deltas.length; position++) {
-    const delta = deltas[position]!
-    const slot = slotOf(choice, delta, position)
-    if (delta.id && slot.id === undefined) {
-      slot.id = delta.id
-      choice.byId.set(delta.id, slot)
-    }
-    if (delta.type && slot.type === undefined) slot.type = delta.type
-    // Some servers repeat the name in every delta: the first one counts.
-    if (delta.function?.name && slot.name === undefined) slot.name = delta.function.name
-    if (delta.function?.arguments) {
-      slot.args.push(delta.function.arguments)
-      added += delta.function.arguments.length
-    }
-    positions.push(slot)
-  }
-  choice.lastPositions = positions
-  return added
-}
-
-/** Folds chunks, mutably: one per `accumulate` run. */
-class Accumulator {
-  chunks = 0
-  /** Characters of content, refusal and arguments gathered so far. */
-  size = 0
-  id: string | undefined
-  model: string | undefined
-  created: number | undefined
-  usage: Protocol.Usage | undefined
-  readonly choices = new Map<number, ChoiceState>()
-
-  add(chunk: ChatCompletionChunk) {
-    this.chunks++
-    this.id ??= chunk.id
-    this.model ??= chunk.model
-    this.created ??= chunk.created
-    if (chunk.usage) this.usage = chunk.usage
-    for (const delta of chunk.choices) {
-      let choice = this.choices.get(delta.index)
-      if (!choice) {
-        choice = {
-          index: delta.index,
-          content: [],
-          refusal: [],
-          finishReason: null,
-          calls: [],
-          byIndex: new Map(),
-          byId: new Map(),
-          lastPositions: []
-        }
-        this.choices.set(delta.index, choice)
-      }
-      const { content, tool_calls } = delta.delta
-      if (content) {
-        choice.content.push(content)
-        this.size += content.length
-      }
-      const refusal = (delta.delta as { readonly refusal?: unknown }).refusal
-      if (typeof refusal === "string" && refusal !== "") {
-        choice.refusal.push(refusal)
-        this.size += refusal.length
-      }
-      if (tool_calls && tool_calls.length > 0) this.size += mergeToolCalls(choice, tool_calls)
-      if (delta.finish_reason) choice.finishReason = delta.finish_reason
-    }
-  }
-
-  result(): Effect.Effect<Protocol.ChatCompletion, StreamError | ResponseDecodeError> {
-    if (this.chunks === 0) {
-      return Effect.fail(new StreamError({ message: "the stream carried no chunk to accumulate", reason: "cut" }))
-    }
-    const choices: Array<Protocol.ChatCompletion["choices"][number]> = []
-    for (const choice of [...this.choices.values()].sort((a, b) => a.index - b.index)) {
-      const calls: Array<Protocol.ToolCall> = []
-      for (const [i, slot] of choice.calls.entries()) {
-        if (slot.id === undefined || slot.name === undefined) {
-          const missing = slot.id === undefined ? "an id" : "a function name"
-          return Effect.fail(
-            new ResponseDecodeError({
-              message: `choices[${choice.index}].tool_calls[${i}] was streamed without ${missing}`,
-              body: truncate(JSON.stringify({ id: slot.id, name: slot.name, arguments: slot.args.join("") }))
-            })
-          )
-        }
-        calls.push({ id: slot.id, type: "function", function: { name: slot.name, arguments: slot.args.join("") } })
-      }
-      const text = choice.content.join("")
-      choices.push({
-        index: choice.index,
-        message: {
-          role: "assistant",
-          content: text === "" && calls.length > 0 ? null : text,
-          ...(calls.length > 0 ? { tool_calls: calls } : {}),
-          ...(choice.refusal.length > 0 ? { refusal: choice.refusal.join("") } : {})
-        },
-        finish_reason: choice.finishReason
-      })
-    }
-    return Effect.succeed({
-      // Chunks without an id (the contract shows no chunk format) give "".
-      id: this.id ?? "",
-      object: "chat.completion",
-      ...(this.created === undefined ? {} : { created: this.created }),
-      ...(this.model === undefined ? {} : { model: this.model }),
-      choices,
-      ...(this.usage === undefined ? {} : { usage: this.usage })
-    })
-  }
-}
 
 /** Chunks → one completion (see `Chat.accumulate`), at most `maxCharacters` of text and arguments. */
 export const accumulate = <E, R>(
@@ -350,19 +197,17 @@ export const accumulate = <E, R>(
   maxCharacters: number
 ): Effect.Effect<Protocol.ChatCompletion, E | StreamError | ResponseDecodeError | ResponseTooLargeError, R> =>
   Effect.suspend(() => {
-    const accumulator = new Accumulator()
+    const fold = ChatFold.make({ maxCharacters })
     return Effect.zipRight(
       Stream.runForEachChunk(stream, (chunk) => {
-        for (const c of chunk) accumulator.add(c)
-        // Failing ends the stream, which closes its connection.
-        return accumulator.size <= maxCharacters ? Effect.void : Effect.fail(
-          new ResponseTooLargeError({
-            message: `the streamed completion holds more than ${maxCharacters} characters of content and arguments`,
-            limit: maxCharacters
-          })
-        )
+        for (const c of chunk) {
+          // Failing ends the stream, which closes its connection.
+          const tooLarge = fold.add(c)
+          if (tooLarge) return Effect.fail(tooLarge)
+        }
+        return Effect.void
       }),
-      Effect.suspend(() => accumulator.result())
+      Effect.suspend(fold.completion)
     )
   })
 
@@ -371,25 +216,27 @@ export type Part =
   | { readonly _tag: "TextDelta"; readonly text: string }
   | { readonly _tag: "Completion"; readonly completion: Protocol.ChatCompletion }
 
-/** The text deltas of the first choice, then the completion the chunks fold into. */
+/** The text deltas of the first choice, then the completion the chunks fold into (at most `maxCharacters`). */
 export const withCompletion = <E, R>(
-  stream: Stream.Stream<ChatCompletionChunk, E, R>
-): Stream.Stream<Part, E | StreamError | ResponseDecodeError, R> =>
+  stream: Stream.Stream<ChatCompletionChunk, E, R>,
+  maxCharacters: number
+): Stream.Stream<Part, E | StreamError | ResponseDecodeError | ResponseTooLargeError, R> =>
   Stream.suspend(() => {
-    const accumulator = new Accumulator()
-    const deltas = Stream.mapChunks(stream, (chunk) => {
+    const fold = ChatFold.make({ maxCharacters })
+    const deltas = Stream.mapChunksEffect(stream, (chunk) => {
       const out: Array<Part> = []
       for (const c of chunk) {
-        accumulator.add(c)
+        const tooLarge = fold.add(c)
+        if (tooLarge) return Effect.fail(tooLarge)
         for (const choice of c.choices) {
           if (choice.index === 0 && choice.delta.content) out.push({ _tag: "TextDelta", text: choice.delta.content })
         }
       }
-      return Chunk.unsafeFromArray(out)
+      return Effect.succeed(Chunk.unsafeFromArray(out))
     })
     // Evaluated once the chunks have ended, so it sees all of them.
     const completion = Stream.fromEffect(
-      Effect.suspend(() => Effect.map(accumulator.result(), (completion): Part => ({ _tag: "Completion", completion })))
+      Effect.suspend(() => Either.map(fold.completion(), (completion): Part => ({ _tag: "Completion", completion })))
     )
     return Stream.concat(deltas, completion)
   })

@@ -4,7 +4,10 @@
  * attributes known at start and those read from the reply. Pure functions:
  * `Transport` owns when spans start and end, and calls these.
  */
+import * as Either from "effect/Either"
+import * as ChatFold from "../ChatFold.js"
 import type * as Protocol from "../Protocol.js"
+import { defaultMaxResponseBytes } from "../SwitchboardConfig.js"
 
 /** The value of `gen_ai.provider.name` on everything the SDK records. */
 export const providerName = "switchboard"
@@ -178,57 +181,41 @@ export interface Facts<A> {
 }
 
 /**
- * The facts of a streamed completion, gathered chunk by chunk: the first id
- * and model, every finish reason, the last usage, and when the first chunk came.
+ * The facts of a streamed completion, gathered chunk by chunk by `ChatFold`
+ * (the fold every path uses): the first id and model, every finish reason,
+ * the last usage, and when the first chunk came. When contents are recorded,
+ * a second fold keeps the message (text and tool calls) up to the fold's
+ * limit, and stops gathering there: the span gets what came before it.
  */
 export class ChunkFacts implements Facts<Protocol.ChatCompletionChunk> {
-  /** The text of each choice, kept only when contents are recorded. */
-  private readonly texts: Map<number, Array<string>> | undefined
-  id: string | undefined
-  model: string | undefined
-  usage: Protocol.Usage | undefined
+  private readonly facts = ChatFold.make({ maxCharacters: 0, content: false })
+  /** The message contents, kept only when recorded, until they pass the limit. */
+  private contents: ChatFold.Fold | undefined
   /** Milliseconds from the request to the first chunk. */
   firstChunkMillis: number | undefined
-  readonly reasons = new Map<number, string>()
 
   constructor(keepText: boolean) {
-    this.texts = keepText ? new Map() : undefined
+    this.contents = keepText ? ChatFold.make({ maxCharacters: defaultMaxResponseBytes }) : undefined
   }
 
   readonly firstMillis = (): number | undefined => this.firstChunkMillis
 
   readonly add = (chunk: Protocol.ChatCompletionChunk, sinceStartMillis: number): void => {
     this.firstChunkMillis ??= sinceStartMillis
-    this.id ??= chunk.id
-    this.model ??= chunk.model
-    if (chunk.usage) this.usage = chunk.usage
-    for (const choice of chunk.choices) {
-      if (choice.finish_reason) this.reasons.set(choice.index, choice.finish_reason)
-      const content = choice.delta.content
-      if (this.texts !== undefined && content) {
-        const text = this.texts.get(choice.index)
-        if (text === undefined) this.texts.set(choice.index, [content])
-        else text.push(content)
-      }
-    }
+    this.facts.add(chunk)
+    if (this.contents !== undefined && this.contents.add(chunk) !== undefined) this.contents = undefined
   }
 
-  /** `gen_ai.output.messages` of the text streamed so far (tool calls are not gathered here). */
-  readonly output = (): Attributes => {
-    const indexes = [...new Set([...(this.texts?.keys() ?? []), ...this.reasons.keys()])].sort((a, b) => a - b)
-    return {
-      "gen_ai.output.messages": JSON.stringify(indexes.map((index) => ({
-        role: "assistant",
-        parts: [{ type: "text", content: this.texts?.get(index)?.join("") ?? "" }],
-        finish_reason: this.reasons.get(index) ?? ""
-      })))
-    }
-  }
+  /** `gen_ai.output.messages` of what streamed so far: text and tool calls; none past the limit. */
+  readonly output = (): Attributes =>
+    this.contents === undefined || this.contents.chunks() === 0 ?
+      {} :
+      Either.match(this.contents.completion(), { onLeft: () => ({}), onRight: outputMessages })
 
   /** What the chunks so far add to the span; time to first chunk in seconds, as the conventions measure it. */
   readonly reply = (): Reply => {
-    const reasons = [...this.reasons.entries()].sort(([a], [b]) => a - b).map(([, reason]) => reason)
-    const result = reply(this.id, this.model, reasons, this.usage)
+    const facts = this.facts
+    const result = reply(facts.id(), facts.model(), facts.finishReasons(), facts.usage())
     if (this.firstChunkMillis === undefined) return result
     return {
       ...result,

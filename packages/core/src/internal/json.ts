@@ -2,6 +2,7 @@
  * Reading what a server (or a model) wrote: JSON that cannot set a
  * prototype, and the service's own message out of the usual error shapes.
  */
+import * as Either from "effect/Either"
 import { isObject } from "./plain.js"
 
 // `JSON.parse` makes `"__proto__"` an own property, harmless until a copy
@@ -21,6 +22,39 @@ const dropProto = (key: string, value: unknown) => (key === "__proto__" ? undefi
  * `JSON.parse` on text that is not JSON.
  */
 export const parse = (text: string): unknown => (mayHoldProto(text) ? JSON.parse(text, dropProto) : JSON.parse(text))
+
+/** How deep a model's JSON may nest: far beyond any tool's parameters or output schema, short of any stack. */
+export const maxModelDepth = 128
+
+/** Whether `value` nests deeper than `max`, walked without recursion. */
+const deeperThan = (value: unknown, max: number): boolean => {
+  const stack: Array<readonly [unknown, number]> = [[value, 0]]
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!
+    if (typeof current !== "object" || current === null) continue
+    if (depth >= max) return true
+    for (const child of Object.values(current)) stack.push([child, depth + 1])
+  }
+  return false
+}
+
+/**
+ * A model's JSON (tool arguments, structured output): `parse`, and no
+ * nesting deeper than `maxModelDepth`, which a decoder's recursion could
+ * not survive. `Left` says why in words that never quote the text (a
+ * model may echo anything, the key included).
+ */
+export const parseModel = (text: string): Either.Either<unknown, string> => {
+  let value: unknown
+  try {
+    value = parse(text)
+  } catch (e) {
+    // V8's messages quote the text near the fault: only their position is kept.
+    const at = e instanceof Error ? /at position \d+/.exec(e.message)?.[0] : undefined
+    return Either.left(`not JSON${at === undefined ? "" : ` (${at})`}`)
+  }
+  return deeperThan(value, maxModelDepth) ? Either.left(`nested deeper than ${maxModelDepth} levels`) : Either.right(value)
+}
 
 const text = (u: unknown): string | undefined => (typeof u === "string" && u.trim() !== "" ? u : undefined)
 

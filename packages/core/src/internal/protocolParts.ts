@@ -29,5 +29,12 @@ export const positioned = <W extends { readonly index?: number | undefined }, WI
     encode: (items) => items
   })
 
-/** A token count; one the reply leaves out is 0. */
-export const tokenCount = Schema.optionalWith(Schema.Number, { default: () => 0 })
+/**
+ * An optional field of a reply that may also come as `null`, read as absent
+ * (services send `"role": null`, `"tool_calls": null`, …; decisions,
+ * "Tolerant reading"). The decoded type is that of `Schema.optional`.
+ */
+export const absentOrNull = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { nullable: true })
+
+/** A token count; one the reply leaves out (or sends as `null`) is 0. */
+export const tokenCount = Schema.optionalWith(Schema.Number, { nullable: true, default: () => 0 })

@@ -1,0 +1,295 @@
+/**
+ * The one fold of streamed chunks into the completion a non-streamed call
+ * would have returned, one chunk at a time, within a size limit. Every path
+ * that folds a stream uses it: `Chat.accumulate` and `streamWithCompletion`,
+ * the GenAI telemetry of a stream, `@switchboard/ai`'s `streamText`, and so
+ * the agent's streamed steps (`docs/streaming.md`, "One fold").
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import { truncate } from "./internal/text.js"
+import type * as Protocol from "./Protocol.js"
+import { ResponseDecodeError, ResponseTooLargeError, StreamError } from "./SwitchboardError.js"
+
+/**
+ * A tool call as far as its deltas have come: `id` and `name` once known,
+ * the `arguments` fragments in order. A live view: it grows as chunks are added.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolCallSoFar {
+  readonly id: string | undefined
+  readonly name: string | undefined
+  readonly fragments: ReadonlyArray<string>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /**
+   * Most characters of content, refusal, tool names and arguments held; the
+   * chunk that passes it makes `add` return a `ResponseTooLargeError`.
+   */
+  readonly maxCharacters: number
+  /**
+   * `false`: only what the completion says about itself (id, model,
+   * created, finish reasons, usage) is kept, no content: for telemetry
+   * that does not record contents. Default `true`.
+   */
+  readonly content?: boolean | undefined
+}
+
+interface ToolSlot {
+  id: string | undefined
+  name: string | undefined
+  readonly fragments: Array<string>
+}
+
+interface ChoiceState {
+  readonly index: number
+  readonly content: Array<string>
+  readonly refusal: Array<string>
+  finishReason: string | null
+  readonly calls: Array<ToolSlot>
+  readonly byIndex: Map<number, ToolSlot>
+  readonly byId: Map<string, ToolSlot>
+  /** The slots the previous chunk's deltas went to, by position. */
+  lastPositions: ReadonlyArray<ToolSlot>
+}
+
+const newChoice = (index: number): ChoiceState => ({
+  index,
+  content: [],
+  refusal: [],
+  finishReason: null,
+  calls: [],
+  byIndex: new Map(),
+  byId: new Map(),
+  lastPositions: []
+})
+
+const newSlot = (choice: ChoiceState): ToolSlot => {
+  const slot: ToolSlot = { id: undefined, name: undefined, fragments: [] }
+  choice.calls.push(slot)
+  return slot
+}
+
+/**
+ * Where a tool-call delta belongs: by `index`; without one, by `id`; with
+ * neither, to the call the delta at the same position of the previous chunk
+ * went to (servers that omit `index` keep the order), else the latest call.
+ */
+const slotOf = (choice: ChoiceState, delta: Protocol.ToolCallDelta, position: number): ToolSlot => {
+  if (delta.index !== undefined) {
+    const known = choice.byIndex.get(delta.index)
+    if (known) return known
+    const slot = newSlot(choice)
+    choice.byIndex.set(delta.index, slot)
+    return slot
+  }
+  if (delta.id) return choice.byId.get(delta.id) ?? newSlot(choice)
+  return choice.lastPositions[position] ?? choice.calls[choice.calls.length - 1] ?? newSlot(choice)
+}
+
+/**
+ * The name so far and a new fragment of it (decision: "A tool name in
+ * several deltas"): a fragment that restates the whole name so far (equal
+ * to it, or starting with it) replaces it; any other is appended.
+ */
+export const joinName = (sofar: string | undefined, fragment: string): string =>
+  sofar === undefined || fragment.startsWith(sofar) ? fragment : sofar + fragment
+
+/**
+ * The fold of one stream, mutable: make one per stream.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Fold {
+  /**
+   * Folds one chunk in. Returns the error the stream should end with when
+   * the chunk took the fold past `maxCharacters` (the chunk is kept).
+   */
+  readonly add: (chunk: Protocol.ChatCompletionChunk) => ResponseTooLargeError | undefined
+  /** Chunks added so far. */
+  readonly chunks: () => number
+  /** Characters held so far (see `Options.maxCharacters`). */
+  readonly size: () => number
+  /** The first chunk's `id`, `model`, `created`, each from the first chunk that had it. */
+  readonly id: () => string | undefined
+  readonly model: () => string | undefined
+  /** The last `usage` sent. */
+  readonly usage: () => Protocol.Usage | undefined
+  /** The last `finish_reason` of each choice that had one, in choice order. */
+  readonly finishReasons: () => Array<string>
+  /** The tool calls of choice `index` so far, in call order. */
+  readonly toolCalls: (index: number) => ReadonlyArray<ToolCallSoFar>
+  /**
+   * The completion of the chunks so far. Fails on no chunk, and on a tool
+   * call without an id or a name.
+   */
+  readonly completion: () => Either.Either<Protocol.ChatCompletion, StreamError | ResponseDecodeError>
+}
+
+class FoldState implements Fold {
+  private count = 0
+  /** Characters of content, refusal, names and arguments gathered so far. */
+  private held = 0
+  private firstId: string | undefined
+  private firstModel: string | undefined
+  private created: number | undefined
+  private lastUsage: Protocol.Usage | undefined
+  private readonly choices = new Map<number, ChoiceState>()
+  private readonly keepContent: boolean
+  private readonly max: number
+
+  constructor(options: Options) {
+    this.max = options.maxCharacters
+    this.keepContent = options.content ?? true
+  }
+
+  readonly chunks = () => this.count
+  readonly size = () => this.held
+  readonly id = () => this.firstId
+  readonly model = () => this.firstModel
+  readonly usage = () => this.lastUsage
+
+  readonly add = (chunk: Protocol.ChatCompletionChunk): ResponseTooLargeError | undefined => {
+    this.count++
+    this.firstId ??= chunk.id
+    this.firstModel ??= chunk.model
+    this.created ??= chunk.created
+    if (chunk.usage) this.lastUsage = chunk.usage
+    for (const delta of chunk.choices) {
+      let choice = this.choices.get(delta.index)
+      if (!choice) {
+        choice = newChoice(delta.index)
+        this.choices.set(delta.index, choice)
+      }
+      if (delta.finish_reason) choice.finishReason = delta.finish_reason
+      if (this.keepContent) this.held += this.addContent(choice, delta.delta)
+    }
+    return this.held <= this.max ? undefined : new ResponseTooLargeError({
+      message: `the streamed completion holds more than ${this.max} characters of content and arguments`,
+      limit: this.max
+    })
+  }
+
+  /** Adds a delta's content, refusal and tool calls; returns the characters it added. */
+  private addContent(choice: ChoiceState, delta: Protocol.ChatCompletionChunk["choices"][number]["delta"]): number {
+    let added = 0
+    const { content, refusal, tool_calls } = delta
+    if (content) {
+      choice.content.push(content)
+      added += content.length
+    }
+    if (refusal) {
+      choice.refusal.push(refusal)
+      added += refusal.length
+    }
+    if (tool_calls && tool_calls.length > 0) added += this.addCalls(choice, tool_calls)
+    return added
+  }
+
+  private addCalls(choice: ChoiceState, deltas: ReadonlyArray<Protocol.ToolCallDelta>): number {
+    let added = 0
+    const positions: Array<ToolSlot> = []
+    for (let position = 0; position < deltas.length; position++) {
+      const delta = deltas[position]!
+      const slot = slotOf(choice, delta, position)
+      if (delta.id && slot.id === undefined) {
+        slot.id = delta.id
+        choice.byId.set(delta.id, slot)
+      }
+      const fn = delta.function
+      if (fn?.name) {
+        const before = slot.name?.length ?? 0
+        slot.name = joinName(slot.name, fn.name)
+        added += slot.name.length - before
+      }
+      if (fn?.arguments) {
+        slot.fragments.push(fn.arguments)
+        added += fn.arguments.length
+      }
+      positions.push(slot)
+    }
+    choice.lastPositions = positions
+    return added
+  }
+
+  private sortedChoices(): Array<ChoiceState> {
+    return [...this.choices.values()].sort((a, b) => a.index - b.index)
+  }
+
+  readonly finishReasons = (): Array<string> => {
+    const reasons: Array<string> = []
+    for (const choice of this.sortedChoices()) if (choice.finishReason) reasons.push(choice.finishReason)
+    return reasons
+  }
+
+  readonly toolCalls = (index: number): ReadonlyArray<ToolCallSoFar> => this.choices.get(index)?.calls ?? []
+
+  readonly completion = (): Either.Either<Protocol.ChatCompletion, StreamError | ResponseDecodeError> => {
+    if (this.count === 0) {
+      return Either.left(new StreamError({ message: "the stream carried no chunk to accumulate", reason: "cut" }))
+    }
+    const choices: Array<Protocol.ChatCompletion["choices"][number]> = []
+    for (const choice of this.sortedChoices()) {
+      const calls: Array<Protocol.ToolCall> = []
+      for (const [i, slot] of choice.calls.entries()) {
+        const args = slot.fragments.join("")
+        if (slot.id === undefined || slot.name === undefined) {
+          const missing = slot.id === undefined ? "an id" : "a function name"
+          return Either.left(
+            new ResponseDecodeError({
+              message: `choices[${choice.index}].tool_calls[${i}] was streamed without ${missing}`,
+              body: truncate(JSON.stringify({ id: slot.id, name: slot.name, arguments: truncate(args) }))
+            })
+          )
+        }
+        calls.push({ id: slot.id, type: "function", function: { name: slot.name, arguments: args } })
+      }
+      const text = choice.content.join("")
+      choices.push({
+        index: choice.index,
+        message: {
+          role: "assistant",
+          content: text === "" && calls.length > 0 ? null : text,
+          ...(calls.length > 0 ? { tool_calls: calls } : {}),
+          ...(choice.refusal.length > 0 ? { refusal: choice.refusal.join("") } : {})
+        },
+        finish_reason: choice.finishReason
+      })
+    }
+    return Either.right({
+      // Chunks without an id (the contract shows no chunk format) give "".
+      id: this.firstId ?? "",
+      object: "chat.completion",
+      ...(this.created === undefined ? {} : { created: this.created }),
+      ...(this.firstModel === undefined ? {} : { model: this.firstModel }),
+      choices,
+      ...(this.lastUsage === undefined ? {} : { usage: this.lastUsage })
+    })
+  }
+}
+
+/**
+ * A new fold, for one stream.
+ *
+ * @example
+ * ```ts
+ * const fold = ChatFold.make({ maxCharacters: 1_000_000 })
+ * for (const chunk of chunks) {
+ *   const tooLarge = fold.add(chunk)
+ *   if (tooLarge) return yield* tooLarge
+ * }
+ * const completion = yield* fold.completion()
+ * ```
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options): Fold => new FoldState(options)
