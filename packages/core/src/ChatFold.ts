@@ -72,6 +72,13 @@ const newChoice = (index: number): ChoiceState => ({
   lastPositions: []
 })
 
+/**
+ * Most choices and tool calls one stream may open, together. Each is held
+ * even when its deltas carry no characters, so `maxCharacters` alone would
+ * not bound a stream of empty deltas that each open one.
+ */
+export const maxOpened = 4096
+
 const newSlot = (choice: ChoiceState): ToolSlot => {
   const slot: ToolSlot = { id: undefined, name: undefined, fragments: [] }
   choice.calls.push(slot)
@@ -139,6 +146,8 @@ class FoldState implements Fold {
   private count = 0
   /** Characters of content, refusal, names and arguments gathered so far. */
   private held = 0
+  /** Choices and tool calls opened so far (`maxOpened`). */
+  private opened = 0
   private firstId: string | undefined
   private firstModel: string | undefined
   private created: number | undefined
@@ -169,9 +178,16 @@ class FoldState implements Fold {
       if (!choice) {
         choice = newChoice(delta.index)
         this.choices.set(delta.index, choice)
+        this.opened++
       }
       if (delta.finish_reason) choice.finishReason = delta.finish_reason
       if (this.keepContent) this.held += this.addContent(choice, delta.delta)
+    }
+    if (this.opened > maxOpened) {
+      return new ResponseTooLargeError({
+        message: `the streamed completion opens more than ${maxOpened} choices and tool calls`,
+        limit: maxOpened
+      })
     }
     return this.held <= this.max ? undefined : new ResponseTooLargeError({
       message: `the streamed completion holds more than ${this.max} characters of content and arguments`,
@@ -196,6 +212,7 @@ class FoldState implements Fold {
   }
 
   private addCalls(choice: ChoiceState, deltas: ReadonlyArray<Protocol.ToolCallDelta>): number {
+    const before = choice.calls.length
     let added = 0
     const positions: Array<ToolSlot> = []
     for (let position = 0; position < deltas.length; position++) {
@@ -218,6 +235,7 @@ class FoldState implements Fold {
       positions.push(slot)
     }
     choice.lastPositions = positions
+    this.opened += choice.calls.length - before
     return added
   }
 
