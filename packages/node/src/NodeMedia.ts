@@ -93,9 +93,26 @@ export const safeFileName = (text: string, fallback: string): string => {
 const candidate = (path: string, attempt: number) =>
   attempt === 1 ? path : path.replace(/(\.[^./\\]*)?$/, (extension) => `-${attempt}${extension}`)
 
+/** Whether `a` and `b` hold the same bytes, `b` being a file, not a link (read in chunks: a video is never held whole). */
+const sameBytes = (fs: FileSystem.FileSystem, a: string, b: string) =>
+  Effect.gen(function*() {
+    const isLink = yield* Effect.isSuccess(fs.readLink(b))
+    const [infoA, infoB] = yield* Effect.all([fs.stat(a), fs.stat(b)])
+    if (isLink || infoB.type !== "File" || infoA.size !== infoB.size) return false
+    const digest = (path: string) =>
+      Stream.runFold(fs.stream(path), Crypto.createHash("sha256"), (hash, chunk) => hash.update(chunk)).pipe(
+        Effect.map((hash) => hash.digest("hex"))
+      )
+    const [digestA, digestB] = yield* Effect.all([digest(a), digest(b)])
+    return digestA === digestB
+  }).pipe(Effect.orElseSucceed(() => false))
+
 /**
  * Writes `bytes` to `path`, or, when a file is there already, to the first
  * free `path` with `-2`, `-3`… before the extension; returns the path used.
+ * With `sameIsSaved`, a name that already holds these very bytes is the
+ * answer: a save repeated (a resumed task) makes no copy.
+ *
  * The bytes go to a temporary file beside it, created exclusively under a
  * random name (a planted file or symlink makes the open fail rather than
  * redirect it), which is hard-linked to its name when complete: `link`
@@ -103,7 +120,7 @@ const candidate = (path: string, attempt: number) =>
  * keep theirs. The temporary file is removed whatever happens, so a failure
  * leaves nothing.
  */
-const writeNew = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E, R>) =>
+const writeNew = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E, R>, sameIsSaved: boolean) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const paths = yield* Path.Path
@@ -112,12 +129,14 @@ const writeNew = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E, R>) =>
     const temporary = `${path}.${Crypto.randomBytes(12).toString("hex")}.part`
     const claim = (attempt: number): Effect.Effect<string, SaveError> => {
       const target = candidate(path, attempt)
+      const taken = Effect.if(sameIsSaved ? sameBytes(fs, temporary, target) : Effect.succeed(false), {
+        onTrue: () => Effect.succeed(target),
+        onFalse: () => claim(attempt + 1)
+      })
       return fs.link(temporary, target).pipe(
         Effect.as(target),
         Effect.catchAll((e) =>
-          e._tag === "SystemError" && e.reason === "AlreadyExists" && attempt < 1000
-            ? claim(attempt + 1)
-            : Effect.fail(failed(target)(e))
+          e._tag === "SystemError" && e.reason === "AlreadyExists" && attempt < 1000 ? taken : Effect.fail(failed(target)(e))
         )
       )
     }
@@ -259,8 +278,10 @@ const bytesOf = (url: string, limits: Limits): Stream.Stream<Uint8Array, Switchb
 
 /**
  * Saves a file from a URL or data URI to `path`, returning the path used:
- * `path`, or when a file is there already the first free name with `-2`,
- * `-3`… before the extension (an existing file is never replaced). A
+ * `path`, or when another file is there already the first free name with
+ * `-2`, `-3`… before the extension (an existing file is never replaced; one
+ * holding the same bytes is taken as this save, so saving twice makes no
+ * copy). A
  * download follows up to 5 redirects, must answer 2xx with a media content
  * type (not a page or an error body) and keep to `options`' limits; else
  * nothing is written.
@@ -269,7 +290,7 @@ const bytesOf = (url: string, limits: Limits): Stream.Stream<Uint8Array, Switchb
  * @category saving
  */
 export const save = (url: string, path: string, options: SaveOptions = {}) =>
-  Effect.flatMap(limitsOf(options), (limits) => writeNew(path, bytesOf(url, limits)))
+  Effect.flatMap(limitsOf(options), (limits) => writeNew(path, bytesOf(url, limits), true))
 
 /**
  * Saves generated images into `directory` as `<prefix>-<n><ext>` (the
@@ -287,7 +308,7 @@ export const saveImages = (images: ReadonlyArray<GeneratedImage>, directory: str
     return Effect.forEach(images, (image, i) => {
       const fromUrl = /\.(png|jpe?g|gif|webp)(?:$|\?)/i.exec(image.url)?.[1]
       const extension = image.mediaType ? extensionOf[image.mediaType] ?? ".img" : fromUrl ? `.${fromUrl.toLowerCase()}` : ".png"
-      return writeNew(paths.join(directory, `${name}-${i + 1}${extension}`), bytesOf(image.url, limits))
+      return writeNew(paths.join(directory, `${name}-${i + 1}${extension}`), bytesOf(image.url, limits), false)
     })
   })
 

@@ -99,6 +99,22 @@ describe("NodeMedia.save", () => {
       expect(readdirSync(directory).sort()).toEqual(["boat-2.mp4", "boat.mp4"])
     }).pipe(Effect.provide(NodeMedia.layer))))
 
+  it.live("saving the same bytes again makes no copy; a link to the same bytes is not taken for the file", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const host = yield* videoHost
+      const directory = temporaryDirectory()
+      const first = yield* NodeMedia.save(`${host.url}/v.mp4`, join(directory, "v.mp4"))
+      const again = yield* NodeMedia.save(`${host.url}/v.mp4`, join(directory, "v.mp4"))
+      expect(again).toBe(first)
+      expect(readdirSync(directory)).toEqual(["v.mp4"])
+      const elsewhere = join(temporaryDirectory(), "same.mp4")
+      writeFileSync(elsewhere, video)
+      symlinkSync(elsewhere, join(directory, "w.mp4"))
+      const beside = yield* NodeMedia.save(`${host.url}/v.mp4`, join(directory, "w.mp4"))
+      expect(beside).toBe(join(directory, "w-2.mp4"))
+      expect(lstatSync(beside).isFile()).toBe(true)
+    }).pipe(Effect.provide(NodeMedia.layer))))
+
   it.live("a symlink planted under any name the temporary file could predictably have redirects nothing", () =>
     Effect.scoped(Effect.gen(function*() {
       const host = yield* videoHost
