@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import * as Options from "@effect/cli/Options"
+import { TaskJournal } from "@switchboard/core"
 import { NodeMedia, NodeSwitchboard } from "@switchboard/node"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -118,7 +119,9 @@ export const layerFrom = (settings: Settings, options: LayerOptions = {}) =>
     NodeSwitchboard.layer({
       baseUrl: settings.baseUrl,
       apiKey: settings.apiKey,
-      ...(options.journalDirectory === undefined ? {} : { journalDirectory: options.journalDirectory })
+      // Without a directory, a command submits no task, or keeps it in a
+      // workflow's database (`--database`): memory is what it means.
+      ...(options.journalDirectory === undefined ? { journal: TaskJournal.layerMemory } : { journalDirectory: options.journalDirectory })
     }),
     NodeMedia.layer
   )

@@ -7,6 +7,7 @@
  */
 import { type SwitchboardError, type TaskPoller, type Videos } from "@switchboard/core"
 import { ConfigurationError } from "@switchboard/core/SwitchboardError"
+import * as Path from "@effect/platform/Path"
 import { NodeMedia } from "@switchboard/node"
 import { Cluster, VideoWorkflow } from "@switchboard/workflow"
 import * as Effect from "effect/Effect"
@@ -114,8 +115,8 @@ export const video = (
     const result = yield* awaitEnd(key)
     if (result?._tag !== "Complete") return yield* Effect.dieMessage("a finished workflow has no result")
     const video = yield* result.exit
-    const extension = /\.(mp4|webm|mov|m4v)(?:$|[?#])/i.exec(video.videoUrl)?.[1]?.toLowerCase() ?? "mp4"
-    const path = yield* NodeMedia.save(video.videoUrl, `${options.out}/${video.taskId}.${extension}`)
+    const paths = yield* Path.Path
+    const path = yield* NodeMedia.save(video.videoUrl, paths.join(options.out, NodeMedia.videoFileName(video.taskId, video.videoUrl)))
     yield* narrate(`Saved ${path} (task ${video.taskId})`)
     yield* Output.line(path)
   }).pipe(

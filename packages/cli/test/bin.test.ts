@@ -15,7 +15,7 @@ import * as Net from "node:net"
 import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { bin, build, lines, packageDir, pngSize, removeTempDirs, run, start, stopAll, tempDir, tinyPng } from "./helpers.js"
+import { bin, build, lines, packageDir, pngSize, removeTempDirs, run, start, stopAll, tempDir, tinyPng, videoServiceNaming } from "./helpers.js"
 
 const runtime = ManagedRuntime.make(Emulator.layer())
 let emulator: Context.Tag.Service<typeof Emulator.Emulator>
@@ -418,6 +418,29 @@ describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
     const long = await run(["video", "generate", "A paper boat", "--poll-interval", "10ms", "--out", "videos"], { env, cwd: dir })
     expect(long.code).toBe(0)
     expect(lines(long.stdout)[0]).toMatch(/^videos\/task_\w+\.mp4$/)
+  })
+
+  it("a task id that is a path: the video lands inside --out under a safe name, and replaces nothing", async () => {
+    const service = await videoServiceNaming("../victim")
+    try {
+      const root = tempDir("escape")
+      const out = Path.join(root, "out")
+      Fs.mkdirSync(out)
+      Fs.writeFileSync(Path.join(root, "victim.mp4"), "mine")
+      Fs.writeFileSync(Path.join(out, "victim.mp4"), "mine too")
+      const result = await run(["video", "a fox", "--poll-interval", "10ms", "--out", "out"], {
+        env: { SWITCHBOARD_BASE_URL: service.url, SWITCHBOARD_API_KEY: "sk-test" },
+        cwd: root
+      })
+      expect(result.code).toBe(0)
+      expect(lines(result.stdout)).toEqual([Path.join("out", "victim-2.mp4")])
+      expect(Fs.readFileSync(Path.join(root, "victim.mp4"), "utf8")).toBe("mine")
+      expect(Fs.readFileSync(Path.join(out, "victim.mp4"), "utf8")).toBe("mine too")
+      expect(Fs.readFileSync(Path.join(out, "victim-2.mp4")).subarray(4, 8).toString("latin1")).toBe("ftyp")
+      expect(Fs.readdirSync(root).sort()).toEqual([".switchboard", "out", "victim.mp4"])
+    } finally {
+      await service.close()
+    }
   })
 
   it("a failed task is exit 1 with the reason", async () => {

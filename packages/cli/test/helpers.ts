@@ -6,6 +6,8 @@
  */
 import * as Processes from "@switchboard/testing/Processes"
 import * as Fs from "node:fs"
+import * as Http from "node:http"
+import type * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -94,3 +96,37 @@ export const tinyPng = Buffer.from(
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
   "base64"
 )
+
+/**
+ * A video service on 127.0.0.1 that names its task `taskId`, whatever that
+ * is: the submission answers it, every status says `succeed` with a video
+ * served at `/v.mp4`. Close it when done.
+ */
+export const videoServiceNaming = (taskId: string): Promise<{ readonly url: string; readonly close: () => Promise<void> }> =>
+  new Promise((resolve) => {
+    const server = Http.createServer((request, response) => {
+      request.resume()
+      request.on("end", () => {
+        if (request.url === "/v.mp4") {
+          response.writeHead(200, { "content-type": "video/mp4" })
+          return response.end(Buffer.from("00000018667479706d703432", "hex"))
+        }
+        const address = server.address() as Net.AddressInfo
+        const body = request.url === "/v1/chat/task/status"
+          ? { status: "succeed", video_url: `http://127.0.0.1:${address.port}/v.mp4` }
+          : { id: taskId, choices: [{ message: { role: "assistant", content: "" } }] }
+        response.writeHead(200, { "content-type": "application/json" })
+        response.end(JSON.stringify(body))
+      })
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as Net.AddressInfo
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        close: () => new Promise((done) => {
+          server.closeAllConnections()
+          server.close(() => done())
+        })
+      })
+    })
+  })

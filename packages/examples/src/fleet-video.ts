@@ -1,12 +1,14 @@
+import { TaskJournal } from "@switchboard/core"
 import { Cluster, VideoWorkflow } from "@switchboard/workflow"
 import { NodeSwitchboard } from "@switchboard/node"
 import { Console, Effect, Layer, Schedule } from "effect"
 
 // A runner: the workflow registered, over the SDK (Videos) and an engine
-// whose state is in a sqlite file (the runner is its own client).
+// whose state is in a sqlite file (the runner is its own client). The
+// workflow keeps each task in that file: the SDK's journal can stay in memory.
 const Runner = VideoWorkflow.layer({ schedule: Schedule.spaced("1 second"), deadline: "30 minutes" }).pipe(
   Layer.provideMerge(Cluster.layerRunner({ database: { _tag: "Sqlite", filename: "tasks.sqlite" } })),
-  Layer.provide(NodeSwitchboard.layerConfig())
+  Layer.provide(NodeSwitchboard.layerConfig({ journal: TaskJournal.layerMemory }))
 )
 
 const program = Effect.gen(function*() {

@@ -17,7 +17,7 @@ const program = Effect.gen(function*() {
 })
 
 const Switchboard = NodeSwitchboard.layerConfig({
-  journalDirectory: ".switchboard/tasks", // tasks survive a crash: resume them with Videos.resumePending()
+  journalDirectory: ".switchboard/tasks", // the CLI's journal here (default: the user's state directory)
   pollSchedule: Schedule.spaced("500 millis") // the default backs off from 1 s to 15 s
 })
 

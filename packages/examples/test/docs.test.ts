@@ -38,16 +38,28 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { pathOf, shown, src, unmarked } from "./examples.js"
 
 const runtime = ManagedRuntime.make(Emulator.layer())
-const saved = { url: process.env["SWITCHBOARD_BASE_URL"], key: process.env["SWITCHBOARD_API_KEY"] }
+const saved = {
+  url: process.env["SWITCHBOARD_BASE_URL"],
+  key: process.env["SWITCHBOARD_API_KEY"],
+  journal: process.env["SWITCHBOARD_JOURNAL_DIR"]
+}
 
 beforeAll(async () => {
   const emulator = await runtime.runPromise(Emulator.Emulator)
   process.env["SWITCHBOARD_BASE_URL"] = emulator.url
   process.env["SWITCHBOARD_API_KEY"] = emulator.apiKey
+  // layerConfig()'s journal: in a directory of the test's, not the user's state directory.
+  process.env["SWITCHBOARD_JOURNAL_DIR"] = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-examples-journal-"))
 })
 
 afterAll(async () => {
-  for (const [name, value] of [["SWITCHBOARD_BASE_URL", saved.url], ["SWITCHBOARD_API_KEY", saved.key]] as const) {
+  for (
+    const [name, value] of [
+      ["SWITCHBOARD_BASE_URL", saved.url],
+      ["SWITCHBOARD_API_KEY", saved.key],
+      ["SWITCHBOARD_JOURNAL_DIR", saved.journal]
+    ] as const
+  ) {
     if (value === undefined) delete process.env[name]
     else process.env[name] = value
   }

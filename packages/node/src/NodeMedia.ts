@@ -1,8 +1,11 @@
 /**
  * Saving generated media to disk: images and videos are downloaded as a
- * stream (or decoded from a data URI) into a temporary file that is renamed
- * into place only when complete, so a failure never leaves a half-written
- * file behind. A video task leaves the journal only once its file is saved.
+ * stream (or decoded from a data URI) into a temporary file, created
+ * exclusively under a random name, that is linked to its name only when
+ * complete, so a failure never leaves a half-written file behind and an
+ * existing file is never replaced. Names made from the service's data (a
+ * task id) are made safe first. A video task leaves the journal only once
+ * its file is saved.
  *
  * @since 0.1.0
  */
@@ -14,17 +17,21 @@ import type { GeneratedImage } from "@switchboard/core/Images"
 import * as Protocol from "@switchboard/core/Protocol"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
 import * as SwitchboardError from "@switchboard/core/SwitchboardError"
+import type { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import type * as TaskPoller from "@switchboard/core/TaskPoller"
 import * as Videos from "@switchboard/core/Videos"
+import type * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
+import * as Crypto from "node:crypto"
 
 /**
  * Writing a file failed; `path` names it.
@@ -66,57 +73,74 @@ const makeDirectories = (fs: FileSystem.FileSystem, paths: Path.Path, directory:
   })
 
 /**
- * Writes `bytes` to `path` through a temporary file and a rename.
- * Media URLs point anywhere, so downloads use a plain client: the service's
- * key is never sent with them.
+ * `text` as one file name, for names made from data the SDK does not
+ * control (a task id, a prefix): letters, digits, `.`, `_` and `-` only
+ * (any other run becomes one `-`), no leading `.` or `-` (no `..`, no hidden
+ * file, no option-like name), at most 100 characters, never a Windows
+ * device name; `fallback` when nothing is left. So it never names a
+ * directory or leaves the one it is joined to.
+ *
+ * @since 0.1.0
+ * @category saving
  */
-const writeAtomically = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E, R>) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const paths = yield* Path.Path
-    const failed = (e: { readonly message: string }) => new SaveError({ path, message: e.message })
-    yield* Effect.mapError(makeDirectories(fs, paths, paths.dirname(path)), failed)
-    const temporary = `${path}.${process.pid}.${Date.now()}.part`
-    yield* Stream.run(bytes, Sink.mapError(fs.sink(temporary), failed)).pipe(
-      Effect.zipRight(Effect.mapError(fs.rename(temporary, path), failed)),
-      Effect.onError(() => Effect.ignore(fs.remove(temporary)))
-    )
-    return path
-  })
-
-let writes = 0
+export const safeFileName = (text: string, fallback: string): string => {
+  const name = text.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[.-]+/, "").slice(0, 100).replace(/[.-]+$/, "")
+  if (name === "") return fallback
+  return /^(?:con|prn|aux|nul|com\d|lpt\d)(?:\.|$)/i.test(name) ? name.replace(/^[^.]*/, (device) => `${device}_`) : name
+}
 
 /** `dir/fox-1.png` → `dir/fox-1-2.png` for the second try. */
 const candidate = (path: string, attempt: number) =>
   attempt === 1 ? path : path.replace(/(\.[^./\\]*)?$/, (extension) => `-${attempt}${extension}`)
 
+/** Whether `a` and `b` hold the same bytes, `b` being a file, not a link (read in chunks: a video is never held whole). */
+const sameBytes = (fs: FileSystem.FileSystem, a: string, b: string) =>
+  Effect.gen(function*() {
+    const isLink = yield* Effect.isSuccess(fs.readLink(b))
+    const [infoA, infoB] = yield* Effect.all([fs.stat(a), fs.stat(b)])
+    if (isLink || infoB.type !== "File" || infoA.size !== infoB.size) return false
+    const digest = (path: string) =>
+      Stream.runFold(fs.stream(path), Crypto.createHash("sha256"), (hash, chunk) => hash.update(chunk)).pipe(
+        Effect.map((hash) => hash.digest("hex"))
+      )
+    const [digestA, digestB] = yield* Effect.all([digest(a), digest(b)])
+    return digestA === digestB
+  }).pipe(Effect.orElseSucceed(() => false))
+
 /**
  * Writes `bytes` to `path`, or, when a file is there already, to the first
  * free `path` with `-2`, `-3`… before the extension; returns the path used.
- * The complete temporary file is hard-linked to its name, which fails
- * rather than replace a file, so two writers racing for a name both keep
- * their file.
+ * With `sameIsSaved`, a name that already holds these very bytes is the
+ * answer: a save repeated (a resumed task) makes no copy.
+ *
+ * The bytes go to a temporary file beside it, created exclusively under a
+ * random name (a planted file or symlink makes the open fail rather than
+ * redirect it), which is hard-linked to its name when complete: `link`
+ * fails rather than replace a file, so two writers racing for a name both
+ * keep theirs. The temporary file is removed whatever happens, so a failure
+ * leaves nothing.
  */
-const writeNew = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E, R>) =>
+const writeNew = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E, R>, sameIsSaved: boolean) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const paths = yield* Path.Path
     const failed = (target: string) => (e: { readonly message: string }) => new SaveError({ path: target, message: e.message })
     yield* Effect.mapError(makeDirectories(fs, paths, paths.dirname(path)), failed(path))
-    // Unique within the process too: saves of the same name may run at once.
-    const temporary = `${path}.${process.pid}.${++writes}.part`
+    const temporary = `${path}.${Crypto.randomBytes(12).toString("hex")}.part`
     const claim = (attempt: number): Effect.Effect<string, SaveError> => {
       const target = candidate(path, attempt)
+      const taken = Effect.if(sameIsSaved ? sameBytes(fs, temporary, target) : Effect.succeed(false), {
+        onTrue: () => Effect.succeed(target),
+        onFalse: () => claim(attempt + 1)
+      })
       return fs.link(temporary, target).pipe(
         Effect.as(target),
         Effect.catchAll((e) =>
-          e._tag === "SystemError" && e.reason === "AlreadyExists" && attempt < 1000
-            ? claim(attempt + 1)
-            : Effect.fail(failed(target)(e))
+          e._tag === "SystemError" && e.reason === "AlreadyExists" && attempt < 1000 ? taken : Effect.fail(failed(target)(e))
         )
       )
     }
-    return yield* Stream.run(bytes, Sink.mapError(fs.sink(temporary), failed(path))).pipe(
+    return yield* Stream.run(bytes, Sink.mapError(fs.sink(temporary, { flag: "wx" }), failed(path))).pipe(
       Effect.zipRight(claim(1)),
       Effect.ensuring(Effect.ignore(fs.remove(temporary)))
     )
@@ -140,16 +164,47 @@ const fetchFollowing = async (url: string, signal: AbortSignal): Promise<Respons
   }
 }
 
+/** The limits of one download, checked (`SaveOptions`). */
+interface Limits {
+  readonly firstByte: Duration.Duration
+  readonly idle: Duration.Duration
+  readonly total: Duration.Duration
+}
+
+/**
+ * `bytes` failing with a `TimeoutError` when its first chunk (the request
+ * and the answer's headers included) takes longer than `firstByte`, or a
+ * later one longer than `idle`. Only waits on the network count: a slow
+ * writer never trips it.
+ */
+const withinReadLimits = <E>(bytes: Stream.Stream<Uint8Array, E>, url: string, limits: Limits) =>
+  Stream.unwrapScoped(Effect.map(Stream.toPull(bytes), (pull) => {
+    let first = true
+    return Stream.repeatEffectChunkOption(Effect.suspend((): Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<E | SwitchboardError.TimeoutError>> => {
+      const [limit, phase, what] = first
+        ? [limits.firstByte, "first-byte" as const, "sent no data within"]
+        : [limits.idle, "idle" as const, "sent no data for"]
+      first = false
+      return Duration.isFinite(limit)
+        ? Effect.timeoutFail(pull, {
+          duration: limit,
+          onTimeout: () =>
+            Option.some(new SwitchboardError.TimeoutError({ message: `download of ${url} ${what} ${Duration.format(limit)}`, phase }))
+        })
+        : pull
+    }))
+  }))
+
 /**
  * Downloads with Node's own `fetch`, loaded only when a download happens:
  * an `@effect/platform` `HttpClient` would load at start for every program
  * that imports `@switchboard/node` (docs/performance.md, cold start).
- * Interruption (the time limit included) aborts the request, or cancels the
+ * Interruption (a time limit included) aborts the request, or cancels the
  * body being read.
  */
-const download = (url: string, timeout: Duration.Duration) => {
+const download = (url: string, limits: Limits) => {
   const timedOut = Effect.fail(
-    new SwitchboardError.TimeoutError({ message: `download of ${url} took longer than ${Duration.format(timeout)}`, phase: "request" })
+    new SwitchboardError.TimeoutError({ message: `download of ${url} took longer than ${Duration.format(limits.total)}`, phase: "total" })
   )
   const refuse = (response: Response, error: SwitchboardError.SwitchboardError) =>
     Effect.zipRight(Effect.promise(() => response.body?.cancel() ?? Promise.resolve()), Effect.fail(error))
@@ -184,24 +239,37 @@ const download = (url: string, timeout: Duration.Duration) => {
       })
     })
   )
+  const read = withinReadLimits(bytes, url, limits)
   // The whole download, from the request to the last byte.
-  return Duration.isFinite(timeout) ? Stream.interruptWhen(bytes, Effect.zipRight(Effect.sleep(timeout), timedOut)) : bytes
+  return Duration.isFinite(limits.total) ? Stream.interruptWhen(read, Effect.zipRight(Effect.sleep(limits.total), timedOut)) : read
 }
 
-const defaultSaveTimeout = Duration.minutes(10)
-
 /**
+ * The limits of a download; a limit missing takes its default. A negative
+ * or NaN one is a `ConfigurationError` naming it.
+ *
  * @since 0.1.0
  * @category models
  */
 export interface SaveOptions {
-  /** Time limit of a download, from the request to its last byte. Default 10 minutes. */
+  /** The whole download, from the request to its last byte. Default 10 minutes. */
   readonly timeout?: Duration.DurationInput | undefined
+  /** From the request to the first byte of the body (redirects and headers included). Default 60 seconds. */
+  readonly firstByteTimeout?: Duration.DurationInput | undefined
+  /** The longest silence between two reads of the body. Default 60 seconds. */
+  readonly idleTimeout?: Duration.DurationInput | undefined
 }
 
-const bytesOf = (url: string, timeout: Duration.Duration): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError> => {
+const limitsOf = (options: SaveOptions): Either.Either<Limits, ConfigurationError> =>
+  Either.all({
+    total: SwitchboardConfig.duration("timeout", options.timeout ?? Duration.minutes(10)),
+    firstByte: SwitchboardConfig.duration("firstByteTimeout", options.firstByteTimeout ?? Duration.seconds(60)),
+    idle: SwitchboardConfig.duration("idleTimeout", options.idleTimeout ?? Duration.seconds(60))
+  })
+
+const bytesOf = (url: string, limits: Limits): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError> => {
   const data = Protocol.parseDataUri(url)
-  if (data === undefined) return download(url, timeout)
+  if (data === undefined) return download(url, limits)
   const decoded = Encoding.decodeBase64(data.base64.replace(/\s+/g, ""))
   return decoded._tag === "Right"
     ? Stream.make(decoded.right)
@@ -209,20 +277,24 @@ const bytesOf = (url: string, timeout: Duration.Duration): Stream.Stream<Uint8Ar
 }
 
 /**
- * Saves a file from a URL or data URI to `path`, returning the path. A
+ * Saves a file from a URL or data URI to `path`, returning the path used:
+ * `path`, or when another file is there already the first free name with
+ * `-2`, `-3`… before the extension (an existing file is never replaced; one
+ * holding the same bytes is taken as this save, so saving twice makes no
+ * copy). A
  * download follows up to 5 redirects, must answer 2xx with a media content
- * type (not a page or an error body) and end within `timeout`; else nothing
- * is written.
+ * type (not a page or an error body) and keep to `options`' limits; else
+ * nothing is written.
  *
  * @since 0.1.0
  * @category saving
  */
 export const save = (url: string, path: string, options: SaveOptions = {}) =>
-  Effect.flatMap(SwitchboardConfig.duration("timeout", options.timeout ?? defaultSaveTimeout), (timeout) =>
-    writeAtomically(path, bytesOf(url, timeout)))
+  Effect.flatMap(limitsOf(options), (limits) => writeNew(path, bytesOf(url, limits), true))
 
 /**
- * Saves generated images into `directory` as `<prefix>-<n><ext>`, returning
+ * Saves generated images into `directory` as `<prefix>-<n><ext>` (the
+ * prefix through `safeFileName`: it never leaves `directory`), returning
  * their paths in order. An existing file is never replaced: when the name
  * is taken (another run, the same second), the image goes to
  * `<prefix>-<n>-2<ext>` (or `-3`, …), chosen atomically.
@@ -230,36 +302,40 @@ export const save = (url: string, path: string, options: SaveOptions = {}) =>
  * @since 0.1.0
  * @category saving
  */
-export const saveImages = (images: ReadonlyArray<GeneratedImage>, directory: string, prefix = "image") =>
-  Effect.flatMap(Path.Path, (paths) =>
-    Effect.forEach(images, (image, i) => {
+export const saveImages = (images: ReadonlyArray<GeneratedImage>, directory: string, prefix = "image", options: SaveOptions = {}) =>
+  Effect.flatMap(Effect.zip(Path.Path, limitsOf(options)), ([paths, limits]) => {
+    const name = safeFileName(prefix, "image")
+    return Effect.forEach(images, (image, i) => {
       const fromUrl = /\.(png|jpe?g|gif|webp)(?:$|\?)/i.exec(image.url)?.[1]
       const extension = image.mediaType ? extensionOf[image.mediaType] ?? ".img" : fromUrl ? `.${fromUrl.toLowerCase()}` : ".png"
-      return writeNew(paths.join(directory, `${prefix}-${i + 1}${extension}`), bytesOf(image.url, defaultSaveTimeout))
-    }))
+      return writeNew(paths.join(directory, `${name}-${i + 1}${extension}`), bytesOf(image.url, limits), false)
+    })
+  })
 
 /**
  * The file name of a task's video: `<task id>.<ext>`, the extension from
- * the URL (`mp4` when it has none).
+ * the URL (`mp4` when it has none). The id is the service's: it goes
+ * through `safeFileName`, so `../../x` is `x.mp4`, never a path.
  *
  * @since 0.1.0
  * @category saving
  */
 export const videoFileName = (taskId: string, url: string): string =>
-  `${taskId}.${/\.(mp4|webm|mov|m4v)(?:$|[?#])/i.exec(url)?.[1]?.toLowerCase() ?? "mp4"}`
+  `${safeFileName(taskId, "video")}.${/\.(mp4|webm|mov|m4v)(?:$|[?#])/i.exec(url)?.[1]?.toLowerCase() ?? "mp4"}`
 
 /**
- * Saves a succeeded task's video into `directory` as `videoFileName`, then
- * completes the task: it leaves the journal only once the file is written,
- * so an interrupted download leaves it there, with its URL, to finish later.
+ * Saves a succeeded task's video into `directory` as `videoFileName` (or,
+ * when that file exists, the next free name: `-2`, `-3`…), then completes
+ * the task: it leaves the journal only once the file is written, so an
+ * interrupted download leaves it there, with its URL, to finish later.
  *
  * @since 0.1.0
  * @category saving
  */
-export const saveVideo = (done: Videos.Succeeded, directory: string) =>
+export const saveVideo = (done: Videos.Succeeded, directory: string, options: SaveOptions = {}) =>
   Effect.gen(function*() {
     const paths = yield* Path.Path
-    const path = yield* save(done.videoUrl, paths.join(directory, videoFileName(done.taskId, done.videoUrl)))
+    const path = yield* save(done.videoUrl, paths.join(directory, videoFileName(done.taskId, done.videoUrl)), options)
     yield* Videos.complete(done.taskId)
     return path
   })
@@ -273,6 +349,8 @@ export interface FinishOptions extends TaskPoller.PollOptions<SwitchboardError.S
   readonly directory?: string | undefined
   /** Called with each update as it comes, e.g. to draw progress. */
   readonly onUpdate?: ((update: TaskPoller.TaskUpdate) => Effect.Effect<void>) | undefined
+  /** The download's limits. */
+  readonly download?: SaveOptions | undefined
 }
 
 /**
@@ -288,11 +366,11 @@ export const finishVideo = (taskId: string, options: FinishOptions = {}) =>
   Effect.gen(function*() {
     const videos = yield* Videos.Videos
     const journal = yield* TaskJournal.TaskJournal
-    const { directory, onUpdate, ...poll } = options
+    const { directory, download, onUpdate, ...poll } = options
     const updates = videos.poll(taskId, poll)
     const done = yield* Videos.outcome(taskId, onUpdate === undefined ? updates : Stream.tap(updates, onUpdate))
     const output = directory ?? Option.getOrUndefined(yield* journal.get(taskId))?.output ?? "."
-    return yield* saveVideo(done, output)
+    return yield* saveVideo(done, output, download)
   })
 
 /**

@@ -10,6 +10,7 @@ import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
 import type { ConfigurationError, JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as NodeHttpWire from "./NodeHttpWire.js"
@@ -24,12 +25,14 @@ import * as NodeTaskJournal from "./NodeTaskJournal.js"
 export interface Options extends SwitchboardConfig.Options {
   /**
    * A directory for the task journal, so tasks survive a restart
-   * (`NodeTaskJournal`). Without it the journal lives in memory.
+   * (`NodeTaskJournal`). Without it (and without `journal`), `layer` keeps
+   * the journal in memory and `layerConfig` in `NodeTaskJournal.defaultDirectory`.
    */
   readonly journalDirectory?: string | undefined
   /**
    * A journal of your own, e.g. `SqlTaskJournal` of `@switchboard/workflow`
-   * for processes on several machines; it takes the place of `journalDirectory`.
+   * for processes on several machines, or `TaskJournal.layerMemory` to
+   * keep tasks in memory on purpose; it takes the place of `journalDirectory`.
    */
   readonly journal?: Layer.Layer<TaskJournal.TaskJournal, JournalError> | undefined
 }
@@ -42,17 +45,47 @@ export interface Options extends SwitchboardConfig.Options {
  */
 export type Services = Switchboard.Services | SwitchboardConfig.SwitchboardConfig | TaskJournal.TaskJournal
 
+/**
+ * The memory journal `layer` falls back on, saying so with a warning at
+ * the first task it records: a crash loses the tasks it holds, which
+ * nobody should learn from a lost video.
+ */
+const memoryWithWarning: Layer.Layer<TaskJournal.TaskJournal> = Layer.effect(
+  TaskJournal.TaskJournal,
+  Effect.map(TaskJournal.TaskJournal, (journal) => {
+    let warned = false
+    const warn = Effect.suspend(() => {
+      if (warned) return Effect.void
+      warned = true
+      return Effect.logWarning(
+        "Video tasks are journaled in memory only: if this process stops, its unfinished tasks are lost. " +
+          "Give NodeSwitchboard.layer a journalDirectory (or use NodeSwitchboard.layerConfig, which keeps them on disk)."
+      )
+    })
+    return { ...journal, record: (entry) => Effect.zipRight(warn, journal.record(entry)) }
+  })
+).pipe(Layer.provide(TaskJournal.layerMemory))
+
+const journalOf = <E>(
+  options: Pick<Options, "journal" | "journalDirectory">,
+  fallback: Layer.Layer<TaskJournal.TaskJournal, E>
+): Layer.Layer<TaskJournal.TaskJournal, E | JournalError> =>
+  options.journal ?? (options.journalDirectory === undefined ? fallback : NodeTaskJournal.layer(options.journalDirectory))
+
 // Guarded, so that an application on the wrong Effect hears it from the layer it provides.
-const overUndici = <E>(config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, E>, options: Pick<Options, "journal" | "journalDirectory">) =>
+const overUndici = <E, E2>(config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, E>, journal: Layer.Layer<TaskJournal.TaskJournal, E2>) =>
   EffectVersion.guard(Switchboard.layer.pipe(
     Layer.provideMerge(config),
-    Layer.provideMerge(
-      options.journal ?? (options.journalDirectory === undefined ? TaskJournal.layerMemory : NodeTaskJournal.layer(options.journalDirectory))
-    ),
+    Layer.provideMerge(journal),
     Layer.provide(NodeHttpWire.layer)
   ))
 
 /**
+ * Every service, configured in code. The video task journal is in memory
+ * unless `journalDirectory` or `journal` says otherwise (a warning says so
+ * at the first task): for tests and short programs; a program that submits
+ * paid tasks gives it a directory, or uses `layerConfig`.
+ *
  * @example
  * ```ts
  * Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
@@ -63,10 +96,16 @@ const overUndici = <E>(config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, 
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<Services, ConfigurationError | JournalError> =>
-  overUndici(SwitchboardConfig.layer(options), options)
+  overUndici(SwitchboardConfig.layer(options), journalOf(options, memoryWithWarning))
 
 /**
  * Reads `SWITCHBOARD_BASE_URL` and `SWITCHBOARD_API_KEY` from the environment.
+ * Video tasks are journaled on disk unless `journalDirectory` or `journal`
+ * says otherwise: in `SWITCHBOARD_JOURNAL_DIR`, else the user's state
+ * directory (`NodeTaskJournal.defaultDirectory`, e.g.
+ * `~/.local/state/switchboard/tasks`), opened at the first submission, so a
+ * crashed process's tasks are there for `Videos.resumePending()` or
+ * `switchboard video resume --journal <dir>`.
  *
  * @since 0.1.0
  * @category layers
@@ -74,7 +113,10 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigurationErro
 export const layerConfig = (
   options: Omit<Options, "baseUrl" | "apiKey"> = {}
 ): Layer.Layer<Services, ConfigurationError | JournalError | ConfigError.ConfigError> =>
-  overUndici(SwitchboardConfig.layerConfig(options), options)
+  overUndici(
+    SwitchboardConfig.layerConfig(options),
+    journalOf(options, Layer.unwrapEffect(Effect.map(NodeTaskJournal.defaultDirectory, NodeTaskJournal.layerOnFirstUse)))
+  )
 
 /**
  * A runtime holding every service, for programs that make many calls from

@@ -17,10 +17,12 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Os from "node:os"
+import * as NodePathModule from "node:path"
 
 const recordExtension = ".json"
 const temporaryExtension = ".tmp"
@@ -167,4 +169,73 @@ export const layer = (directory: string): Layer.Layer<TaskJournal.TaskJournal, J
     // The file system and paths alone: `NodeContext` would also load the
     // command executor, terminal and workers at start.
     Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
+  )
+
+/**
+ * Where this user's state lives, by the platform's convention: on Linux
+ * and other Unixes `$XDG_STATE_HOME` (when absolute) else `~/.local/state`;
+ * on macOS `~/Library/Application Support`; on Windows `%LOCALAPPDATA%`
+ * else `~/AppData/Local`.
+ *
+ * @since 0.1.0
+ * @category directories
+ */
+export const stateDirectory = (
+  platform: NodeJS.Platform = process.platform,
+  env: NodeJS.ProcessEnv = process.env,
+  home: string = Os.homedir()
+): string => {
+  const paths = platform === "win32" ? NodePathModule.win32 : NodePathModule.posix
+  if (platform === "win32") return env["LOCALAPPDATA"] || paths.join(home, "AppData", "Local")
+  if (platform === "darwin") return paths.join(home, "Library", "Application Support")
+  const xdg = env["XDG_STATE_HOME"]
+  return xdg !== undefined && paths.isAbsolute(xdg) ? xdg : paths.join(home, ".local", "state")
+}
+
+/**
+ * The journal directory of `NodeSwitchboard.layerConfig`:
+ * `SWITCHBOARD_JOURNAL_DIR` (the variable the CLI reads too) when set and
+ * not empty, else `switchboard/tasks` under `stateDirectory()`.
+ *
+ * @since 0.1.0
+ * @category directories
+ */
+export const defaultDirectory: Config.Config<string> = Config.string("SWITCHBOARD_JOURNAL_DIR").pipe(
+  Config.withDefault(""),
+  Config.map((directory) => directory === "" ? NodePathModule.join(stateDirectory(), "switchboard", "tasks") : directory)
+)
+
+/**
+ * The journal in `directory`, opened (the directory created) at its first
+ * use rather than when the layer is built: a program that never submits a
+ * video never touches the disk, and one whose directory cannot be made
+ * hears it as a `JournalError` from `Videos.submit`, before anything is
+ * sent. A failed opening is tried again at the next use.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerOnFirstUse = (directory: string): Layer.Layer<TaskJournal.TaskJournal> =>
+  Layer.effect(
+    TaskJournal.TaskJournal,
+    Effect.gen(function*() {
+      const lock = yield* Effect.makeSemaphore(1)
+      let opened: TaskJournal.Service | undefined
+      const open = lock.withPermits(1)(Effect.suspend(() =>
+        opened !== undefined ? Effect.succeed(opened) : Effect.flatMap(
+          Effect.provide(makeStorage(directory), Layer.merge(NodeFileSystem.layer, NodePath.layer)),
+          (storage) => Effect.tap(TaskJournal.make(storage), (service) => (opened = service))
+        )
+      ))
+      const use = <A, E, R>(f: (service: TaskJournal.Service) => Effect.Effect<A, E, R>) => Effect.flatMap(open, f)
+      return {
+        check: use((s) => s.check),
+        record: (entry) => use((s) => s.record(entry)),
+        get: (taskId) => use((s) => s.get(taskId)),
+        remove: (taskId) => use((s) => s.remove(taskId)),
+        scan: use((s) => s.scan),
+        list: use((s) => s.list),
+        claim: (taskId) => use((s) => s.claim(taskId))
+      } satisfies TaskJournal.Service
+    })
   )
