@@ -6,8 +6,9 @@
  * a record that cannot be read is moved to a quarantine table, out of the
  * way of the others; and a process claims a task before it follows it, so
  * that each task is polled by one process at a time. A claim names its
- * owner (id, pid, host) and expires unless renewed; an expired claim, or one
- * of a process of this machine that is gone, is taken over.
+ * owner (id, pid, host, process table) and expires unless renewed; an
+ * expired claim, or one of a process of this process table that is gone, is
+ * taken over.
  *
  * A claim is decided in a transaction on the task's row: on Postgres the row
  * is locked with `SELECT … FOR UPDATE SKIP LOCKED` (a claimer finding it
@@ -19,7 +20,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { isRunning } from "@switchboard/node/NodeTaskJournal"
+import { isAlive, makeOwner } from "@switchboard/node/NodeTaskJournal"
 import { JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Clock from "effect/Clock"
@@ -27,9 +28,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import * as Os from "node:os"
 
 /**
  * The journal's table, and where unreadable records go.
@@ -80,9 +79,7 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
     Effect.mapError(journalError("create its tables"))
   )
 
-  const host = Os.hostname()
-  const owner: TaskJournal.Owner = { id: TaskJournal.randomId(), pid: process.pid, host }
-  const isAlive = (other: TaskJournal.Owner) => (other.host === host && other.pid !== undefined ? isRunning(other.pid) : undefined)
+  const owner = makeOwner()
 
   const record = (entry: TaskJournal.Entry) =>
     sql`INSERT INTO ${tasks} (task_id, record, submitted_at) VALUES (${entry.taskId}, ${TaskJournal.encodeRecord(entry)}, ${entry.submittedAt})
@@ -168,12 +165,7 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
   const claim = (taskId: string): Effect.Effect<boolean, JournalError, Scope.Scope> =>
     Effect.gen(function*() {
       const taken = yield* Effect.acquireRelease(tryClaim(taskId), (taken) => (taken ? Effect.ignore(release(taskId)) : Effect.void))
-      if (taken) {
-        // Interruptible even when claimed from an uninterruptible region (a submission).
-        yield* Effect.forkScoped(
-          Effect.interruptible(Effect.ignore(Effect.repeat(renew(taskId), Schedule.spaced(TaskJournal.renewEvery))))
-        )
-      }
+      if (taken) yield* TaskJournal.keepRenewed(taskId, renew(taskId))
       return taken
     })
 
