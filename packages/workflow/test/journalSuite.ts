@@ -95,6 +95,29 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         yield* first.check
       }))
 
+    it.scoped("hostile ids from the service: each kept apart under its own id, or refused with JournalError; never a defect", () =>
+      Effect.gen(function*() {
+        const store = yield* fresh
+        const journal = yield* open(store)
+        // Lone surrogates (two of them, which drivers would both turn into U+FFFD), NUL, control and path characters.
+        const ids = ["task\ud800x", "task\udc00x", "task\ufffdx", "a\u0000b", "\u0001sha256:x", "../../x", "%E0%A4%A", " ", "é".repeat(2000)]
+        const recorded: Array<string> = []
+        for (const [i, taskId] of ids.entries()) {
+          const result = yield* Effect.either(journal.record(entry(taskId, i)))
+          if (result._tag === "Right") recorded.push(taskId)
+          else expect(result.left._tag).toBe("JournalError")
+        }
+        // Only a file name too long for the file system may be refused.
+        expect(recorded).toEqual(expect.arrayContaining(ids.slice(0, -1)))
+        expect((yield* (yield* open(store)).list).map((e) => e.taskId)).toEqual(recorded)
+        for (const taskId of recorded) {
+          expect(Option.getOrUndefined(yield* journal.get(taskId))).toEqual(entry(taskId, ids.indexOf(taskId)))
+          expect(yield* claimOnce(journal, taskId)).toBe(true)
+          yield* journal.remove(taskId)
+        }
+        expect(yield* journal.scan).toEqual({ entries: [], quarantined: [] })
+      }))
+
     it.scoped("a record that cannot be read is set aside once, reported, and out of the others' way", () =>
       Effect.gen(function*() {
         const store = yield* fresh
