@@ -122,6 +122,12 @@ export interface Storage {
   readonly owner: Owner
   /** Whether a claim's owner still runs; `undefined` when the storage cannot tell. */
   readonly isAlive: (owner: Owner) => boolean | undefined
+  /**
+   * Holds the lock `key` until the scope closes: `false` when another holds
+   * it. For a platform that releases a lock when its holder goes away (the
+   * Web Locks API of a page); a storage with it keeps no claim records.
+   */
+  readonly lock?: ((key: string) => Effect.Effect<boolean, JournalError, Scope.Scope>) | undefined
   /** Whether other processes may share this storage (then claims expire and are renewed). */
   readonly shared: boolean
   /** The journal of earlier versions, one JSON array, imported once when found. */
@@ -328,6 +334,7 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
     const claim = (taskId: string) =>
       Effect.gen(function*() {
         const key = claimPrefix + taskId
+        if (storage.lock !== undefined) return yield* storage.lock(key)
         const taken = yield* Effect.acquireRelease(tryClaim(key), (taken) => (taken ? Effect.ignore(release(key)) : Effect.void))
         if (taken && storage.shared) yield* keepRenewed(taskId, renew(key))
         return taken
