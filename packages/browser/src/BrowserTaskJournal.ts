@@ -11,6 +11,7 @@ import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 
 /**
  * Where the journal lives:
@@ -52,17 +53,48 @@ const storageError = (action: string) => (cause: unknown) =>
   new JournalError({ message: `task journal could not ${action}: ${cause instanceof Error ? cause.message : String(cause)}` })
 
 /**
+ * Holds the Web Lock `name` until the scope closes, `false` at once when
+ * another page (or this one) holds it. The browser releases a page's locks
+ * when the page goes away (reload, closed tab, crash).
+ */
+const webLock = (locks: LockManager, name: string): Effect.Effect<boolean, JournalError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.async<Option.Option<() => void>, JournalError>((resume) => {
+      let settled = false
+      const settle = (outcome: Effect.Effect<Option.Option<() => void>, JournalError>) => {
+        if (!settled) resume(outcome)
+        settled = true
+      }
+      locks.request(name, { ifAvailable: true }, (lock) =>
+        lock === null
+          ? settle(Effect.succeed(Option.none()))
+          : new Promise<void>((release) => settle(Effect.succeed(Option.some(release))))).catch((error: unknown) =>
+          settle(Effect.fail(storageError(`lock ${name}`)(error)))
+        )
+    }),
+    (held) => Effect.sync(() => Option.map(held, (release) => release()))
+  ).pipe(Effect.map(Option.isSome))
+
+/** The page's Web Locks, when it has them (a secure context of a browser of 2022 or later). */
+const pageLocks = (): LockManager | undefined => {
+  const locks = (globalThis as { readonly navigator?: { readonly locks?: LockManager } }).navigator?.locks
+  return typeof locks?.request === "function" ? locks : undefined
+}
+
+/**
  * A journal `Storage` over a Web Storage: one item per record, under
  * `switchboard-video-tasks/<key>`. A page runs one event loop, so each step
- * is atomic within it; tabs of one origin share `localStorage` without a
- * lock, so two tabs resuming at the same instant may both follow a task
- * (`docs/browser.md`). A journal of an earlier version (one item,
- * `switchboard-video-tasks`) is imported once.
+ * is atomic within it. Claims are Web Locks (`navigator.locks`), shared by
+ * the origin's tabs and released by the browser with the page, so a
+ * reloaded page resumes its tasks at once and two tabs never both follow
+ * one; where the page has no Web Locks (an insecure context, an old
+ * browser) they are records that expire (`docs/browser.md`). A journal of
+ * an earlier version (one item, `switchboard-video-tasks`) is imported once.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const makeStorage = (storage: globalThis.Storage): TaskJournal.Storage => {
+export const makeStorage = (storage: globalThis.Storage, locks: LockManager | undefined = pageLocks()): TaskJournal.Storage => {
   const attempt = <A>(action: string, f: () => A) => Effect.try({ try: f, catch: storageError(action) })
   const keys = () => Array.from({ length: storage.length }, (_, i) => storage.key(i)).filter((k): k is string => k !== null)
   return {
@@ -83,6 +115,7 @@ export const makeStorage = (storage: globalThis.Storage): TaskJournal.Storage =>
       }),
     owner: { id: TaskJournal.randomId() },
     isAlive: () => undefined,
+    lock: locks === undefined ? undefined : (key) => webLock(locks, prefix + key),
     shared: true,
     legacy: {
       read: attempt("read the old journal", () => Option.fromNullable(storage.getItem(legacyKey))),

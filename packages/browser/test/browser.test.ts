@@ -101,14 +101,14 @@ const launch = () => {
 }
 
 /** Loads (or reloads) the page and waits for it to finish every check; the page signals, nothing sleeps. */
-const runPage = async (url: string): Promise<Results> => {
-  await page.goto(url)
+const runPage = async (url: string, tab: Page = page): Promise<Results> => {
+  await tab.goto(url)
   try {
-    await page.waitForFunction(() => window.__done === true, undefined, { timeout: 25_000 })
+    await tab.waitForFunction(() => window.__done === true, undefined, { timeout: 25_000 })
   } catch (error) {
     throw new Error(`the page did not finish: ${String(error)}\npage log:\n${pageLog.join("\n")}`)
   }
-  return page.evaluate(() => window.__results) as Promise<Results>
+  return tab.evaluate(() => window.__results) as Promise<Results>
 }
 
 const result = (name: string) => {
@@ -264,5 +264,21 @@ describe("@switchboard/browser in Chromium", () => {
       journalAfter: 0,
       storage: true
     })
+  })
+
+  it("two tabs never both follow a task; once the tab holding it is closed, another resumes it at once", async () => {
+    ready()
+    // Tabs of one origin in a fresh profile: they share its storage and its locks.
+    const tabs = await browser!.newContext()
+    const [holder, other] = [await tabs.newPage(), await tabs.newPage()]
+    for (const tab of [holder, other]) tab.on("pageerror", (error) => pageLog.push(`[pageerror] ${error.message}`))
+    const taskId = (await runPage(`${pageUrl}&phase=hold`, holder))["hold"]?.["taskId"]
+    expect(taskId, pageLog.join("\n")).toEqual(expect.any(String))
+    const meanwhile = (await runPage(`${pageUrl}&phase=resume`, other))["resume"]
+    expect(meanwhile, pageLog.join("\n")).toMatchObject({ ok: true, busy: [taskId], finished: [] })
+    await holder.close()
+    const after = (await runPage(`${pageUrl}&phase=resume`, other))["resume"]
+    expect(after, pageLog.join("\n")).toMatchObject({ ok: true, busy: [], finished: [{ taskId, last: "Succeeded" }] })
+    await tabs.close()
   })
 })

@@ -70,7 +70,10 @@ export interface Listing {
 
 /**
  * Who holds a claim: a random id, and where the storage can tell, the process
- * (then a claim of a process that is gone is taken over at once).
+ * (then a claim of a process that is gone is taken over at once). A pid
+ * names a process only within one process table: `bootId` and
+ * `pidNamespace` (Linux) say which, so a container never probes another's
+ * pids. A claim without them waits for its expiry.
  *
  * @since 0.1.0
  * @category models
@@ -78,7 +81,11 @@ export interface Listing {
 export const Owner = Schema.Struct({
   id: Schema.String,
   pid: Schema.optional(Schema.Number),
-  host: Schema.optional(Schema.String)
+  host: Schema.optional(Schema.String),
+  /** `/proc/sys/kernel/random/boot_id`: one per kernel boot. */
+  bootId: Schema.optional(Schema.String),
+  /** The link `/proc/self/ns/pid`, e.g. `pid:[4026531836]`: one per PID namespace of that boot. */
+  pidNamespace: Schema.optional(Schema.String)
 })
 /**
  * @since 0.1.0
@@ -96,6 +103,11 @@ export type Owner = typeof Owner.Type
 export interface Storage {
   /** Every key. */
   readonly keys: Effect.Effect<ReadonlyArray<string>, JournalError>
+  /**
+   * Entries that stand for no key (a file of a name the journal never
+   * writes), moved aside as `quarantine` does. Asked before `keys`.
+   */
+  readonly strays?: Effect.Effect<ReadonlyArray<Quarantined>, JournalError> | undefined
   readonly read: (key: string) => Effect.Effect<Option.Option<string>, JournalError>
   /** Replaces the value at once: a reader sees the old one or the new one, never a part. */
   readonly write: (key: string, value: string) => Effect.Effect<void, JournalError>
@@ -110,6 +122,12 @@ export interface Storage {
   readonly owner: Owner
   /** Whether a claim's owner still runs; `undefined` when the storage cannot tell. */
   readonly isAlive: (owner: Owner) => boolean | undefined
+  /**
+   * Holds the lock `key` until the scope closes: `false` when another holds
+   * it. For a platform that releases a lock when its holder goes away (the
+   * Web Locks API of a page); a storage with it keeps no claim records.
+   */
+  readonly lock?: ((key: string) => Effect.Effect<boolean, JournalError, Scope.Scope>) | undefined
   /** Whether other processes may share this storage (then claims expire and are renewed). */
   readonly shared: boolean
   /** The journal of earlier versions, one JSON array, imported once when found. */
@@ -252,12 +270,13 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
       }))
 
     const scan = Effect.gen(function*() {
+      const strays = storage.strays === undefined ? [] : yield* storage.strays
       const all = yield* storage.keys
       const keys = all.filter((key) => key.startsWith(taskPrefix))
       yield* dropOrphanClaims(all)
       const read = yield* Effect.forEach(keys, readRecord, { concurrency: 8 })
       const entries: Array<Entry> = []
-      const quarantined: Array<Quarantined> = []
+      const quarantined: Array<Quarantined> = [...strays]
       for (const item of read) {
         if (item === undefined) continue
         if ("movedTo" in item) quarantined.push(item)
@@ -297,23 +316,27 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
         return (yield* storage.removeIf(key, current.value)) && (yield* storage.create(key, mine))
       })
 
-    const release = (key: string) =>
-      Effect.flatMap(storage.read(key), (current) =>
-        Option.isSome(current) && Either.getRight(decodeClaim(current.value)).pipe(Option.exists((c) => c.owner.id === storage.owner.id))
-          ? Effect.asVoid(storage.removeIf(key, current.value))
-          : Effect.void)
+    /** The stored claim at `key` when this process holds it. */
+    const mine = (key: string) =>
+      Effect.map(
+        storage.read(key),
+        Option.filter((text) => Either.getRight(decodeClaim(text)).pipe(Option.exists((c) => c.owner.id === storage.owner.id)))
+      )
 
+    const release = (key: string) =>
+      Effect.flatMap(mine(key), Option.match({ onNone: () => Effect.void, onSome: (text) => Effect.asVoid(storage.removeIf(key, text)) }))
+
+    /** Extends this process's claim; a claim taken over meanwhile stays with its new holder. */
     const renew = (key: string) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => storage.write(key, claimText(now)))
+      Effect.flatMap(mine(key), (held) =>
+        Option.isNone(held) ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) => storage.write(key, claimText(now))))
 
     const claim = (taskId: string) =>
       Effect.gen(function*() {
         const key = claimPrefix + taskId
+        if (storage.lock !== undefined) return yield* storage.lock(key)
         const taken = yield* Effect.acquireRelease(tryClaim(key), (taken) => (taken ? Effect.ignore(release(key)) : Effect.void))
-        if (taken && storage.shared) {
-          // Interruptible even when claimed from an uninterruptible region (a submission).
-          yield* Effect.forkScoped(Effect.interruptible(Effect.ignore(Effect.repeat(renew(key), Schedule.spaced(renewEvery)))))
-        }
+        if (taken && storage.shared) yield* keepRenewed(taskId, renew(key))
         return taken
       })
 
@@ -334,6 +357,24 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
       claim
     })
   })
+
+/**
+ * Renews a claim every `renewEvery` until the scope closes. A renewal that
+ * fails is logged and the next one tried: one failure must not end them, or
+ * the claim would expire under its live holder. Interruptible even when
+ * claimed from an uninterruptible region (a submission).
+ *
+ * @since 0.1.0
+ * @category claims
+ */
+export const keepRenewed = <E extends { readonly message: string }>(
+  taskId: string,
+  renew: Effect.Effect<unknown, E>
+): Effect.Effect<void, never, Scope.Scope> => {
+  const once = Effect.catchAll(renew, (error) => Effect.logWarning(`could not renew the claim on task ${taskId}: ${error.message}`))
+  // The first renewal a period after the claim, which is fresh.
+  return Effect.asVoid(Effect.forkScoped(Effect.interruptible(Effect.delay(Effect.repeat(once, Schedule.spaced(renewEvery)), renewEvery))))
+}
 
 /** Writes each valid entry of an earlier version's journal as its own record, then drops that journal. */
 const importLegacy = (storage: Storage, record: (entry: Entry) => Effect.Effect<void, JournalError>) =>

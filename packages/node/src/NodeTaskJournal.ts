@@ -21,6 +21,8 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Crypto from "node:crypto"
+import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePathModule from "node:path"
 
@@ -28,21 +30,12 @@ const recordExtension = ".json"
 const temporaryExtension = ".tmp"
 const legacyFile = `switchboard-video-tasks${recordExtension}`
 const quarantineDirectory = "quarantine"
-
-let writes = 0
-
-/** `<pid>.<counter>.<random>`: unique among the processes and fibers writing one directory. */
-const uniqueSuffix = () => `${process.pid}.${++writes}.${TaskJournal.randomId()}`
-
-/** The pid in a temporary file's name, `<name>.<pid>.<counter>.<random>.tmp`. */
-const pidOfTemporary = (name: string): number | undefined => {
-  const match = /\.(\d+)\.\d+\.[a-z0-9]+\.tmp$/.exec(name)
-  return match ? Number(match[1]) : undefined
-}
+/** A temporary file this old is left by a writer that is gone, whoever it was: a write takes milliseconds. */
+const abandonedAfterMillis = 60 * 60 * 1000
 
 /**
- * Whether a process of this machine runs with `pid` (a signal 0 probe:
- * EPERM means it runs under another user).
+ * Whether a process of this process table runs with `pid` (a signal 0
+ * probe: EPERM means it runs under another user).
  *
  * @since 0.1.0
  * @category processes
@@ -53,6 +46,96 @@ export const isRunning = (pid: number): boolean => {
     return true
   } catch (error) {
     return (error as { code?: string }).code === "EPERM"
+  }
+}
+
+/** This process table: the kernel's boot and the PID namespace (Linux only; elsewhere none). */
+const processTable: { readonly bootId?: string; readonly pidNamespace?: string } = (() => {
+  try {
+    return {
+      bootId: Fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim(),
+      pidNamespace: Fs.readlinkSync("/proc/self/ns/pid")
+    }
+  } catch {
+    return {}
+  }
+})()
+
+/** A short tag of this process table for temporary file names; empty when it is unknown. */
+const tableTag = processTable.bootId === undefined
+  ? ""
+  : Crypto.createHash("sha256").update(`${processTable.bootId} ${processTable.pidNamespace}`).digest("hex").slice(0, 12)
+
+/**
+ * This process as a claim names it: a random id, its pid and host, and on
+ * Linux its process table (boot id and PID namespace).
+ *
+ * @since 0.1.0
+ * @category processes
+ */
+export const makeOwner = (): TaskJournal.Owner => ({
+  id: TaskJournal.randomId(),
+  pid: process.pid,
+  host: Os.hostname(),
+  ...processTable
+})
+
+/**
+ * Whether a claim's owner still runs: probed by its pid only when it ran in
+ * this process table (same boot, same PID namespace), else `undefined` (its
+ * claim then waits for its expiry). Two containers sharing a host name do
+ * not share pids.
+ *
+ * @since 0.1.0
+ * @category processes
+ */
+export const isAlive = (other: TaskJournal.Owner): boolean | undefined =>
+  other.pid !== undefined && processTable.bootId !== undefined && other.bootId === processTable.bootId &&
+    other.pidNamespace === processTable.pidNamespace
+    ? isRunning(other.pid)
+    : undefined
+
+let writes = 0
+
+/** `<pid>-<table>.<counter>.<random>`: unique among the processes and fibers writing one directory. */
+const uniqueSuffix = () => `${process.pid}-${tableTag}.${++writes}.${TaskJournal.randomId()}`
+
+/** Whether a temporary file `<name>.<pid>-<table>.<counter>.<random>.tmp` is of a process of this table that is gone. */
+const isOfGoneProcess = (name: string): boolean => {
+  const match = /\.(\d+)-([0-9a-f]*)\.\d+\.[a-z0-9]+\.tmp$/.exec(name)
+  return match !== null && tableTag !== "" && match[2] === tableTag && !isRunning(Number(match[1]))
+}
+
+const loneSurrogate = /(\p{Surrogate})/u
+
+/**
+ * The file name (without extension) of a key: `encodeURIComponent`, and a
+ * lone surrogate (valid in a JSON string, not in UTF-8) as `%uD800`.
+ * Total, and reversed by `keyOfName`.
+ *
+ * @since 0.1.0
+ * @category file names
+ */
+export const nameOfKey = (key: string): string =>
+  key.split(loneSurrogate).map((part, i) =>
+    i % 2 === 1 ? `%u${part.charCodeAt(0).toString(16).toUpperCase()}` : encodeURIComponent(part)
+  ).join("")
+
+/**
+ * The key a file name stands for; `undefined` when the name is not one
+ * `nameOfKey` makes (a file the journal did not write).
+ *
+ * @since 0.1.0
+ * @category file names
+ */
+export const keyOfName = (name: string): string | undefined => {
+  try {
+    const key = name.split(/(%u[0-9A-F]{4})/).map((part, i) =>
+      i % 2 === 1 ? String.fromCharCode(parseInt(part.slice(2), 16)) : decodeURIComponent(part)
+    ).join("")
+    return nameOfKey(key) === name ? key : undefined
+  } catch {
+    return undefined
   }
 }
 
@@ -76,11 +159,20 @@ export const makeStorage = (directory: string) =>
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     yield* Effect.mapError(fs.makeDirectory(directory, { recursive: true }), failure(`create ${directory}`))
-    const fileOf = (key: string) => path.join(directory, `${encodeURIComponent(key)}${recordExtension}`)
-    const host = Os.hostname()
-    const owner: TaskJournal.Owner = { id: TaskJournal.randomId(), pid: process.pid, host }
+    const fileOf = (key: string) => path.join(directory, `${nameOfKey(key)}${recordExtension}`)
 
     const names = Effect.mapError(fs.readDirectory(directory), failure(`list ${directory}`))
+    const recordNames = Effect.map(names, (all) => all.filter((name) => name.endsWith(recordExtension) && name !== legacyFile))
+    const keyOf = (name: string) => keyOfName(name.slice(0, -recordExtension.length))
+
+    /** Moves `file` into the quarantine directory, as `<name>.<unique>.json`. */
+    const setAside = (file: string, name: string) =>
+      Effect.gen(function*() {
+        const target = path.join(directory, quarantineDirectory, `${name}.${uniqueSuffix()}${recordExtension}`)
+        yield* fs.makeDirectory(path.dirname(target), { recursive: true })
+        yield* fs.rename(file, target)
+        return target
+      })
 
     /** Writes `value` to a temporary file only this call uses, then `commit`s it; the temporary file never stays. */
     const viaTemporary = <A, E>(file: string, value: string, commit: (temporary: string) => Effect.Effect<A, E>) => {
@@ -100,22 +192,30 @@ export const makeStorage = (directory: string) =>
 
     const removeFile = (file: string) => Effect.mapError(fs.remove(file, { force: true }), failure(`remove ${file}`))
 
-    // Temporary files of processes that are gone: what a kill -9 mid-write leaves.
+    // Temporary files of processes that are gone: what a kill -9 mid-write
+    // leaves. A pid is probed only in this process table; another's
+    // temporary file (another container) is removed once abandoned.
+    const isAbandoned = (file: string) =>
+      Effect.map(fs.stat(file), (info) => Option.exists(info.mtime, (at) => Date.now() - at.getTime() > abandonedAfterMillis))
     yield* Effect.flatMap(names, (all) =>
       Effect.forEach(
         all.filter((name) => name.endsWith(temporaryExtension)),
         (name) => {
-          const pid = pidOfTemporary(name)
-          return pid === undefined || !isRunning(pid) ? Effect.ignore(fs.remove(path.join(directory, name))) : Effect.void
+          const file = path.join(directory, name)
+          const gone = isOfGoneProcess(name) ? Effect.succeed(true) : isAbandoned(file)
+          return Effect.ignore(Effect.flatMap(gone, (yes) => (yes ? fs.remove(file) : Effect.void)))
         },
         { discard: true }
       ))
 
     return {
-      keys: Effect.map(names, (all) =>
-        all.filter((name) => name.endsWith(recordExtension) && name !== legacyFile).map((name) =>
-          decodeURIComponent(name.slice(0, -recordExtension.length))
-        )),
+      keys: Effect.map(recordNames, (all) => all.map(keyOf).filter((key): key is string => key !== undefined)),
+      strays: Effect.flatMap(recordNames, (all) =>
+        Effect.forEach(all.filter((name) => keyOf(name) === undefined), (name) =>
+          setAside(path.join(directory, name), name).pipe(
+            Effect.map((movedTo): TaskJournal.Quarantined => ({ key: name, movedTo, message: "not a name the journal writes" })),
+            Effect.mapError(failure(`set ${name} aside`))
+          ))),
       read,
       write: (key, value) =>
         Effect.mapError(viaTemporary(fileOf(key), value, (temporary) => fs.rename(temporary, fileOf(key))), failure(`write ${key}`)),
@@ -141,15 +241,9 @@ export const makeStorage = (directory: string) =>
           return text === expected
         }).pipe(Effect.mapError(failure(`remove ${key}`))),
       remove: (key) => removeFile(fileOf(key)),
-      quarantine: (key) =>
-        Effect.gen(function*() {
-          const target = path.join(directory, quarantineDirectory, `${encodeURIComponent(key)}.${uniqueSuffix()}${recordExtension}`)
-          yield* fs.makeDirectory(path.dirname(target), { recursive: true })
-          yield* fs.rename(fileOf(key), target)
-          return target
-        }).pipe(Effect.mapError(failure(`set ${key} aside`))),
-      owner,
-      isAlive: (other) => (other.host === host && other.pid !== undefined ? isRunning(other.pid) : undefined),
+      quarantine: (key) => Effect.mapError(setAside(fileOf(key), nameOfKey(key)), failure(`set ${key} aside`)),
+      owner: makeOwner(),
+      isAlive,
       shared: true,
       legacy: {
         read: read("switchboard-video-tasks"),

@@ -30,6 +30,17 @@ export const emulated = (
 export const waitUntil = <A, R>(effect: Effect.Effect<A, never, R>, done: (a: A) => boolean): Effect.Effect<A, never, R> =>
   Effect.flatMap(effect, (a) => (done(a) ? Effect.succeed(a) : Effect.zipRight(Effect.yieldNow(), waitUntil(effect, done))))
 
+/** The event loop's next turn: I/O callbacks run, whatever the load (no time is waited). */
+const nextTurn = Effect.async<void>((resume) => void setImmediate(() => resume(Effect.void)))
+
+/**
+ * `check` until `done` holds, letting the event loop turn between tries
+ * (`waitUntil` yields to fibers only): what it waits for is real I/O of
+ * another fiber, which a hot loop would starve.
+ */
+export const eventually = <A, E>(check: Effect.Effect<A, E>, done: (a: A) => boolean): Effect.Effect<A, E> =>
+  Effect.repeat(Effect.zipLeft(check, nextTurn), { until: done })
+
 /**
  * Waits until a retry backoff is pending and lets it pass. A backoff is a
  * sleep due within `horizon`; the per-attempt request timeout (60 s) also

@@ -9,18 +9,21 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Images, TaskJournal, Videos } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { NodeMedia, NodeSwitchboard, NodeTaskJournal } from "../src/index.js"
-import { emulated, waitUntil } from "./fixtures.js"
+import { emulated, eventually, waitUntil } from "./fixtures.js"
 
 const temporaryDirectory = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-journal-"))
 const instant = { schedule: Schedule.spaced("0 millis") } as const
@@ -92,15 +95,44 @@ describe("the journal before paying", () => {
       expect(Fs.readdirSync(directory).sort()).toEqual(["task-task_old.json"])
     }))
 
-  it.live("opening removes temporary files of processes that are gone, not those of running ones", () =>
+  it.live("opening removes temporary files of processes that are gone, not those of running ones nor of another process table", () =>
     Effect.gen(function*() {
       const directory = temporaryDirectory()
-      const dead = "task-x.json.999999999.1.abc.tmp"
-      const running = `task-y.json.${process.pid}.1.abc.tmp`
-      Fs.writeFileSync(Path.join(directory, dead), "{")
-      Fs.writeFileSync(Path.join(directory, running), "{")
+      // This process table (Linux): its boot and PID namespace.
+      const table = `${Fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()} ${Fs.readlinkSync("/proc/self/ns/pid")}`
+      const tag = Crypto.createHash("sha256").update(table).digest("hex").slice(0, 12)
+      const dead = `task-x.json.999999999-${tag}.1.abc.tmp`
+      const running = `task-y.json.${process.pid}-${tag}.1.abc.tmp`
+      // Another container's: its pid means nothing here, so it stays until abandoned (an hour old).
+      const foreign = "task-z.json.999999999-0123456789ab.1.abc.tmp"
+      const abandoned = "task-w.json.999999999-0123456789ab.1.abc.tmp"
+      for (const name of [dead, running, foreign, abandoned]) Fs.writeFileSync(Path.join(directory, name), "{")
+      const anHourAgo = new Date(Date.now() - 2 * 60 * 60 * 1000)
+      Fs.utimesSync(Path.join(directory, abandoned), anHourAgo, anHourAgo)
       yield* Effect.flatMap(TaskJournal.TaskJournal, (j) => j.list).pipe(Effect.provide(NodeTaskJournal.layer(directory)))
-      expect(Fs.readdirSync(directory)).toEqual([running])
+      expect(Fs.readdirSync(directory).filter((name) => name.endsWith(".tmp")).sort()).toEqual([running, foreign].sort())
+    }))
+})
+
+describe("claims", () => {
+  it.scoped("a renewal that fails does not end the renewals: the next one lands, and the claim outlives its first expiry", () =>
+    Effect.gen(function*() {
+      const directory = temporaryDirectory()
+      const claimFile = Path.join(directory, "claim-t1.json")
+      const journal = yield* Effect.provide(TaskJournal.TaskJournal, NodeTaskJournal.layer(directory))
+      expect(yield* journal.claim("t1")).toBe(true)
+      yield* eventually(TestClock.sleeps(), Chunk.isNonEmpty)
+      // The claim cannot be read for one renewal (the disk hiccups).
+      const held = Fs.readFileSync(claimFile, "utf8")
+      Fs.rmSync(claimFile)
+      Fs.mkdirSync(claimFile)
+      yield* TestClock.adjust("40 seconds")
+      yield* eventually(TestClock.sleeps(), Chunk.isNonEmpty)
+      Fs.rmdirSync(claimFile)
+      Fs.writeFileSync(claimFile, held)
+      yield* TestClock.adjust("40 seconds")
+      const now = yield* TestClock.currentTimeMillis
+      yield* eventually(Effect.sync(() => JSON.parse(Fs.readFileSync(claimFile, "utf8")).expiresAt), (at) => at >= now + 120_000)
     }))
 })
 
@@ -197,21 +229,29 @@ describe("stale and wrong tasks", () => {
   })
 })
 
-/** A service on 127.0.0.1 answering every submission with `reply` and every status with `status`. */
+/** A service on 127.0.0.1 answering every submission with `reply` and every status with `status`; `bodies` are the status requests'. */
 const fakeService = (reply: unknown, status: unknown) =>
   Effect.acquireRelease(
-    Effect.async<{ server: Http.Server; url: string; submissions: () => number }>((resume) => {
+    Effect.async<{ server: Http.Server; url: string; submissions: () => number; bodies: () => ReadonlyArray<string> }>((resume) => {
       let count = 0
+      const bodies: Array<string> = []
       const server = Http.createServer((request, response) => {
-        request.resume()
+        let body = ""
+        request.setEncoding("utf8").on("data", (chunk: string) => (body += chunk))
         request.on("end", () => {
           if (request.url?.endsWith("/chat/completions")) count++
+          else bodies.push(body)
           response.writeHead(200, { "content-type": "application/json" })
           response.end(JSON.stringify(request.url?.endsWith("/chat/completions") ? reply : status))
         })
       })
       server.listen(0, "127.0.0.1", () =>
-        resume(Effect.succeed({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, submissions: () => count })))
+        resume(Effect.succeed({
+          server,
+          url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+          submissions: () => count,
+          bodies: () => bodies
+        })))
     }),
     ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
   )
@@ -244,6 +284,63 @@ describe("replies that carry no usable task", () => {
       )
       expect(error).toMatchObject({ _tag: "ResponseDecodeError", message: expect.stringContaining("not an http(s) URL") })
     }))
+})
+
+describe("ids and names that are not valid URI text", () => {
+  it.scopedLive("a task id with a lone surrogate (valid JSON) is recorded, resumed, and polled with the very same id", () =>
+    Effect.gen(function*() {
+      const id = "task\ud800x/../\u0000%"
+      const service = yield* fakeService(completion(id), { status: "succeed", video_url: "https://cdn.example/v.mp4" })
+      const directory = temporaryDirectory()
+      const sdk = NodeSwitchboard.layer({ baseUrl: service.url, apiKey: "sk-test", journalDirectory: directory })
+      const { taskId, names, resumed } = yield* Effect.gen(function*() {
+        const taskId = yield* Videos.submit({ model: "video-1", prompt: "x" })
+        const names = Fs.readdirSync(directory)
+        const resumed = yield* Videos.resumePending(instant)
+        yield* Stream.runDrain(resumed.pending[0]!.updates)
+        return { taskId, names, resumed }
+      }).pipe(Effect.provide(sdk))
+      expect(taskId).toBe(id)
+      // Every file stays inside the journal directory, with a name of ASCII characters.
+      for (const name of names) expect(name).toMatch(/^[\x21-\x7e]+$/)
+      expect(resumed.quarantined).toEqual([])
+      expect(resumed.pending.map((p) => p.entry.taskId)).toEqual([id])
+      expect(service.bodies().map((body) => JSON.parse(body).task_id)).toEqual([id])
+      expect(yield* Effect.flatMap(TaskJournal.TaskJournal, (j) => j.get(id)).pipe(Effect.provide(NodeTaskJournal.layer(directory))))
+        .toMatchObject({ _tag: "Some", value: { taskId: id, videoUrl: "https://cdn.example/v.mp4" } })
+    }))
+
+  it.scoped("an id too long for a file name: JournalError carrying the task id, never a defect", () =>
+    Effect.gen(function*() {
+      const id = `task_${"é".repeat(300)}`
+      const service = yield* fakeService(completion(id), {})
+      const error = yield* Effect.flip(Videos.submit({ model: "video-1", prompt: "x" })).pipe(
+        Effect.provide(NodeSwitchboard.layer({ baseUrl: service.url, apiKey: "sk-test", journalDirectory: temporaryDirectory() }))
+      )
+      expect(error).toMatchObject({ _tag: "JournalError", taskId: id, message: expect.stringContaining("submitted but not recorded") })
+    }))
+
+  it.live("a file whose name the journal never writes is set aside and reported; the other tasks are resumed", () =>
+    Effect.gen(function*() {
+      const directory = temporaryDirectory()
+      const taskId = yield* Videos.submit({ model: "video-1", prompt: "valid" }).pipe(Effect.provide(sdkAt(directory)))
+      for (const stray of ["task-%E0%A4%A.json", "claim-%uD800%uDC00.json", "task-%41.json"]) {
+        Fs.writeFileSync(Path.join(directory, stray), JSON.stringify({ taskId: "stray", model: "video-1", prompt: "p", submittedAt: 1 }))
+      }
+      const { pending, quarantined } = yield* Videos.resumePending(instant).pipe(Effect.provide(sdkAt(directory)))
+      expect(pending.map((p) => p.entry.taskId)).toEqual([taskId])
+      expect(quarantined.map((q) => q.key).sort()).toEqual(["claim-%uD800%uDC00.json", "task-%41.json", "task-%E0%A4%A.json"])
+      for (const q of quarantined) expect(Fs.existsSync(q.movedTo)).toBe(true)
+    }).pipe(Effect.provide(Emulator.layer())))
+
+  it("file names: any string, lone surrogates included, maps to a name and back", () => {
+    for (const key of ["task-a_b", "task-ü/é:*?", "task-\ud800", "task-\udc00\ud800x", "task-\ud83d\ude00", "", "%uD800", "\u0000"]) {
+      const name = NodeTaskJournal.nameOfKey(key)
+      expect(name).toMatch(/^[\x21-\x7e]*$/)
+      expect(NodeTaskJournal.keyOfName(name)).toBe(key)
+    }
+    for (const name of ["task-%E0%A4%A", "task-%41", "%uD83D%uDE00", "%ud800", "a b"]) expect(NodeTaskJournal.keyOfName(name)).toBeUndefined()
+  })
 })
 
 describe("images are paid too", () => {

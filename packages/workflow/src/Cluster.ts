@@ -83,13 +83,23 @@ export const addressOf = (database: Database): string => {
   return `${url.hostname === "" ? "localhost" : url.hostname}:${url.port === "" ? "5432" : url.port}${url.pathname}`
 }
 
+/** A URL's password as written and, when it is valid percent-encoding, decoded (as the driver sends it). */
+const passwordsOf = (database: Database): ReadonlyArray<string> => {
+  const written = database._tag === "Postgres" ? new URL(Redacted.value(database.url)).password : ""
+  if (written === "") return []
+  try {
+    return [decodeURIComponent(written), written]
+  } catch {
+    return [written]
+  }
+}
+
 /** The driver's failure, said with the address; a password that found its way into the text is masked. */
 const databaseError = (database: Database) => (error: unknown) => {
   const cause = Predicate.hasProperty(error, "cause") && error.cause instanceof Error ? `: ${error.cause.message}` : ""
   const said = `${error instanceof Error ? error.message : String(error)}${cause}`
-  const password = database._tag === "Postgres" ? decodeURIComponent(new URL(Redacted.value(database.url)).password) : ""
   return new DatabaseError({
-    message: password === "" ? said : said.split(password).join("***"),
+    message: passwordsOf(database).reduce((text, password) => text.split(password).join("***"), said),
     address: addressOf(database)
   })
 }

@@ -6,8 +6,9 @@
  * a record that cannot be read is moved to a quarantine table, out of the
  * way of the others; and a process claims a task before it follows it, so
  * that each task is polled by one process at a time. A claim names its
- * owner (id, pid, host) and expires unless renewed; an expired claim, or one
- * of a process of this machine that is gone, is taken over.
+ * owner (id, pid, host, process table) and expires unless renewed; an
+ * expired claim, or one of a process of this process table that is gone, is
+ * taken over.
  *
  * A claim is decided in a transaction on the task's row: on Postgres the row
  * is locked with `SELECT … FOR UPDATE SKIP LOCKED` (a claimer finding it
@@ -19,7 +20,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { isRunning } from "@switchboard/node/NodeTaskJournal"
+import { isAlive, makeOwner } from "@switchboard/node/NodeTaskJournal"
 import { JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Clock from "effect/Clock"
@@ -27,9 +28,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import * as Os from "node:os"
+import * as Crypto from "node:crypto"
 
 /**
  * The journal's table, and where unreadable records go.
@@ -46,6 +46,24 @@ interface Row {
   /** The claim (`TaskJournal.Claim` as JSON); null when nobody holds the task. */
   readonly claim: string | null
 }
+
+/** At most this many UTF-8 bytes in a key: Postgres refuses index entries past about 2700. */
+const maxKeyBytes = 1000
+
+/**
+ * The `task_id` of a task: the id itself when any database keeps it as it
+ * is; else (a lone surrogate, which drivers turn into U+FFFD so that two ids
+ * would share a row; a control character, NUL included, which Postgres
+ * refuses; a very long id) `\u0001sha256:<hex>`, which no id kept as it is
+ * can be (no control characters). The record keeps the whole id.
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const keyOf = (taskId: string): string =>
+  /[\p{Surrogate}\p{Cc}]/u.test(taskId) || Buffer.byteLength(taskId) > maxKeyBytes
+    ? `\u0001sha256:${Crypto.createHash("sha256").update(Buffer.from(JSON.stringify(taskId))).digest("hex")}`
+    : taskId
 
 const journalError = (action: string) => (cause: SqlError) =>
   new JournalError({ message: `SQL task journal could not ${action}: ${cause.message}` })
@@ -80,19 +98,17 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
     Effect.mapError(journalError("create its tables"))
   )
 
-  const host = Os.hostname()
-  const owner: TaskJournal.Owner = { id: TaskJournal.randomId(), pid: process.pid, host }
-  const isAlive = (other: TaskJournal.Owner) => (other.host === host && other.pid !== undefined ? isRunning(other.pid) : undefined)
+  const owner = makeOwner()
 
   const record = (entry: TaskJournal.Entry) =>
-    sql`INSERT INTO ${tasks} (task_id, record, submitted_at) VALUES (${entry.taskId}, ${TaskJournal.encodeRecord(entry)}, ${entry.submittedAt})
+    sql`INSERT INTO ${tasks} (task_id, record, submitted_at) VALUES (${keyOf(entry.taskId)}, ${TaskJournal.encodeRecord(entry)}, ${entry.submittedAt})
       ON CONFLICT (task_id) DO UPDATE SET record = excluded.record, submitted_at = excluded.submitted_at`.pipe(
       Effect.asVoid,
       Effect.mapError(journalError(`record task ${entry.taskId}`))
     )
 
   const get = (taskId: string) =>
-    sql<Row>`SELECT task_id, record, claim FROM ${tasks} WHERE task_id = ${taskId}`.pipe(
+    sql<Row>`SELECT task_id, record, claim FROM ${tasks} WHERE task_id = ${keyOf(taskId)}`.pipe(
       Effect.map((rows) => Option.flatMap(Option.fromNullable(rows[0]?.record), (text) => Either.getRight(TaskJournal.decodeRecord(text)))),
       Effect.mapError(journalError(`read task ${taskId}`))
     )
@@ -136,8 +152,8 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
   /** The row of `taskId`, locked for this transaction; none on Postgres when another transaction holds it. */
   const lockRow = (taskId: string) =>
     sql.onDialectOrElse({
-      pg: () => sql<Row>`SELECT task_id, record, claim FROM ${tasks} WHERE task_id = ${taskId} FOR UPDATE SKIP LOCKED`,
-      orElse: () => sql<Row>`SELECT task_id, record, claim FROM ${tasks} WHERE task_id = ${taskId}`
+      pg: () => sql<Row>`SELECT task_id, record, claim FROM ${tasks} WHERE task_id = ${keyOf(taskId)} FOR UPDATE SKIP LOCKED`,
+      orElse: () => sql<Row>`SELECT task_id, record, claim FROM ${tasks} WHERE task_id = ${keyOf(taskId)}`
     })
 
   const tryClaim = (taskId: string) =>
@@ -145,35 +161,30 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
       const now = yield* Clock.currentTimeMillis
       // A write first: the row exists (a task is claimed before it is
       // recorded), and on sqlite this transaction now holds the write lock.
-      yield* sql`INSERT INTO ${tasks} (task_id) VALUES (${taskId}) ON CONFLICT (task_id) DO NOTHING`
+      yield* sql`INSERT INTO ${tasks} (task_id) VALUES (${keyOf(taskId)}) ON CONFLICT (task_id) DO NOTHING`
       const [row] = yield* lockRow(taskId)
       if (row === undefined) return false
       const holder = row.claim === null ? Option.none() : TaskJournal.liveHolder(row.claim, now, isAlive)
       if (Option.isSome(holder) && holder.value.id !== owner.id) return false
-      yield* sql`UPDATE ${tasks} SET claimed_by = ${owner.id}, claim = ${TaskJournal.claimOf(owner, now)} WHERE task_id = ${taskId}`
+      yield* sql`UPDATE ${tasks} SET claimed_by = ${owner.id}, claim = ${TaskJournal.claimOf(owner, now)} WHERE task_id = ${keyOf(taskId)}`
       return true
     }).pipe(sql.withTransaction, Effect.mapError(journalError(`claim task ${taskId}`)))
 
   /** Extends this process's claim; a claim taken over meanwhile stays with its new holder. */
   const renew = (taskId: string) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      sql`UPDATE ${tasks} SET claim = ${TaskJournal.claimOf(owner, now)} WHERE task_id = ${taskId} AND claimed_by = ${owner.id}`)
+      sql`UPDATE ${tasks} SET claim = ${TaskJournal.claimOf(owner, now)} WHERE task_id = ${keyOf(taskId)} AND claimed_by = ${owner.id}`)
 
   const release = (taskId: string) =>
-    sql`UPDATE ${tasks} SET claimed_by = NULL, claim = NULL WHERE task_id = ${taskId} AND claimed_by = ${owner.id}`.pipe(
-      Effect.zipRight(sql`DELETE FROM ${tasks} WHERE task_id = ${taskId} AND record IS NULL AND claim IS NULL`),
+    sql`UPDATE ${tasks} SET claimed_by = NULL, claim = NULL WHERE task_id = ${keyOf(taskId)} AND claimed_by = ${owner.id}`.pipe(
+      Effect.zipRight(sql`DELETE FROM ${tasks} WHERE task_id = ${keyOf(taskId)} AND record IS NULL AND claim IS NULL`),
       Effect.mapError(journalError(`release task ${taskId}`))
     )
 
   const claim = (taskId: string): Effect.Effect<boolean, JournalError, Scope.Scope> =>
     Effect.gen(function*() {
       const taken = yield* Effect.acquireRelease(tryClaim(taskId), (taken) => (taken ? Effect.ignore(release(taskId)) : Effect.void))
-      if (taken) {
-        // Interruptible even when claimed from an uninterruptible region (a submission).
-        yield* Effect.forkScoped(
-          Effect.interruptible(Effect.ignore(Effect.repeat(renew(taskId), Schedule.spaced(TaskJournal.renewEvery))))
-        )
-      }
+      if (taken) yield* TaskJournal.keepRenewed(taskId, renew(taskId))
       return taken
     })
 
@@ -192,7 +203,7 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
     record,
     get,
     remove: (taskId) =>
-      sql`DELETE FROM ${tasks} WHERE task_id = ${taskId}`.pipe(Effect.asVoid, Effect.mapError(journalError(`remove task ${taskId}`))),
+      sql`DELETE FROM ${tasks} WHERE task_id = ${keyOf(taskId)}`.pipe(Effect.asVoid, Effect.mapError(journalError(`remove task ${taskId}`))),
     scan,
     list: Effect.map(scan, (listing) => listing.entries),
     claim

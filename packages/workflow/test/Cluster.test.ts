@@ -55,6 +55,15 @@ describe("a database that cannot be used", () => {
       }
     }))
 
+  it.live("a password that is not valid percent-encoding: DatabaseError too, never a defect, the password masked", () =>
+    Effect.gen(function*() {
+      const port = yield* refusedPort
+      const database = yield* Cluster.parseDatabase(`postgres://alice:pw%E0%A4%A@127.0.0.1:${port}/fleet`)
+      const error = yield* build(Cluster.layerClient({ database }))
+      expect(error).toMatchObject({ _tag: "DatabaseError", address: `127.0.0.1:${port}/fleet` })
+      expect(String(error)).not.toContain("pw%E0%A4%A")
+    }))
+
   it.live("a sqlite file in a directory that does not exist: DatabaseError with the file", () =>
     Effect.gen(function*() {
       const filename = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-cluster-")), "missing", "tasks.sqlite")

@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Videos from "@switchboard/core/Videos"
 import { Emulator } from "@switchboard/emulator"
-import { NodeSwitchboard } from "@switchboard/node"
+import { NodeSwitchboard, NodeTaskJournal } from "@switchboard/node"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -54,12 +54,22 @@ const claimOpen = (journal: TaskJournal.Service, taskId: string) =>
 
 const claimOnce = (journal: TaskJournal.Service, taskId: string) => Effect.scoped(journal.claim(taskId))
 
-/** Another process of this machine, alive (this one's pid), or gone (a pid no process has). */
+/** Another process of this process table, alive (this one's pid), or gone (a pid no process has). */
 const otherOwner = (alive: boolean): TaskJournal.Owner => ({
+  ...NodeTaskJournal.makeOwner(),
   id: alive ? "another-live-process" : "a-process-that-is-gone",
-  pid: alive ? process.pid : 999_999_999,
-  host: Os.hostname()
+  pid: alive ? process.pid : 999_999_999
 })
+
+/** The event loop's next turn: I/O callbacks run, whatever the load (no time is waited). */
+const nextTurn = Effect.async<void>((resume) => void setImmediate(() => resume(Effect.void)))
+
+/**
+ * `check` until `done` holds, letting the event loop turn between tries: a
+ * hot loop would starve the I/O it waits for (the renewals of another fiber).
+ */
+export const eventually = <A, E>(check: Effect.Effect<A, E>, done: (a: A) => boolean): Effect.Effect<A, E> =>
+  Effect.repeat(Effect.zipLeft(check, nextTurn), { until: done })
 
 /**
  * Declares the suite for a kind of store; `fresh` makes an empty store, its
@@ -83,6 +93,29 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         yield* reopened.remove("a")
         expect(yield* first.list).toEqual([expected[1]])
         yield* first.check
+      }))
+
+    it.scoped("hostile ids from the service: each kept apart under its own id, or refused with JournalError; never a defect", () =>
+      Effect.gen(function*() {
+        const store = yield* fresh
+        const journal = yield* open(store)
+        // Lone surrogates (two of them, which drivers would both turn into U+FFFD), NUL, control and path characters.
+        const ids = ["task\ud800x", "task\udc00x", "task\ufffdx", "a\u0000b", "\u0001sha256:x", "../../x", "%E0%A4%A", " ", "é".repeat(2000)]
+        const recorded: Array<string> = []
+        for (const [i, taskId] of ids.entries()) {
+          const result = yield* Effect.either(journal.record(entry(taskId, i)))
+          if (result._tag === "Right") recorded.push(taskId)
+          else expect(result.left._tag).toBe("JournalError")
+        }
+        // Only a file name too long for the file system may be refused.
+        expect(recorded).toEqual(expect.arrayContaining(ids.slice(0, -1)))
+        expect((yield* (yield* open(store)).list).map((e) => e.taskId)).toEqual(recorded)
+        for (const taskId of recorded) {
+          expect(Option.getOrUndefined(yield* journal.get(taskId))).toEqual(entry(taskId, ids.indexOf(taskId)))
+          expect(yield* claimOnce(journal, taskId)).toBe(true)
+          yield* journal.remove(taskId)
+        }
+        expect(yield* journal.scan).toEqual({ entries: [], quarantined: [] })
       }))
 
     it.scoped("a record that cannot be read is set aside once, reported, and out of the others' way", () =>
@@ -147,17 +180,31 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         const store = yield* fresh
         const [first, second] = [yield* open(store), yield* open(store)]
         expect((yield* claimOpen(first, "t1")).taken).toBe(true)
-        for (let i = 0; i < 10; i++) {
+        // 4 renewals of 40 s: past the first expiry (120 s).
+        for (let i = 0; i < 4; i++) {
           // The renewals run on their own fiber, over real I/O: the clock
           // moves once the next one waits, and the test goes on once it landed.
-          yield* Effect.repeat(TestClock.sleeps(), { until: Chunk.isNonEmpty })
+          yield* eventually(TestClock.sleeps(), Chunk.isNonEmpty)
           yield* TestClock.adjust("40 seconds")
           const now = yield* TestClock.currentTimeMillis
-          yield* store.readClaim("t1").pipe(
-            Effect.repeat({ until: (claim) => Option.isSome(claim) && claim.value.expiresAt >= now + 120_000 })
-          )
+          yield* eventually(store.readClaim("t1"), (claim) => Option.isSome(claim) && claim.value.expiresAt >= now + 120_000)
         }
         expect(yield* claimOnce(second, "t1")).toBe(false)
+      }))
+
+    it.scoped("a holder whose claim was taken over meanwhile does not renew it over the new holder's", () =>
+      Effect.gen(function*() {
+        const store = yield* fresh
+        const first = yield* open(store)
+        expect((yield* claimOpen(first, "t1")).taken).toBe(true)
+        yield* eventually(TestClock.sleeps(), Chunk.isNonEmpty)
+        // Its renewals stalled past the expiry, and another process took the task.
+        const now = yield* TestClock.currentTimeMillis
+        const taker = { owner: otherOwner(true), expiresAt: now + 120_000 }
+        yield* store.writeClaim("t1", taker)
+        yield* TestClock.adjust("40 seconds")
+        yield* eventually(TestClock.sleeps(), Chunk.isNonEmpty)
+        expect(Option.getOrUndefined(yield* store.readClaim("t1"))).toEqual(taker)
       }))
 
     it.scoped("a claim of a process that is gone is taken over at once; a broken claim too", () =>
@@ -169,6 +216,25 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         expect(yield* claimOnce(journal, "t1")).toBe(true)
         yield* store.writeClaim("t2", { owner: otherOwner(true), expiresAt: now + 120_000 })
         expect(yield* claimOnce(journal, "t2")).toBe(false)
+      }))
+
+    it.scoped("a dead-looking pid of another process table (a container sharing the host name), or of an old record, waits for expiry", () =>
+      Effect.gen(function*() {
+        const store = yield* fresh
+        const journal = yield* open(store)
+        const now = yield* TestClock.currentTimeMillis
+        const gone = otherOwner(false)
+        // Its own PID namespace: pid 999999999 may run there.
+        yield* store.writeClaim("container", { owner: { ...gone, pidNamespace: "pid:[1]" }, expiresAt: now + 120_000 })
+        // Another boot: the pid table of before a restart, or of another machine named alike.
+        yield* store.writeClaim("boot", { owner: { ...gone, bootId: "another-boot" }, expiresAt: now + 120_000 })
+        // Written by an earlier version: no process table named.
+        yield* store.writeClaim("old", { owner: { id: gone.id, pid: gone.pid!, host: Os.hostname() }, expiresAt: now + 120_000 })
+        for (const taskId of ["container", "boot", "old"]) expect(yield* claimOnce(journal, taskId), taskId).toBe(false)
+        expect(yield* journal.scan).toEqual({ entries: [], quarantined: [] })
+        for (const taskId of ["container", "boot", "old"]) expect(Option.isSome(yield* store.readClaim(taskId)), taskId).toBe(true)
+        yield* TestClock.adjust("121 seconds")
+        for (const taskId of ["container", "boot", "old"]) expect(yield* claimOnce(journal, taskId), taskId).toBe(true)
       }))
 
     it.scoped("a claim without a record, left by a process that is gone, is dropped when the journal is read; a live one stays", () =>

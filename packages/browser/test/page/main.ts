@@ -4,11 +4,13 @@
  * into the DOM and `window.__results` for the test to assert.
  *
  * Query: `api` (the emulator, another origin: CORS), `key` (the emulator's
- * key), `phase` (`main`, or `resume` after a reload).
+ * key), `phase` (`main`; `resume` after a reload or in another tab; `hold`:
+ * a tab that submits a task and keeps it).
  */
 import { Attachment, Chat, Embeddings, Images, Moderations, Videos } from "@switchboard/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { BrowserAttachment, BrowserSwitchboard, BrowserTaskJournal } from "../../src/index.js"
@@ -37,6 +39,12 @@ window.__done = false
 
 /** The page talks to the emulator on its own origin, with the emulator's (local, throw-away) key. */
 const direct = BrowserSwitchboard.layer({ baseUrl: api, apiKey: key, allowApiKeyInBrowser: true, maxRetries: 0 })
+/**
+ * The SDK as an application keeps it: built once, living as long as the
+ * page, so the claims on its video tasks are held until the page goes away.
+ */
+const pageRuntime = ManagedRuntime.make(direct)
+const pageLifetime = Layer.effectContext(Effect.map(Effect.promise(() => pageRuntime.runtime()), (runtime) => runtime.context))
 /** The recommended set-up: no key in the page, the page's own server adds it. */
 const proxied = BrowserSwitchboard.layer({ baseUrl: "/", journal: "memory", maxRetries: 0 })
 
@@ -250,13 +258,17 @@ const main = Effect.gen(function*() {
       const taskId = yield* Videos.submit({ model: "video-1", prompt: "a reloaded page resumes me" })
       out.textContent = `submitted ${taskId}; reload the page to resume it`
       return { taskId, journal: storedJournal().map((e) => e.taskId) }
-    }))
+    }), pageLifetime)
 })
+
+/** A tab that submits a task and keeps it (polling it elsewhere, say) while it stays open. */
+const hold = check("hold", () =>
+  Effect.map(Videos.submit({ model: "video-1", prompt: "a tab holds me" }), (taskId) => ({ taskId })), pageLifetime)
 
 const resume = check("resume", ({ out }) =>
   Effect.gen(function*() {
     const before = storedJournal().map((e) => e.taskId)
-    const { pending } = yield* Videos.resumePending(poll)
+    const { busy, pending } = yield* Videos.resumePending(poll)
     const finished = yield* Effect.forEach(pending, ({ entry, updates }) =>
       Effect.map(Effect.tap(Stream.runLast(updates), () => Videos.complete(entry.taskId)), (last) => ({
         taskId: entry.taskId,
@@ -264,10 +276,16 @@ const resume = check("resume", ({ out }) =>
         last: last._tag === "Some" ? last.value._tag : "none"
       })))
     out.textContent = finished.map((f) => `${f.taskId}: ${f.last}`).join("\n")
-    return { before, finished, journalAfter: storedJournal().length, storage: BrowserTaskJournal.isStorageAvailable() }
-  }))
+    return {
+      before,
+      finished,
+      busy: busy.map((e) => e.taskId),
+      journalAfter: storedJournal().length,
+      storage: BrowserTaskJournal.isStorageAvailable()
+    }
+  }), pageLifetime)
 
-void Effect.runPromise(phase === "resume" ? resume : main).finally(() => {
+void Effect.runPromise(phase === "resume" ? resume : phase === "hold" ? hold : main).finally(() => {
   const failed = Object.entries(window.__results).filter(([, r]) => !r.ok).map(([name]) => name)
   document.getElementById("status")!.textContent = failed.length === 0 ? "all checks passed" : `failed: ${failed.join(", ")}`
   window.__done = true
