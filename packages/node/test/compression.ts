@@ -245,7 +245,8 @@ export const compressionSuite = (wire: string, layerFor: LayerFor, facts: { read
         const whole = Zlib.gzipSync(Buffer.from(JSON.stringify(completion)))
         const corrupt = Buffer.from(whole)
         corrupt.fill(0x55, 10, 30)
-        for (const bytes of [corrupt, whole.subarray(0, whole.length - 12)]) {
+        // fetch takes a cut gzip body as far as it goes (as browsers do): JSON cut short, typed all the same.
+        for (const [bytes, says] of [[corrupt, /coded body is corrupt/], [whole.subarray(0, whole.length - 12), /coded body is corrupt|not JSON/]] as const) {
           const error = yield* against(
             (_request, response) => {
               response.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" })
@@ -254,7 +255,7 @@ export const compressionSuite = (wire: string, layerFor: LayerFor, facts: { read
             () => Effect.flip(Chat.create(hello))
           )
           expect(error).toMatchObject({ _tag: "ResponseDecodeError" })
-          expect(error.message).toContain("gzip body is corrupt")
+          expect(error.message).toMatch(says)
         }
       }))
 

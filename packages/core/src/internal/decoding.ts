@@ -40,7 +40,7 @@ export interface Zlib {
   createBrotliDecompress(): ZlibStream
 }
 
-const failure = (message: string) => new HttpWire.WireError({ reason: "decode", cause: new Error(message) })
+export const failure = (message: string) => new HttpWire.WireError({ reason: "decode", cause: new Error(message) })
 
 /**
  * The codings to undo, first to undo first (the header lists them in the
@@ -58,6 +58,23 @@ export const codingsOf = (header: string | undefined): ReadonlyArray<Coding> | H
     else return failure(`the reply's content-encoding "${name.slice(0, 40)}" is none of ${accepted}`)
   }
   return codings.length === 0 ? undefined : codings
+}
+
+/**
+ * A failed read → its `WireError`: `decode` when a zlib error (`Z_…` for
+ * gzip and deflate, `ERR__…` for br) is in the cause's chain, as when a
+ * client that decodes by itself (fetch) meets a corrupt body; else `response`.
+ */
+export const readFailure = (cause: unknown): HttpWire.WireError => {
+  let inner = cause
+  for (let depth = 0; typeof inner === "object" && inner !== null && depth < 5; depth++) {
+    const { code, message } = inner as { readonly code?: unknown; readonly message?: unknown }
+    if (typeof code === "string" && (code.startsWith("Z_") || code.startsWith("ERR__"))) {
+      return failure(`the reply's coded body is corrupt (${String(message)})`)
+    }
+    inner = (inner as { readonly cause?: unknown }).cause
+  }
+  return new HttpWire.WireError({ reason: "response", cause })
 }
 
 /** A zlib header (RFC 1950): method 8, a window of at most 32 KiB, and its check. */
@@ -103,7 +120,7 @@ export const make = (zlib: Zlib, codings: ReadonlyArray<Coding>, sink: Sink): De
     if (over) return
     over = true
     stages.forEach((stage) => stage?.destroy())
-    sink.error(failure(`the reply's ${coding} body is corrupt (${error.message})`))
+    sink.error(failure(`the reply's coded body is corrupt (${coding}: ${error.message})`))
   }
   const stage = (i: number, first: Uint8Array): ZlibStream => {
     const existing = stages[i]
