@@ -46,13 +46,17 @@ export const failure = (message: string) => new HttpWire.WireError({ reason: "de
  * The codings to undo, first to undo first (the header lists them in the
  * order they were applied), or `undefined` when there are none; a coding
  * the SDK does not take fails, rather than handing on bytes nobody can read.
+ * `alsoTaken`: codings a client may have undone by itself (fetch and zstd).
  */
-export const codingsOf = (header: string | undefined): ReadonlyArray<Coding> | HttpWire.WireError | undefined => {
+export const codingsOf = (
+  header: string | undefined,
+  alsoTaken?: string
+): ReadonlyArray<Coding> | HttpWire.WireError | undefined => {
   if (header === undefined) return undefined
   const codings: Array<Coding> = []
   for (const token of header.split(",")) {
     const name = token.trim().toLowerCase()
-    if (name === "" || name === "identity") continue
+    if (name === "" || name === "identity" || name === alsoTaken) continue
     if (name === "gzip" || name === "x-gzip") codings.unshift("gzip")
     else if (name === "deflate" || name === "br") codings.unshift(name)
     else return failure(`the reply's content-encoding "${name.slice(0, 40)}" is none of ${accepted}`)
