@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import * as HttpWire from "@switchboard/core/HttpWire"
+import * as Decoding from "@switchboard/core/internal/decoding"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -23,11 +24,27 @@ const headersOf = (headers: Headers): Record<string, string> => {
   return out
 }
 
+/**
+ * fetch undoes the body's codings by itself (browsers and Node's undici
+ * alike), keeping `content-encoding` in the headers; what is left to the wire
+ * is refusing a coding fetch passes on undecoded. zstd is let through: a
+ * browser that asked for it decodes it. (Cross-origin, `content-encoding` is
+ * hidden unless exposed: then fetch alone judges.)
+ */
+const refused = (response: Response): HttpWire.WireError | undefined => {
+  const codings = Decoding.codingsOf(response.headers.get("content-encoding") ?? undefined, "zstd")
+  return codings instanceof HttpWire.WireError ? codings : undefined
+}
+
+/**
+ * `accept-encoding` is the browser's to set (it drops ours); Node's fetch
+ * takes it, and decodes br too.
+ */
 const send = (request: HttpWire.Request, signal: AbortSignal) => {
   const { headers, payload } = HttpWire.outgoing(request)
   return fetch(request.url, {
     method: request.method,
-    headers,
+    headers: Decoding.acceptEncoding(headers),
     ...(payload === undefined ? {} : { body: payload as BodyInit }),
     signal
   })
@@ -88,7 +105,7 @@ const bodyOf = (
       },
       (cause: unknown) => {
         clearTimeout(timer)
-        settle(Effect.fail(Option.some(new HttpWire.WireError({ reason: "response", cause }))))
+        settle(Effect.fail(Option.some(Decoding.readFailure(cause))))
       }
     )
     return Effect.sync(() => {
@@ -149,15 +166,30 @@ export const make = (): HttpWire.Service => ({
             settle(Effect.fail(new HttpWire.WireError({ reason: "too-large" })))
             controller.abort()
           }
-          if (success && max !== undefined && Number(response.headers.get("content-length")) > max) return tooLarge()
+          const reply = (text: string) => settle(Effect.succeed({ status: response.status, headers: headersOf(response.headers), text }))
+          // A body that does not decode: a 2xx fails; any other status keeps its status, with no text.
+          const undecodable = (error: HttpWire.WireError) => {
+            controller.abort()
+            if (success) settle(Effect.fail(error))
+            else reply("")
+          }
+          const refusal = refused(response)
+          if (refusal !== undefined) return undecodable(refusal)
+          // A coded body's length is its coded size, not the decoded size the limit counts.
+          const plain = !response.headers.has("content-encoding")
+          if (success && max !== undefined && plain && Number(response.headers.get("content-length")) > max) return tooLarge()
           const read = max === undefined ? response.text().then((text) => ({ text, over: false })) : readAtMost(response, max)
           read.then(
             ({ over, text }) => {
               if (over) controller.abort()
               if (over && success) return tooLarge()
-              settle(Effect.succeed({ status: response.status, headers: headersOf(response.headers), text }))
+              reply(text)
             },
-            (cause: unknown) => settle(Effect.fail(new HttpWire.WireError({ reason: "response", cause })))
+            (cause: unknown) => {
+              const error = Decoding.readFailure(cause)
+              if (error.reason === "decode") undecodable(error)
+              else settle(Effect.fail(error))
+            }
           )
         },
         (cause: unknown) => settle(Effect.fail(new HttpWire.WireError({ reason: "request", cause })))
@@ -201,18 +233,19 @@ export const make = (): HttpWire.Service => ({
           timedOut !== undefined ? HttpWire.timeout(timedOut) : new HttpWire.WireError({ reason, cause })
         return Effect.map(
           Effect.tryPromise({ try: () => send(request, exchange.controller.signal), catch: (cause) => failure("request", cause) }),
-          (response): HttpWire.OpenResponse => ({
-            status: response.status,
-            headers: headersOf(response.headers),
-            body: Stream.mapError(
-              bodyOf(response, exchange.controller, limits?.idleMillis, () => {
-                clearTimeout(exchange.timer)
-                clearTimeout(exchange.firstByteTimer)
-              }),
-              (error) => error.reason === "response" ? failure("response", error.cause) : error
-            ),
-            commit: () => clearTimeout(exchange.firstByteTimer)
-          })
+          (response): HttpWire.OpenResponse => {
+            const refusal = refused(response)
+            const body = refusal !== undefined ? Stream.fail(refusal) : bodyOf(response, exchange.controller, limits?.idleMillis, () => {
+              clearTimeout(exchange.timer)
+              clearTimeout(exchange.firstByteTimer)
+            })
+            return {
+              status: response.status,
+              headers: headersOf(response.headers),
+              body: Stream.mapError(body, (error) => error.reason === "response" ? failure("response", error.cause) : error),
+              commit: () => clearTimeout(exchange.firstByteTimer)
+            }
+          }
         )
       }
     )

@@ -14,6 +14,7 @@ import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as Zlib from "node:zlib"
 import { fileURLToPath } from "node:url"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -69,6 +70,7 @@ const startPageServer = () =>
     server = Http.createServer((request, response) => {
       const path = new URL(request.url ?? "/", "http://127.0.0.1").pathname
       if (path.startsWith("/v1/")) return proxy(request, response)
+      if (path === "/coded/v1/chat/completions") return coded(request, response)
       const file = staticFiles[path]
       if (file === undefined) return void response.writeHead(404).end()
       response.writeHead(200, { "content-type": contentTypes[Path.extname(file)] ?? "application/octet-stream" })
@@ -77,6 +79,27 @@ const startPageServer = () =>
     server.once("error", reject)
     server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server!.address() as AddressInfo).port}`))
   })
+
+/**
+ * `/coded`: a chat reply coded as the request's model says (gzip, br,
+ * deflate, or compress, which no browser decodes), whole or streamed.
+ */
+const coded = (request: Http.IncomingMessage, response: Http.ServerResponse) => {
+  const parts: Array<Buffer> = []
+  request.on("data", (part: Buffer) => parts.push(part))
+  request.on("end", () => {
+    const { model, stream } = JSON.parse(Buffer.concat(parts).toString()) as { model: string; stream?: boolean }
+    const chunk = (content: string, finish: string | null) =>
+      `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`
+    const text = stream ?
+      chunk("coded ", null) + chunk(model, "stop") + "data: [DONE]\n\n" :
+      JSON.stringify({ id: "c", object: "chat.completion", created: 1, model, choices: [{ index: 0, message: { role: "assistant", content: `coded ${model}` }, finish_reason: "stop" }] })
+    const plain = Buffer.from(text)
+    const body = model === "gzip" ? Zlib.gzipSync(plain) : model === "br" ? Zlib.brotliCompressSync(plain) : model === "deflate" ? Zlib.deflateSync(plain) : plain
+    response.writeHead(200, { "content-type": stream ? "text/event-stream" : "application/json", "content-encoding": model })
+    response.end(body)
+  })
+}
 
 const launch = () => {
   if (!Fs.existsSync(executablePath)) {
@@ -222,6 +245,15 @@ describe("@switchboard/browser in Chromium", () => {
   it("a moderation", () => {
     ready()
     expect(result("moderation")).toMatchObject({ violentFlagged: true, calmFlagged: false })
+  })
+
+  it("compressed replies: gzip, br and deflate decode, whole and streamed; a coding no browser takes is typed", () => {
+    ready()
+    expect(result("compressed")).toMatchObject({
+      whole: ["coded gzip", "coded br", "coded deflate"],
+      streamed: ["coded gzip", "coded br", "coded deflate"]
+    })
+    expect(["ResponseDecodeError", "TransportError"]).toContain(result("compressed")["refused"])
   })
 
   it("a same-origin proxy adds the key: the page holds none", async () => {

@@ -121,13 +121,15 @@ export interface OpenResponse extends Head {
  * - `response`: the connection was lost while the body was read;
  * - `timeout`: a time limit the caller gave ran out; `limit` says which;
  * - `too-large`: a successful response's body is (or says it is) longer
- *   than `Limits.maxBytes`; the exchange was aborted.
+ *   than `Limits.maxBytes`, counted decoded; the exchange was aborted;
+ * - `decode`: the body's `content-encoding` is one the wire does not take,
+ *   or its bytes do not decode (the cause says which).
  *
  * @since 0.1.0
  * @category errors
  */
 export class WireError extends Data.TaggedError("WireError")<{
-  readonly reason: "request" | "response" | "timeout" | "too-large"
+  readonly reason: "request" | "response" | "timeout" | "too-large" | "decode"
   readonly limit?: "request" | "first-byte" | "idle" | "total" | undefined
   readonly cause?: unknown
 }> {}
@@ -270,9 +272,10 @@ export interface Limits {
   /** `text`: the whole exchange, from sending to the last byte (`limit: "request"`). */
   readonly timeoutMillis?: number | undefined
   /**
-   * `text`: most bytes of a 2xx body; a longer one (or one whose
-   * `content-length` says so) fails with `too-large`. Any other status's
-   * body is cut at `maxErrorBytes` instead. Default: no limit.
+   * `text`: most bytes of a 2xx body, decoded (after `content-encoding`); a
+   * longer one (or an uncoded one whose `content-length` says so) fails with
+   * `too-large`. Any other status's body is cut at `maxErrorBytes` (decoded)
+   * instead. Default: no limit.
    */
   readonly maxBytes?: number | undefined
   /**

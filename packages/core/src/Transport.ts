@@ -403,6 +403,14 @@ const wireFailure = (
         message: `the reply${stage._tag === "call" ? ` to ${stage.where}` : ""} is larger than ${settings.maxBytes} bytes (maxResponseBytes)`,
         limit: settings.maxBytes
       })
+    case "decode": {
+      const why = error.cause instanceof Error ? error.cause.message : "its bytes do not decode"
+      return new SwitchboardError.ResponseDecodeError({
+        message: `${stage._tag === "call" ? `the reply to ${stage.where}` : `the stream of ${stage.where}`} cannot be read: ${why}`,
+        body: "",
+        ...withId(requestId)
+      })
+    }
     case "response":
       if (stage._tag === "call") {
         return new SwitchboardError.TransportError({ message: `connection lost while reading ${stage.where}`, sent: true })

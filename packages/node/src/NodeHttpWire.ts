@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import * as HttpWire from "@switchboard/core/HttpWire"
+import * as Decoding from "@switchboard/core/internal/decoding"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -21,7 +22,12 @@ import type { Agent as UndiciAgent, Dispatcher } from "undici"
 // the mocks: about 70 ms of CPU and 9 MB at start, of which the wire needs
 // the `Agent` alone (a third of it; docs/performance.md, cold start).
 // undici has no `exports` map, so its own module is reachable.
-const Agent = createRequire(import.meta.url)("undici/lib/dispatcher/agent.js") as typeof UndiciAgent
+const require = createRequire(import.meta.url)
+const Agent = require("undici/lib/dispatcher/agent.js") as typeof UndiciAgent
+
+// Loaded at the first coded reply: most programs never get one.
+let zlib: Decoding.Zlib | undefined
+const zlibModule = () => (zlib ??= require("node:zlib") as Decoding.Zlib)
 
 type Controller = Dispatcher.DispatchController
 type RawHeaders = Record<string, string | Array<string> | undefined>
@@ -47,7 +53,7 @@ const dispatchOptions = (request: HttpWire.Request): Dispatcher.DispatchOptions 
     origin: url.origin,
     path: url.pathname + url.search,
     method: request.method,
-    headers,
+    headers: Decoding.acceptEncoding(headers),
     body: payload ?? null
   }
 }
@@ -66,6 +72,8 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
   status = 0
   headers: Record<string, string> = noHeaders
   settled = false
+  /** Undoes the body's `content-encoding`, when it has one. */
+  decoder: Decoding.Decoder | undefined
 
   onRequestStart(controller: Controller) {
     this.controller = controller
@@ -81,6 +89,7 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
   abort() {
     if (this.settled) return
     this.settled = true
+    this.decoder?.destroy()
     this.controller?.abort(interrupted())
   }
 
@@ -91,12 +100,47 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
    * peak RSS and a fifth of the CPU under load (docs/performance.md).
    */
   protected release() {
+    this.decoder?.destroy()
+    this.decoder = undefined
     this.controller = undefined
     this.headers = noHeaders
   }
 
-  abstract onResponseData(controller: Controller, chunk: Buffer): void
-  abstract onResponseEnd(): void
+  /**
+   * The body's codings, or the failure of a coding the wire does not take;
+   * `undefined` for a plain body, the common case, at the cost of one lookup.
+   */
+  protected codings(): ReadonlyArray<Decoding.Coding> | HttpWire.WireError | undefined {
+    const header = this.headers["content-encoding"]
+    return header === undefined ? undefined : Decoding.codingsOf(header)
+  }
+
+  /** Decoded bytes, as they come. */
+  abstract receive(chunk: Uint8Array): void
+  /** The decoded body has ended. */
+  abstract complete(): void
+
+  /** Decodes through `codings`, pausing the socket while the decoder is full. */
+  protected decode(codings: ReadonlyArray<Decoding.Coding>, fail: (error: HttpWire.WireError) => void) {
+    this.decoder = Decoding.make(zlibModule(), codings, {
+      data: (chunk) => this.receive(chunk),
+      end: () => this.complete(),
+      error: fail,
+      drain: () => this.controller?.resume()
+    })
+  }
+
+  onResponseData(controller: Controller, chunk: Buffer) {
+    if (this.decoder === undefined) return this.receive(chunk)
+    if (!this.decoder.write(chunk)) controller.pause()
+  }
+
+  onResponseEnd() {
+    if (this.decoder === undefined) return this.complete()
+    this.decoder.end()
+  }
+
+
   abstract onResponseError(controller: Controller, error: Error): void
 }
 
@@ -130,23 +174,39 @@ class TextExchange extends Exchange {
 
   override onResponseStart(controller: Controller, status: number, headers: RawHeaders) {
     super.onResponseStart(controller, status, headers)
+    const codings = this.codings()
     if (!isSuccess(status)) {
       this.limit = HttpWire.maxErrorBytes
     } else if (this.maxBytes !== undefined) {
       this.limit = this.maxBytes
-      if (Number(this.headers["content-length"]) > this.maxBytes) this.tooLarge()
+      // A coded body's length is its coded size, not what the limit counts.
+      if (codings === undefined && Number(this.headers["content-length"]) > this.maxBytes) return this.tooLarge()
     }
+    if (codings === undefined) return
+    if (codings instanceof HttpWire.WireError) return this.undecodable(codings)
+    this.decode(codings, (error) => this.undecodable(error))
   }
 
-  onResponseData(_controller: Controller, chunk: Buffer) {
+  /**
+   * A body that does not decode: a 2xx fails; any other status keeps its
+   * status with what did decode, as an error body cut at its limit does.
+   */
+  private undecodable(error: HttpWire.WireError) {
+    const controller = this.controller
+    if (isSuccess(this.status)) this.finish(Effect.fail(error))
+    else this.complete()
+    controller?.abort(new Error("undecodable body"))
+  }
+
+  receive(chunk: Uint8Array) {
     if (this.settled) return
-    this.chunks.push(chunk)
+    this.chunks.push(chunk as Buffer)
     this.size += chunk.length
     if (this.size <= this.limit) return
     if (isSuccess(this.status)) return this.tooLarge()
     // An error body: its start says enough; the rest is never read.
     const controller = this.controller
-    this.onResponseEnd()
+    this.complete()
     controller?.abort(new Error("error body limit reached"))
   }
 
@@ -156,7 +216,7 @@ class TextExchange extends Exchange {
     controller?.abort(new Error("response too large"))
   }
 
-  onResponseEnd() {
+  complete() {
     if (this.settled) return
     const whole = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks)
     const text = (whole.length > this.limit ? whole.subarray(0, this.limit) : whole).toString()
@@ -263,7 +323,8 @@ class StreamExchange extends Exchange {
       this.chunks = []
       this.buffered = 0
       this.reads++
-      if (this.controller?.paused) this.controller.resume()
+      if (this.decoder !== undefined) this.decoder.resume()
+      else if (this.controller?.paused) this.controller.resume()
       return Effect.succeed(batch)
     }
     if (this.failure !== undefined) return Effect.fail(Option.some(this.failure))
@@ -288,17 +349,25 @@ class StreamExchange extends Exchange {
       body: Stream.repeatEffectChunkOption(this.pull),
       commit: this.commit
     }))
+    // The head is the caller's either way (a 4xx keeps its status); the body fails.
+    const codings = this.codings()
+    if (codings instanceof HttpWire.WireError) this.fail(codings)
+    else if (codings !== undefined) this.decode(codings, (error) => this.fail(error))
   }
 
-  onResponseData(controller: Controller, chunk: Buffer) {
-    this.chunks.push(chunk)
+  /** Decoded bytes; above the high-water mark the decoder pauses, or the socket when nothing is coded. */
+  receive(chunk: Uint8Array) {
+    this.chunks.push(chunk as Buffer)
     this.buffered += chunk.length
     if (this.idleTimer !== undefined) this.lastActivity = Date.now()
     if (this.waiting !== undefined) this.wake()
-    else if (this.buffered > highWaterMark) controller.pause()
+    else if (this.buffered > highWaterMark) {
+      if (this.decoder !== undefined) this.decoder.pause()
+      else this.controller?.pause()
+    }
   }
 
-  onResponseEnd() {
+  complete() {
     this.ended = true
     this.settled = true
     this.controller = undefined

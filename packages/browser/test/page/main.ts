@@ -252,6 +252,19 @@ const main = Effect.gen(function*() {
       }
     }))
 
+  // Same origin, so content-encoding is visible to the wire; the model names the coding.
+  yield* check("compressed", ({ out }) =>
+    Effect.gen(function*() {
+      const codings = ["gzip", "br", "deflate"]
+      const whole = yield* Effect.forEach(codings, (model) =>
+        Effect.map(Chat.create({ model, messages }), (completion) => completion.choices[0]?.message.content ?? ""))
+      const streamed = yield* Effect.forEach(codings, (model) =>
+        Effect.map(Stream.runCollect(Chat.streamText({ model, messages })), (deltas) => [...deltas].join("")))
+      const refused = yield* Effect.flip(Chat.create({ model: "compress", messages }))
+      out.textContent = [...whole, ...streamed, `${refused._tag}: ${refused.message}`].join("\n")
+      return { whole, streamed, refused: refused._tag }
+    }), BrowserSwitchboard.layer({ baseUrl: "/coded", journal: "memory", maxRetries: 0 }))
+
   // Last: a task left running for the reload to resume.
   yield* check("submitForResume", ({ out }) =>
     Effect.gen(function*() {
