@@ -31,3 +31,9 @@ export const positioned = <W extends { readonly index?: number | undefined }, WI
 
 /** A token count; one the reply leaves out is 0. */
 export const tokenCount = Schema.optionalWith(Schema.Number, { default: () => 0 })
+
+/**
+ * A field the contract does not show, that a reply may leave out: `null` is
+ * read as absent (`docs/decisions.md`), any other value must be of `schema`.
+ */
+export const optionalOrNull = <A, I, R>(schema: Schema.Schema<A, I, R>) => Schema.optionalWith(schema, { nullable: true })
