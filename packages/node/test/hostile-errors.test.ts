@@ -4,7 +4,7 @@
  * event that arrives without its blank line.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chat, Embeddings, Models, type Protocol, Videos } from "@switchboard/core"
+import { Chat, Embeddings, Models, type Protocol, type SwitchboardError, Videos } from "@switchboard/core"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
@@ -47,7 +47,12 @@ describe("the service's message from every common error shape", () => {
         }),
       () =>
         Effect.gen(function*() {
-          for (const call of [Chat.create(hello), Models.list, Embeddings.create({ model: "e", input: "x" })]) {
+          const calls: ReadonlyArray<Effect.Effect<unknown, SwitchboardError.SwitchboardError, Chat.Chat | Models.Models | Embeddings.Embeddings>> = [
+            Chat.create(hello),
+            Models.list,
+            Embeddings.create({ model: "e", input: "x" })
+          ]
+          for (const call of calls) {
             const error = yield* Effect.flip(call)
             expect(error).toMatchObject({
               _tag: "ResponseDecodeError",

@@ -4,7 +4,7 @@
  * and nothing is sent (the server counts what arrives).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chat, Models, type Protocol, Switchboard } from "@switchboard/core"
+import { Chat, Models, type Protocol, Switchboard, type SwitchboardError } from "@switchboard/core"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { against, apiKey, json, sdk, serve } from "./hostile.js"
@@ -128,7 +128,11 @@ describe("per-call headers the HTTP stack refuses fail the call, naming the head
         (_request, response) => json(response, 200, { data: [] }),
         (server) =>
           Effect.gen(function*() {
-            for (const call of [Models.list, Stream.runDrain(Chat.stream({ model, messages: [user] }))]) {
+            const calls: ReadonlyArray<Effect.Effect<unknown, SwitchboardError.SwitchboardError, Chat.Chat | Models.Models>> = [
+              Models.list,
+              Stream.runDrain(Chat.stream({ model, messages: [user] }))
+            ]
+            for (const call of calls) {
               const error = yield* Effect.flip(call.pipe(Switchboard.withRequestOptions({ headers })))
               expect(error).toMatchObject({ _tag: "ConfigurationError", field })
               expect(error.message.startsWith(field)).toBe(true)
