@@ -165,11 +165,12 @@ const checkBaseUrl = (baseUrl: unknown): Either.Either<string, ConfigurationErro
 const badHeaderValue = /[^\t\x20-\x7e\x80-\xff]/
 const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 // Headers that frame the exchange or route it: the wire's, never a caller's.
+// `connection` only as `close` or `keep-alive`, which undici honours (a
+// browser drops it), e.g. to turn keep-alive off.
 const wireHeaders = new Set([
   "host",
   "content-length",
   "transfer-encoding",
-  "connection",
   "keep-alive",
   "upgrade",
   "expect",
@@ -194,7 +195,10 @@ export const checkHeaders = (
 ): Either.Either<void, ConfigurationError> => {
   for (const [name, value] of Object.entries(headers)) {
     if (!headerName.test(name)) return invalid(`${field}.${name}`, "is not a valid header name")
-    if (wireHeaders.has(name.toLowerCase())) return invalid(`${field}.${name}`, "is set by the HTTP connection, not by a caller")
+    const lower = name.toLowerCase()
+    if (wireHeaders.has(lower) || (lower === "connection" && !/^(close|keep-alive)$/i.test(String(value)))) {
+      return invalid(`${field}.${name}`, "is set by the HTTP connection, not by a caller (connection: only close or keep-alive)")
+    }
     if (typeof value !== "string" || badHeaderValue.test(value)) return invalid(`${field}.${name}`, valueRule)
   }
   return Either.void
