@@ -125,28 +125,66 @@ const invalid = (field: string, message: string) => Either.left(new Configuratio
 
 // Every runtime the SDK runs on (Node 20+, browsers) has the WHATWG `URL`;
 // core is built without DOM or Node typings, hence the declaration.
-declare const URL: new (input: string) => { readonly protocol: string; readonly hostname: string }
-
-/** An http(s) URL that parses, host and port included. */
-const checkBaseUrl = (baseUrl: unknown): Either.Either<string, ConfigurationError> => {
-  if (typeof baseUrl !== "string") return invalid("baseUrl", "must be an http(s) URL")
-  try {
-    const url = new URL(baseUrl.trim())
-    if ((url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "") return Either.right(baseUrl)
-  } catch {
-    // reported below
-  }
-  return invalid("baseUrl", "must be an http(s) URL with a host and a valid port")
+declare const URL: new(input: string) => {
+  readonly protocol: string
+  readonly hostname: string
+  readonly username: string
+  readonly password: string
+  readonly search: string
+  readonly hash: string
 }
 
-// A header value may not hold CR, LF or NUL (it would split the request);
-// a name must be an HTTP token.
-const badHeaderValue = /[\r\n\0]/
+/**
+ * An http(s) URL that parses, host and port included. Credentials in it are
+ * refused: no wire sends them (the key goes in `apiKey`), and the resolved
+ * config would show them. A query or fragment is refused too: the paths are
+ * appended after it, so the requests would go to the wrong place.
+ */
+const checkBaseUrl = (baseUrl: unknown): Either.Either<string, ConfigurationError> => {
+  if (typeof baseUrl !== "string") return invalid("baseUrl", "must be an http(s) URL")
+  let url: InstanceType<typeof URL>
+  try {
+    url = new URL(baseUrl.trim())
+  } catch {
+    return invalid("baseUrl", "must be an http(s) URL with a host and a valid port")
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") {
+    return invalid("baseUrl", "must be an http(s) URL with a host and a valid port")
+  }
+  if (url.username !== "" || url.password !== "") {
+    return invalid("baseUrl", "must not carry credentials (user:password@): they are never sent; pass the key as apiKey")
+  }
+  if (url.search !== "" || url.hash !== "") return invalid("baseUrl", "must not have a query or a fragment")
+  return Either.right(baseUrl)
+}
+
+// What every wire can send in a header value: tab, space, visible ASCII and
+// Latin-1 (RFC 9110 field-value). Anything else (CR, LF, NUL, other control
+// characters, DEL, characters beyond Latin-1) undici refuses on every call
+// and `fetch` throws on. A name must be an HTTP token.
+const badHeaderValue = /[^\t\x20-\x7e\x80-\xff]/
 const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+// Headers that frame the exchange or route it: the wire's, never a caller's.
+// `connection` only as `close` or `keep-alive`, which undici honours (a
+// browser drops it), e.g. to turn keep-alive off.
+const wireHeaders = new Set([
+  "host",
+  "content-length",
+  "transfer-encoding",
+  "keep-alive",
+  "upgrade",
+  "expect",
+  "te",
+  "trailer",
+  "proxy-connection"
+])
+const valueRule = "must be a string of visible ASCII or Latin-1 characters, spaces and tabs (no control characters)"
 
 /**
- * Extra headers: valid names, and values that cannot break the request's
- * head. Never echoes a value.
+ * Extra headers: valid names that are not the wire's own (`host`,
+ * `content-length`, `transfer-encoding`, …), and values every wire can send.
+ * The one rule for the layer's headers and per-call ones. Never echoes a
+ * value.
  *
  * @since 0.1.0
  * @category validation
@@ -157,18 +195,20 @@ export const checkHeaders = (
 ): Either.Either<void, ConfigurationError> => {
   for (const [name, value] of Object.entries(headers)) {
     if (!headerName.test(name)) return invalid(`${field}.${name}`, "is not a valid header name")
-    if (typeof value !== "string" || badHeaderValue.test(value)) {
-      return invalid(`${field}.${name}`, "must be a string without CR, LF or NUL")
+    const lower = name.toLowerCase()
+    if (wireHeaders.has(lower) || (lower === "connection" && !/^(close|keep-alive)$/i.test(String(value)))) {
+      return invalid(`${field}.${name}`, "is set by the HTTP connection, not by a caller (connection: only close or keep-alive)")
     }
+    if (typeof value !== "string" || badHeaderValue.test(value)) return invalid(`${field}.${name}`, valueRule)
   }
   return Either.void
 }
 
-/** The key: nothing that would break the request's head. Never echoes it. */
+/** The key: what a header value may hold (it is sent as `Bearer <key>`). Never echoes it. */
 const checkKey = (options: Options): Either.Either<void, ConfigurationError> => {
   const key = options.apiKey
   const keyText = key === undefined ? "" : typeof key === "string" ? key : Redacted.value(key)
-  if (typeof keyText !== "string" || badHeaderValue.test(keyText)) return invalid("apiKey", "must not contain CR, LF or NUL")
+  if (typeof keyText !== "string" || badHeaderValue.test(keyText)) return invalid("apiKey", valueRule)
   return Either.void
 }
 
@@ -183,7 +223,7 @@ export const checkCount = (field: string, value: number, min: number): Either.Ei
 
 /**
  * Validates options and fills in the defaults: a base URL that does not
- * parse, a key or header that would break the request, a negative or NaN
+ * parse or carries credentials, a key or header no wire can send, a negative or NaN
  * time limit or count are `ConfigurationError`s naming the option, and the
  * layer fails to build before anything is sent.
  *

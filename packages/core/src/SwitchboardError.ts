@@ -166,7 +166,9 @@ export class TimeoutError extends Schema.TaggedError<TimeoutError>()("TimeoutErr
 
 /**
  * A response body that is not what the protocol says. `body` is the start of
- * the offending text.
+ * the offending text. A success status whose body is the service's error
+ * (`{"error": {"message": …}}` with a 200) is one too: `message` is then the
+ * service's own message, and `type`, `code`, `param` its other fields.
  *
  * @since 0.1.0
  * @category errors
@@ -175,7 +177,10 @@ export class ResponseDecodeError extends Schema.TaggedError<ResponseDecodeError>
   message: Schema.String,
   body: Schema.String,
   status: Schema.optional(Schema.Number),
-  requestId: Schema.optional(Schema.String)
+  requestId: Schema.optional(Schema.String),
+  type: Schema.optional(Schema.String),
+  code: Schema.optional(Schema.String),
+  param: Schema.optional(Schema.String)
 }) {}
 
 /**

@@ -445,32 +445,31 @@ const readJson = <A>(
   redact: (text: string) => string
 ): Effect.Effect<A, SwitchboardError.SwitchboardError> => {
   const text = response.text
-  // The reason first, then where and the start of the body.
-  const decodeError = (reason: string) => {
-    const requestId = response.headers["x-request-id"]
+  const decodeError = (message: string, error?: Json.ServiceError) => {
+    const fields: Record<string, string> = {}
+    const details = { requestId: response.headers["x-request-id"], type: error?.type, code: error?.code, param: error?.param }
+    for (const [name, value] of Object.entries(details)) if (value !== undefined) fields[name] = redact(truncate(value))
     return new SwitchboardError.ResponseDecodeError({
-      message: redact(`${reason} (reply to ${whereOf(spec)}: ${truncate(text, 80)})`),
+      ...fields,
+      message: redact(message),
       body: redact(truncate(text)),
-      status: response.status,
-      ...(requestId === undefined ? {} : { requestId: redact(truncate(requestId)) })
+      status: response.status
     })
   }
+  // The reason first, then where and the start of the body.
+  const shapeError = (reason: string) => decodeError(`${reason} (reply to ${whereOf(spec)}: ${truncate(text, 80)})`)
   let json: unknown
   try {
     json = Json.parse(text)
   } catch {
-    return Effect.fail(decodeError("reply: is not JSON"))
+    return Effect.fail(shapeError("reply: is not JSON"))
   }
   const decoded = decode(json)
   if (Either.isRight(decoded)) return Effect.succeed(decoded.right)
-  // A success status with an error body: the service's message says more than the shape.
-  const error = Json.serviceError(json)
+  // A success status with an error body: the service's message, as for any other status (decision 2).
+  const error = typeof json === "object" && json !== null && "error" in json ? Json.serviceError(json) : undefined
   return Effect.fail(
-    decodeError(
-      error !== undefined && typeof json === "object" && json !== null && "error" in json
-        ? `reply: the service answered ${response.status} with an error: ${truncate(error.message)}`
-        : Issue.describe(decoded.left)
-    )
+    error === undefined ? shapeError(Issue.describe(decoded.left)) : decodeError(truncate(error.message, 1000), error)
   )
 }
 

@@ -13,6 +13,7 @@ import * as Brand from "effect/Brand"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -164,6 +165,7 @@ const isHttpUrl = (url: string) => /^https?:\/\/[^\s/?#]+[^\s]*$/i.test(url)
 const updateOf = (
   taskId: string,
   response: Protocol.TaskStatusResponse,
+  reply: unknown,
   redact: (text: string) => string
 ): Effect.Effect<TaskPoller.TaskUpdate, ResponseDecodeError> => {
   switch (response.status) {
@@ -175,7 +177,7 @@ const updateOf = (
             message: response.video_url
               ? `task ${taskId} succeeded with a video_url that is not an http(s) URL`
               : `task ${taskId} succeeded without a video_url`,
-            body: redact(truncate(JSON.stringify(response), 200))
+            body: redact(truncate(JSON.stringify(reply), 200))
           })
         )
     case "failed": {
@@ -183,7 +185,7 @@ const updateOf = (
       return Effect.succeed(TaskPoller.TaskUpdate.Failed({
         taskId,
         reason: reason === undefined ? undefined : redact(truncate(reason, 1000)),
-        body: redact(truncate(JSON.stringify(response), 1000))
+        body: redact(truncate(JSON.stringify(reply), 1000))
       }))
     }
     default:
@@ -331,11 +333,12 @@ export const make = Effect.gen(function*() {
       method: "POST",
       path: "/chat/task/status",
       body: { [config.taskIdField]: taskId },
-      decode: decodeStatus,
+      // The reply as it came is kept too: a failure's `body` shows it, not what was read of it.
+      decode: (reply) => Either.map(decodeStatus(reply), (response) => ({ response, reply })),
       genAi: { operation: "task_status", request: { "switchboard.task.id": taskId } }
     }).pipe(
       Effect.catchTag("NotFoundError", (error) => notFound(taskId, error)),
-      Effect.flatMap((response) => updateOf(taskId, response, transport.redact))
+      Effect.flatMap(({ reply, response }) => updateOf(taskId, response, reply, transport.redact))
     )
 
   /** Keeps the journal in step: a succeeded task keeps its URL, a failed one leaves. */

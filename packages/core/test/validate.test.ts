@@ -65,7 +65,8 @@ describe("a value the type accepts is its own encoding and decoding", () => {
     expect(decoded.choices[0]?.message.tool_calls?.[0]?.type).toBe("function")
     // …ModelList, whose transformation breaks the rule, keeps the full decoder…
     expect(decoder(Protocol.ModelList)([{ id: "m" }])).toStrictEqual(Either.right({ data: [{ id: "m" }] }))
-    expect(Either.isLeft(decoder(Protocol.ModelList)({ object: null, data: [] }))).toBe(true)
+    expect(decoder(Protocol.ModelList)({ object: null, data: [] })).toStrictEqual(Either.right({ data: [] }))
+    expect(Either.isLeft(decoder(Protocol.ModelList)({ object: 5, data: [] }))).toBe(true)
     // …a vector with anything but numbers is refused…
     const vector = plainDecoder(Protocol.EmbeddingResponse)({ data: [{ index: 0, embedding: [0.5, "0.25"] }] })
     expect(Either.isLeft(vector) && vector.left.message).toContain("Vector")

@@ -63,4 +63,15 @@ describe("the SDK over an HttpClient of the user's choice", () => {
       yield* TestClock.adjust("10 seconds")
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "TimeoutError", phase: "idle" })
     }).pipe(Effect.provide(overHttpClient({ streamIdleTimeout: "10 seconds", maxRetries: 0 }))))
+
+  it.effect("a header value the HTTP stack refuses is a ConfigurationError naming it, before anything is sent", () =>
+    Effect.gen(function*() {
+      const emulator = yield* Emulator.Emulator
+      const before = (yield* emulator.requests).length
+      const error = yield* Effect.flip(
+        Chat.create(hello).pipe(Switchboard.withRequestOptions({ headers: { "x-team": "caf\u00e9 \u2713" } }))
+      )
+      expect(error).toMatchObject({ _tag: "ConfigurationError", field: "requestOptions.headers.x-team" })
+      expect((yield* emulator.requests).length).toBe(before)
+    }).pipe(Effect.provide(overHttpClient())))
 })

@@ -4,11 +4,11 @@
  * event that arrives without its blank line.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chat, type Protocol, Videos } from "@switchboard/core"
+import { Chat, Embeddings, Models, type Protocol, type SwitchboardError, Videos } from "@switchboard/core"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { against, json, sse } from "./hostile.js"
+import { against, apiKey, json, sse } from "./hostile.js"
 
 const hello = { model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] } satisfies Protocol.ChatRequest
 const chunk = (delta: object, finish: string | null = null) =>
@@ -37,9 +37,35 @@ describe("the service's message from every common error shape", () => {
       Effect.gen(function*() {
         const error = yield* Effect.flip(Stream.runDrain(Chat.stream(hello)))
         expect(error).toMatchObject({ _tag: "StreamError", reason: "error-event", message: "quota exceeded" })
-        const call = yield* Effect.flip(Chat.create(hello))
-        expect(call.message).toMatch(/^reply: the service answered 200 with an error: quota exceeded/)
       })))
+
+  it.live("a 200 JSON error body on a call: the service's message as message, the rest in the other fields", () =>
+    against(
+      (_request, response) =>
+        json(response, 200, { error: { message: `quota exceeded for this key (${apiKey})`, type: "billing", code: "quota" } }, {
+          "x-request-id": "req_200"
+        }),
+      () =>
+        Effect.gen(function*() {
+          const calls: ReadonlyArray<Effect.Effect<unknown, SwitchboardError.SwitchboardError, Chat.Chat | Models.Models | Embeddings.Embeddings>> = [
+            Chat.create(hello),
+            Models.list,
+            Embeddings.create({ model: "e", input: "x" })
+          ]
+          for (const call of calls) {
+            const error = yield* Effect.flip(call)
+            expect(error).toMatchObject({
+              _tag: "ResponseDecodeError",
+              message: "quota exceeded for this key ([redacted])",
+              status: 200,
+              requestId: "req_200",
+              type: "billing",
+              code: "quota"
+            })
+            expect((error as { body: string }).body).toContain("quota exceeded for this key ([redacted])")
+          }
+        })
+    ))
 
   it.live("a failed task's reason from the usual fields, the status reply kept", () =>
     Effect.gen(function*() {

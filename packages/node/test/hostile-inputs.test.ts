@@ -4,10 +4,10 @@
  * and nothing is sent (the server counts what arrives).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chat, Models, type Protocol } from "@switchboard/core"
+import { Chat, Models, type Protocol, Switchboard, type SwitchboardError } from "@switchboard/core"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { against, json, sdk, serve } from "./hostile.js"
+import { against, apiKey, json, sdk, serve } from "./hostile.js"
 
 const model = "gpt-4o-mini"
 const user = { role: "user", content: "Hi" } as const
@@ -82,7 +82,21 @@ describe("configuration nonsense fails the layer, before anything is sent", () =
     ["no host", { baseUrl: "http://:80" }, "baseUrl"],
     ["CR/LF in the key", { apiKey: "sk-abc\r\nX-Evil: 1" }, "apiKey"],
     ["CR/LF in a header", { headers: { "x-team": "a\r\nX-Evil: 1" } }, "headers.x-team"],
-    ["a bad header name", { headers: { "bad name": "v" } }, "headers.bad name"]
+    ["a bad header name", { headers: { "bad name": "v" } }, "headers.bad name"],
+    ["credentials in the base URL", { baseUrl: "http://user:sk-abc-pass@127.0.0.1:9/v1" }, "baseUrl"],
+    ["a user name alone in the base URL", { baseUrl: "http://sk-abc@127.0.0.1:9" }, "baseUrl"],
+    // Characters the HTTP stack refuses (undici: UND_ERR_INVALID_ARG on every call; fetch: a TypeError).
+    ["a control character in the key", { apiKey: "sk-abc\x01" }, "apiKey"],
+    ["DEL in the key", { apiKey: "sk-abc\x7f" }, "apiKey"],
+    ["a character beyond Latin-1 in the key", { apiKey: "sk-abc\u2713" }, "apiKey"],
+    ["a control character in a header", { headers: { "x-team": "a\x01" } }, "headers.x-team"],
+    ["DEL in a header", { headers: { "x-team": "a\x7f" } }, "headers.x-team"],
+    ["a character beyond Latin-1 in a header", { headers: { "x-team": "caf\u00e9 \u2713" } }, "headers.x-team"],
+    // Headers that frame the exchange are the wire's own.
+    ["content-length as a header", { headers: { "Content-Length": "5" } }, "headers.Content-Length"],
+    ["transfer-encoding as a header", { headers: { "transfer-encoding": "chunked" } }, "headers.transfer-encoding"],
+    ["host as a header", { headers: { host: "elsewhere.example" } }, "headers.host"],
+    ["connection as a header", { headers: { connection: "upgrade" } }, "headers.connection"]
   ]
   for (const [name, options, field] of cases) {
     it.live(name, () =>
@@ -94,5 +108,38 @@ describe("configuration nonsense fails the layer, before anything is sent", () =
         expect(error.message).not.toContain("sk-abc")
         expect(server.requests()).toBe(0)
       })))
+  }
+})
+
+describe("per-call headers the HTTP stack refuses fail the call, naming the header, before anything is sent", () => {
+  const cases: ReadonlyArray<readonly [string, Record<string, string>, string]> = [
+    ["a control character", { "x-team": "a\x01" }, "requestOptions.headers.x-team"],
+    ["DEL", { "x-trace": "a\x7f" }, "requestOptions.headers.x-trace"],
+    ["a character beyond Latin-1", { "x-api-key": `${apiKey}\u2713` }, "requestOptions.headers.x-api-key"],
+    ["CR/LF", { "x-team": "a\r\nX-Evil: 1" }, "requestOptions.headers.x-team"],
+    ["a name that is not a token", { "x team": "a" }, "requestOptions.headers.x team"],
+    ["content-length", { "content-length": "1" }, "requestOptions.headers.content-length"],
+    ["transfer-encoding", { "Transfer-Encoding": "chunked" }, "requestOptions.headers.transfer-encoding"],
+    ["host", { host: "elsewhere.example" }, "requestOptions.headers.host"]
+  ]
+  for (const [name, headers, field] of cases) {
+    it.live(name, () =>
+      against(
+        (_request, response) => json(response, 200, { data: [] }),
+        (server) =>
+          Effect.gen(function*() {
+            const calls: ReadonlyArray<Effect.Effect<unknown, SwitchboardError.SwitchboardError, Chat.Chat | Models.Models>> = [
+              Models.list,
+              Stream.runDrain(Chat.stream({ model, messages: [user] }))
+            ]
+            for (const call of calls) {
+              const error = yield* Effect.flip(call.pipe(Switchboard.withRequestOptions({ headers })))
+              expect(error).toMatchObject({ _tag: "ConfigurationError", field })
+              expect(error.message.startsWith(field)).toBe(true)
+              expect(error.message).not.toContain(apiKey)
+            }
+            expect(server.requests()).toBe(0)
+          })
+      ))
   }
 })

@@ -93,6 +93,54 @@ describe("a reply with only what the contract shows is read", () => {
     ))
 })
 
+describe("fields the contract does not show are read when they can be, never a reason to fail", () => {
+  it.live("a task in progress with video_url null and progress as text; the terminal replies likewise", () =>
+    Effect.gen(function*() {
+      const replies: ReadonlyArray<readonly [unknown, object]> = [
+        [{ status: "processing", video_url: null, progress: "45%" }, { _tag: "InProgress", status: "processing", progress: 45 }],
+        [{ status: "processing", progress: " 7.5 % " }, { _tag: "InProgress", progress: 7.5 }],
+        [{ status: "queued", progress: "soon", video_url: null }, { _tag: "InProgress", status: "queued" }],
+        [{ status: "queued", progress: null }, { _tag: "InProgress", status: "queued" }],
+        [{ status: "queued", progress: { done: 3, of: 9 } }, { _tag: "InProgress", status: "queued" }],
+        [{ status: "succeed", video_url: "https://x/v.mp4", progress: "100%" }, { _tag: "Succeeded", videoUrl: "https://x/v.mp4" }],
+        [
+          { status: "failed", video_url: null, progress: "12%", reason: "no credits", fail_code: 7 },
+          { _tag: "Failed", reason: "no credits", body: JSON.stringify({ status: "failed", video_url: null, progress: "12%", reason: "no credits", fail_code: 7 }) }
+        ]
+      ]
+      for (const [reply, update] of replies) {
+        const read = yield* against(replyWith(reply), () => Videos.status("t1"))
+        expect(read).toMatchObject(update)
+        if (read._tag === "InProgress" && !("progress" in update)) expect(read.progress).toBeUndefined()
+      }
+    }))
+
+  it.live("a succeeded task whose video_url is null has none, and says so", () =>
+    Effect.gen(function*() {
+      const error = yield* against(replyWith({ status: "succeed", video_url: null }), () => Effect.flip(Videos.status("t1")))
+      expect(error).toMatchObject({ _tag: "ResponseDecodeError", message: "task t1 succeeded without a video_url" })
+    }))
+
+  it.live("null where a model, embeddings or moderation reply may leave a field out is read as absent", () =>
+    against(
+      (request, response) => {
+        if (request.url === "/v1/moderations") {
+          return json(response, 200, { id: null, model: null, results: [{ flagged: false, categories: null, category_scores: { hate: 0.1 } }] })
+        }
+        if (request.url === "/v1/models") {
+          return json(response, 200, { object: null, data: [{ id: "m1", object: null, created: null, owned_by: null }] })
+        }
+        return json(response, 200, { object: null, model: null, data: [{ object: null, index: null, embedding: [1] }], usage: null })
+      },
+      () =>
+        Effect.gen(function*() {
+          expect(yield* Moderations.check("x")).toEqual({ flagged: false, category_scores: { hate: 0.1 } })
+          expect(yield* Models.list).toEqual([{ id: "m1" }])
+          expect(yield* Embeddings.create({ model: "e", input: "x" })).toEqual({ data: [{ index: 0, embedding: [1] }] })
+        })
+    ))
+})
+
 describe("a reply that does not fit says why, path first", () => {
   const decodeMessage = <R>(body: string, call: Effect.Effect<unknown, { readonly message: string; readonly _tag: string }, R>) =>
     against((_request, response) => json(response, 200, body), () => Effect.flip(call))

@@ -4,9 +4,10 @@
  * documents them; kept apart so that a chat-only bundle does not carry them.
  */
 import * as Schema from "effect/Schema"
-import { NonEmptyString, PositiveInt, positioned, tokenCount } from "./protocolParts.js"
+import { absentOrNull, NonEmptyString, PositiveInt, positioned } from "./protocolParts.js"
 
 const optional = Schema.optional
+const orNull = absentOrNull
 
 // ---------------------------------------------------------------------------
 // Embeddings, moderations, models (spec 4.2, 4.4, 4.5)
@@ -58,7 +59,10 @@ export const Vector: Schema.Schema<ReadonlyArray<number>> = Schema.declare(isVec
  * @since 0.1.0
  * @category embeddings
  */
-export const Embedding = Schema.Struct({ object: optional(Schema.String), index: Schema.Number, embedding: Vector })
+export const Embedding = Schema.Struct({ object: orNull(Schema.String), index: Schema.Number, embedding: Vector })
+
+/** A token count of an embeddings reply; one left out (or `null`) is 0. */
+const tokenCount = Schema.optionalWith(Schema.Number, { nullable: true, default: () => 0 })
 
 /**
  * Required: `data` and each element's `embedding`; `index` defaults to the
@@ -68,13 +72,13 @@ export const Embedding = Schema.Struct({ object: optional(Schema.String), index:
  * @category embeddings
  */
 export const EmbeddingResponse = Schema.Struct({
-  object: optional(Schema.String),
-  model: optional(Schema.String),
+  object: orNull(Schema.String),
+  model: orNull(Schema.String),
   data: positioned(
-    Schema.Struct({ object: optional(Schema.String), index: optional(Schema.Number), embedding: Vector }),
+    Schema.Struct({ object: orNull(Schema.String), index: orNull(Schema.Number), embedding: Vector }),
     Embedding
   ),
-  usage: optional(Schema.Struct({ prompt_tokens: tokenCount, total_tokens: tokenCount }))
+  usage: orNull(Schema.Struct({ prompt_tokens: tokenCount, total_tokens: tokenCount }))
 })
 /**
  * @since 0.1.0
@@ -105,7 +109,7 @@ export type ModerationRequest = typeof ModerationRequest.Type
  */
 export const ModerationResult = Schema.Struct({
   flagged: Schema.Boolean,
-  categories: optional(Schema.Record({ key: Schema.String, value: Schema.Boolean })),
+  categories: orNull(Schema.Record({ key: Schema.String, value: Schema.Boolean })),
   category_scores: Schema.Record({ key: Schema.String, value: Schema.Number })
 })
 /**
@@ -119,8 +123,8 @@ export type ModerationResult = typeof ModerationResult.Type
  * @category moderations
  */
 export const ModerationResponse = Schema.Struct({
-  id: optional(Schema.String),
-  model: optional(Schema.String),
+  id: orNull(Schema.String),
+  model: orNull(Schema.String),
   results: Schema.Array(ModerationResult)
 })
 /**
@@ -135,9 +139,9 @@ export type ModerationResponse = typeof ModerationResponse.Type
  */
 export const Model = Schema.Struct({
   id: Schema.String,
-  object: optional(Schema.String),
-  created: optional(Schema.Number),
-  owned_by: optional(Schema.String)
+  object: orNull(Schema.String),
+  created: orNull(Schema.Number),
+  owned_by: orNull(Schema.String)
 })
 /**
  * @since 0.1.0
@@ -153,8 +157,8 @@ export type Model = typeof Model.Type
  * @category models
  */
 export const ModelList = Schema.Union(
-  Schema.Struct({ object: optional(Schema.String), data: Schema.Array(Model) }),
-  Schema.transform(Schema.Array(Model), Schema.Struct({ data: Schema.Array(Model) }), {
+  Schema.Struct({ object: orNull(Schema.String), data: Schema.Array(Model) }),
+  Schema.transform(Schema.Array(Model), Schema.Struct({ data: Schema.Array(Schema.typeSchema(Model)) }), {
     strict: true,
     decode: (data) => ({ data }),
     encode: ({ data }) => data
@@ -176,17 +180,39 @@ export type ModelList = typeof ModelList.Type
  */
 export const TaskStatusRequest = Schema.Struct({ task_id: NonEmptyString })
 
+/** `45`, `"45%"` or `" 45 "` → 45; anything else is no progress. */
+const progressOf = (u: unknown): number | undefined => {
+  if (typeof u === "number") return Number.isFinite(u) ? u : undefined
+  const match = typeof u === "string" ? /^\s*(\d+(?:\.\d+)?)\s*%?\s*$/.exec(u) : null
+  return match === null ? undefined : Number(match[1])
+}
+
+/**
+ * `progress`, which the contract does not show: a number, or text such as
+ * `"45%"`, is read as a number; any other value as no progress.
+ *
+ * @since 0.1.0
+ * @category tasks
+ */
+export const Progress = Schema.transform(Schema.Unknown, Schema.UndefinedOr(Schema.Number), {
+  strict: true,
+  decode: progressOf,
+  encode: (n) => n
+})
+
 /**
  * `status` is `succeed` or `failed` when terminal; any other value is in
- * progress and is kept as it came.
+ * progress and is kept as it came. The contract shows only `status` and, on
+ * success, `video_url`: a `null` `video_url` is absent, and `progress` is
+ * read when it can be (`docs/decisions.md`).
  *
  * @since 0.1.0
  * @category tasks
  */
 export const TaskStatusResponse = Schema.Struct({
   status: Schema.String,
-  video_url: optional(Schema.String),
-  progress: optional(Schema.Number),
+  video_url: orNull(Schema.String),
+  progress: optional(Progress),
   // Where a failed task's reason may be, in whatever shape: read, never required.
   reason: optional(Schema.Unknown),
   fail_reason: optional(Schema.Unknown),
