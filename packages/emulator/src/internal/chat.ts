@@ -9,6 +9,7 @@ import type * as Protocol from "@switchboard/core/Protocol"
 import * as Conversation from "./conversation.js"
 import type { ApiError } from "./errors.js"
 import * as Images from "./images.js"
+import * as PromptSchema from "./promptSchema.js"
 import * as SchemaValue from "./schemaValue.js"
 import { contentText, countWords, truncateWords } from "./text.js"
 import * as Tools from "./tools.js"
@@ -70,16 +71,18 @@ export const textReply = (request: Protocol.ChatRequest, full: string): Reply =>
 
 /**
  * The text reply in the asked `response_format`: JSON built from the schema
- * (`json_schema`), the text wrapped as `{"reply": …}` (`json_object`), or the
- * text itself.
+ * (`json_schema`); for `json_object`, JSON built from the schema written in
+ * the prompt, or else the text wrapped as `{"reply": …}`; or the text itself.
  */
 const formatted = (request: Protocol.ChatRequest, text: string): string => {
   const format = request.response_format
   switch (format?.type) {
     case "json_schema":
       return JSON.stringify(SchemaValue.build(format.json_schema.schema))
-    case "json_object":
-      return JSON.stringify({ reply: text })
+    case "json_object": {
+      const schema = PromptSchema.find(request.messages)
+      return JSON.stringify(schema === undefined ? { reply: text } : SchemaValue.build(schema))
+    }
     default:
       return text
   }
