@@ -4,7 +4,7 @@
  * What they send and what they make of the replies is what users meet.
  */
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
-import { cosineSimilarity, embedMany, generateObject, generateText, jsonSchema, stepCountIs, streamText, tool } from "ai"
+import { cosineSimilarity, embedMany, generateObject, generateText, jsonSchema, type JSONSchema7, stepCountIs, streamText, tool } from "ai"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -31,19 +31,19 @@ afterAll(() => runtime.dispose())
 
 const user = (content: string) => [{ role: "user" as const, content }]
 
-const Order = {
+const Order: JSONSchema7 = {
   type: "object",
   properties: { id: { type: "string" }, total: { type: "number", minimum: 100 }, tags: { type: "array", items: { type: "string" } } },
   required: ["id", "total", "tags"],
   additionalProperties: false
-} as const
+}
 
-const weatherParameters = {
+const weatherParameters: JSONSchema7 = {
   type: "object",
   properties: { city: { type: "string" } },
   required: ["city"],
   additionalProperties: false
-} as const
+}
 
 describe("openai", () => {
   it("max_completion_tokens cuts the reply, and n gives that many choices", async () => {
