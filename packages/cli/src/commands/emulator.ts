@@ -152,15 +152,15 @@ export const command = Command.make(
       Options.withDescription("A web page origin allowed to call it, e.g. http://localhost:5173, or * for any (default: pages on this machine)")
     ),
     chunkSize: Inputs.atLeast("chunk-size", 1).pipe(Options.optional, Options.withDescription("Characters per streamed chunk (default 4)")),
-    interval: Inputs.duration("interval").pipe(Options.optional, Options.withDescription("Pause between streamed events, e.g. 50ms (default none)")),
-    fault: faults("fault", "A fault for the next request, in order (repeat for more): 429, 503:retry-after=2, delay=2s, reset, truncate=0.3, cut-stream=3…"),
-    randomFault: faults("random-fault", "A fault --fault-rate picks from (repeat for more)"),
+    interval: Inputs.duration("interval").pipe(Options.withPseudoName("duration"), Options.optional, Options.withDescription("Pause between streamed events, e.g. 50ms (default none)")),
+    fault: faults("fault", "A fault for the next request, in order: 429, 503:retry-after=2, delay=2s, reset, truncate=0.3, cut-stream=3…"),
+    randomFault: faults("random-fault", "A fault --fault-rate picks from"),
     faultRate: fraction("fault-rate").pipe(Options.optional, Options.withDescription("Share of requests faulted at random once the script is used up, 0 to 1")),
     faultSeed: Inputs.integer("fault-seed").pipe(Options.optional, Options.withDescription("Seed of the random faults: the same seed gives the same faults (default 0)")),
     faultPath: Options.text("fault-path").pipe(
       Options.withPseudoName("path"),
       Options.repeated,
-      Options.withDescription("Only requests to this path get faults, e.g. /v1/chat/completions (repeat for more; default all)")
+      Options.withDescription("Only requests to this path get faults, e.g. /v1/chat/completions (default: all)")
     )
   },
   (flags) => Errors.reported(false)(Effect.flatMap(optionsOf(flags), (options) => serve(options, summary(flags))))
