@@ -164,7 +164,7 @@ export interface Limits {
    * past the limit.
    */
   readonly bodyBytes?: number
-  /** Recorded requests kept for `requests`, the oldest dropped first; default 1000. */
+  /** Recorded requests kept for `requests`, the oldest dropped first; default 10,000 (`Infinity` keeps them all). */
   readonly recordedRequests?: number
   /** Body bytes the recorded requests may hold together, the oldest dropped first (the latest is always kept); default 64 MiB. */
   readonly recordedBytes?: number
@@ -180,7 +180,7 @@ export interface Limits {
  */
 export const defaultLimits: Required<Limits> = {
   bodyBytes: 32 * 1024 * 1024,
-  recordedRequests: 1000,
+  recordedRequests: 10_000,
   recordedBytes: 64 * 1024 * 1024,
   videoTasks: 10_000
 }

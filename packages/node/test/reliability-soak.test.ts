@@ -327,6 +327,9 @@ describe("soak under faults", () => {
         timeout: "2 seconds",
         streamFirstByteTimeout: "2 seconds",
         streamIdleTimeout: "2 seconds"
+      }, {
+        // Every attempt is attributed to its call: keep them all, not the latest 1000.
+        limits: { recordedRequests: Number.POSITIVE_INFINITY }
       }))
     ), 120_000)
 })
