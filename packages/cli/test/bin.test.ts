@@ -249,6 +249,15 @@ describe.concurrent("errors", { timeout: 90_000 }, () => {
       [["emulator", "--port", "http"], "--port: \"http\" is not a whole number"],
       [["chat", "usage case", "--max-tokens", "0"], "--max-tokens: 0 is not allowed; it must be at least 1"],
       [["emulator", "--port", "99999"], "--port: 99999 is not a port; give 1 to 65535, or 0 for any free port"],
+      [["emulator", "--fault", "boom"], "--fault: \"boom\" is not a fault; try 429, 503:retry-after=2"],
+      [["emulator", "--fault", "delay"], "--fault: \"delay\": delay needs a duration, e.g. delay=500ms"],
+      [["emulator", "--fault", "200"], "--fault: \"200\": a status fault must be from 400 to 599"],
+      [["emulator", "--random-fault", "cut-stream"], "--random-fault: \"cut-stream\": cut-stream needs the number of events sent first"],
+      [["emulator", "--fault-rate", "2"], "--fault-rate: \"2\" is not a share from 0 to 1"],
+      [["emulator", "--fault-rate", "0.5"], "--fault-rate needs at least one --random-fault to pick from"],
+      [["emulator", "--random-fault", "reset"], "--random-fault needs --fault-rate"],
+      [["emulator", "--no-cors", "--cors-origin", "http://localhost:5173"], "--no-cors and --cors-origin cannot be used together"],
+      [["emulator", "--chunk-size", "0"], "--chunk-size: 0 is not allowed; it must be at least 1"],
       [["video", "usage case", "--poll-interval", "0s"], "--poll-interval: the duration must be positive, not \"0s\""],
       [["video", "usage case", "--poll-interval", "soon"], "--poll-interval: \"soon\" is not a duration"],
       [["moderate", "usage case", "--top", "-1"], "--top: -1 is not allowed; it must be at least 0"],
@@ -565,6 +574,37 @@ describe.concurrent("switchboard emulator", { timeout: 90_000 }, () => {
     const models = await run(["models"], { env: { SWITCHBOARD_BASE_URL: url, SWITCHBOARD_API_KEY: "sk-local" } })
     expect(models.code).toBe(0)
     expect(models.stdout).toContain("video-1")
+    server.signal("SIGINT")
+    expect((await server.exited).code).toBe(0)
+  })
+
+  it("injects the faults and modes its flags ask for", async () => {
+    const server = start([
+      "emulator", "--port", "0", "--minimal", "--chunk-size", "50",
+      "--fault", "503:retry-after=7", "--fault", "429", "--fault-path", "/v1/models",
+      "--random-fault", "reset", "--fault-rate", "0", "--fault-seed", "3"
+    ])
+    const out = await server.waitFor(/SWITCHBOARD_API_KEY=/, "stdout")
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(out)![1]!
+    expect(out).toContain("Modes: minimal replies; stream chunks of 50 characters.")
+    expect(out).toContain("Faults: the next 2 requests get a scripted fault; 0% of requests a random one; only on /v1/models.")
+    const get = (path: string) => fetch(`${url}${path}`, { headers: { authorization: "Bearer sk-emulator" } })
+    const first = await get("/v1/models")
+    expect([first.status, first.headers.get("retry-after")]).toEqual([503, "7"])
+    expect(await first.json()).toMatchObject({ error: { message: "Injected fault: 503" } })
+    expect((await get("/v1/models")).status).toBe(429)
+    const third = await get("/v1/models")
+    expect(await third.json()).toEqual({ data: expect.arrayContaining([{ id: "gpt-4o-mini" }]) })
+    const chat = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: "Bearer sk-emulator", "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "Hi" }] })
+    }).then((r) => r.text())
+    const pieces = chat.split("\n\n").filter((e) => e.startsWith("data: {")).map((e) =>
+      (JSON.parse(e.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? ""
+    ).filter((piece) => piece !== "")
+    expect(pieces[0]).toHaveLength(50)
+    expect(pieces.every((piece) => piece.length <= 50)).toBe(true)
     server.signal("SIGINT")
     expect((await server.exited).code).toBe(0)
   })

@@ -67,6 +67,12 @@ describe("embed", () => {
     const pairs = Embed.pairs([[1, 0], [1, 0.1], [0, 1]])
     expect(pairs.map((p) => [p.a, p.b])).toEqual([[0, 1], [1, 2], [0, 2]])
   })
+
+  it("shows a value too small for four decimals as itself, not as 0.0000", () => {
+    expect(Embed.render(["t"], [[0.0000123, -0.5, 0, 0.25, 0.1]])).toBe(
+      "1 vector of 5 dimensions\n[1.23e-5, -0.5000, 0, 0.2500, … 1 more]"
+    )
+  })
 })
 
 describe("Inputs", () => {

@@ -411,6 +411,8 @@ export const ChatRequest = Schema.Struct({
   model: NonEmptyString,
   messages: Schema.Array(Message).pipe(Schema.minItems(1, { message: () => "must not be empty" })),
   max_tokens: optional(PositiveInt),
+  /** Today's name for `max_tokens` in the chat-completions format; checked the same way. */
+  max_completion_tokens: optional(PositiveInt),
   stream: optional(Schema.Boolean),
   stream_options: optional(Schema.Struct({ include_usage: optional(Schema.Boolean) })),
   tools: optional(Schema.Array(Tool)),

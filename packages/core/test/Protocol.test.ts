@@ -17,6 +17,15 @@ describe("Protocol", () => {
     expect(encodeChat(request)).toEqual(Either.right(request))
   })
 
+  it("max_completion_tokens is typed and checked like max_tokens", () => {
+    const request: Protocol.ChatRequest = { model: "m", messages: [{ role: "user", content: "x" }], max_completion_tokens: 5 }
+    expect(encodeChat(request)).toEqual(Either.right(request))
+    for (const wrong of [0, -1, 2.5, Number.NaN]) {
+      const result = encodeChat({ ...request, max_completion_tokens: wrong })
+      expect(Either.isLeft(result) && result.left.field).toBe("max_completion_tokens")
+    }
+  })
+
   it("decodes responses tolerantly, keeping fields it does not know", () => {
     const decode = decoder(Protocol.ChatCompletion)
     const body = {

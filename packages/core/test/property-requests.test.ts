@@ -165,6 +165,7 @@ const tool = fc.record({
 
 const chatOptions = fc.record({
   max_tokens: positiveInt,
+  max_completion_tokens: positiveInt,
   stream: fc.boolean(),
   stream_options: fc.record({ include_usage: fc.boolean() }, { requiredKeys: [] }),
   parallel_tool_calls: fc.boolean(),
@@ -294,13 +295,14 @@ const chatMutations = (request: Protocol.ChatRequest, j: Junk): Array<Mutation> 
     ...outOfRange(base, ["model"], [""]),
     ...outOfRange(base, ["messages"], [[]]),
     ...outOfRange(base, ["max_tokens"], [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]),
+    ...outOfRange(base, ["max_completion_tokens"], [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]),
     ...outOfRange(base, ["n"], [0, -3, 2.5]),
     ...outOfRange(base, ["size"], ["800x600", j.string === "1024x1024" ? "" : j.string]),
     ...outOfRange(base, ["quality"], ["ultra"]),
     ...outOfRange(base, ["style"], ["noir"]),
     ...outOfRange(base, ["tool_choice"], ["sometimes"])
   ]
-  for (const field of ["max_tokens", "n", "temperature", "top_p", "seed"]) rules.push([[field], "number"])
+  for (const field of ["max_tokens", "max_completion_tokens", "n", "temperature", "top_p", "seed"]) rules.push([[field], "number"])
   for (const field of ["stream", "parallel_tool_calls"]) rules.push([[field], "boolean"])
   rules.push([["user"], "string"], [["stop"], "string", "array"], [["stream_options"], "object"], [["stream_options", "include_usage"], "boolean"])
   rules.push([["tools"], "array"])

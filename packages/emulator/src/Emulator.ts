@@ -145,12 +145,51 @@ export interface Options {
    * client's tolerance (`docs/emulator.md`, Minimal replies). Default false.
    */
   readonly minimal?: boolean
+  /** What one emulator holds at most, so that a long-running one keeps a flat memory. */
+  readonly limits?: Limits
+}
+
+/**
+ * What the emulator holds at most. The defaults fit a test suite and a day
+ * of local development alike.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface Limits {
+  /**
+   * Largest request body, in bytes; default 32 MiB (a 20 MiB image as a data
+   * URI fits). A larger one is refused with 413 `request_too_large` without
+   * being held: at once when its `Content-Length` says so, else once it grows
+   * past the limit.
+   */
+  readonly bodyBytes?: number
+  /** Recorded requests kept for `requests`, the oldest dropped first; default 10,000 (`Infinity` keeps them all). */
+  readonly recordedRequests?: number
+  /** Body bytes the recorded requests may hold together, the oldest dropped first (the latest is always kept); default 64 MiB. */
+  readonly recordedBytes?: number
+  /** Video tasks kept, the oldest forgotten first (its poll then gets 404 `task_not_found`); default 10,000. */
+  readonly videoTasks?: number
+}
+
+/**
+ * The limits used when `Options.limits` leaves one out.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const defaultLimits: Required<Limits> = {
+  bodyBytes: 32 * 1024 * 1024,
+  recordedRequests: 10_000,
+  recordedBytes: 64 * 1024 * 1024,
+  videoTasks: 10_000
 }
 
 /**
  * One request as the emulator received it. `body` is the parsed JSON, the raw
  * text when it was not JSON, or `null` when empty. Headers (and so the key)
- * are not kept.
+ * are not kept. Only requests let in are recorded: those with the right key,
+ * and keyless fetches of `/files/` links (`authorized: false`).
  *
  * @since 0.1.0
  * @category models
@@ -177,8 +216,13 @@ export class Emulator extends Context.Tag("@switchboard/emulator/Emulator")<Emul
   /** `http://127.0.0.1:PORT`, without `/v1`. */
   readonly url: string
   readonly apiKey: string
-  /** Every request received since start or `reset`, in order, faulted ones included. */
+  /**
+   * The latest requests let in since start or `reset` (`Limits.recordedRequests`,
+   * `Limits.recordedBytes`), in order, faulted ones included. Requests refused
+   * for their key or size are counted, not recorded.
+   */
   readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /** Every request received since start or `reset`, refused ones included. */
   readonly requestCount: Effect.Effect<number>
   /** Resolves once at least `n` requests have been received; driven by the requests, not a clock. */
   readonly awaitRequests: (n: number) => Effect.Effect<void>
@@ -192,6 +236,18 @@ export class Emulator extends Context.Tag("@switchboard/emulator/Emulator")<Emul
   readonly reset: Effect.Effect<void>
 }>() {}
 
+const count = (value: number | undefined, fallback: number) =>
+  value === undefined || Number.isNaN(value) ? fallback : Math.max(0, Math.floor(value))
+
+const limitsOf = (limits: Limits): Server.Limits => ({
+  bodyBytes: count(limits.bodyBytes, defaultLimits.bodyBytes),
+  recorded: {
+    requests: count(limits.recordedRequests, defaultLimits.recordedRequests),
+    bytes: count(limits.recordedBytes, defaultLimits.recordedBytes)
+  },
+  videoTasks: count(limits.videoTasks, defaultLimits.videoTasks)
+})
+
 const config = (options: Options): Server.Config => ({
   apiKey: options.apiKey ?? defaultApiKey,
   port: options.port ?? 0,
@@ -201,7 +257,8 @@ const config = (options: Options): Server.Config => ({
   cors: options.cors === false
     ? { enabled: false, allowedOrigins: [] }
     : { enabled: true, allowedOrigins: (options.cors === true ? undefined : options.cors?.allowedOrigins) ?? Cors.loopbackOrigins },
-  minimal: options.minimal === true
+  minimal: options.minimal === true,
+  limits: limitsOf(options.limits ?? {})
 })
 
 /**

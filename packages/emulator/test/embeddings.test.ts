@@ -40,6 +40,31 @@ describe("embeddings", () => {
       expect(cosine(base, similar)).toBeGreaterThan(0.4)
     }).pipe(run))
 
+  it.scoped("ranks texts by meaning: related words count, not only shared ones", () =>
+    Effect.gen(function*() {
+      const query = "a kitten asleep on the couch"
+      const documents = [
+        "The goldfish sleeps on a red ball.",
+        "Quarterly revenue grew by 4%.",
+        "The cat is napping on the sofa.",
+        "A dog runs in the park."
+      ]
+      const [q, ...docs] = vectors(yield* embed([query, ...documents]))
+      const ranked = documents.map((text, i) => ({ text, score: cosine(q!, docs[i]!) })).sort((a, b) => b.score - a.score)
+      expect(ranked[0]!.text).toBe("The cat is napping on the sofa.")
+      expect(ranked.at(-1)!.text).toBe("Quarterly revenue grew by 4%.")
+      const [profit, revenue, kitten] = vectors(yield* embed(["Profits rose this quarter", "Quarterly revenue grew", "a kitten"]))
+      expect(cosine(profit!, revenue!)).toBeGreaterThan(cosine(profit!, kitten!) + 0.3)
+    }).pipe(run))
+
+  it.scoped("spreads every vector over all its dimensions, like a real embedding", () =>
+    Effect.gen(function*() {
+      for (const v of vectors(yield* embed(["one text", "x", "the"]))) {
+        expect(v.filter((x) => x === 0).length).toBeLessThan(v.length / 20)
+        expect(cosine(v, v)).toBeCloseTo(1, 10)
+      }
+    }).pipe(run))
+
   it.scoped("honours dimensions and rejects empty input", () =>
     Effect.gen(function*() {
       const small = yield* embed("hello", { dimensions: 64 })

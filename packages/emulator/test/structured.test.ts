@@ -54,6 +54,42 @@ describe("response_format", () => {
       expect(JSON.parse(json)).toEqual({ reply: plain })
     }).pipe(run))
 
+  it.scoped("json_object with a JSON Schema in the prompt: the content follows the schema", () =>
+    Effect.gen(function*() {
+      const messages = [
+        { role: "system", content: `Answer with a JSON object that follows this JSON Schema:\n${JSON.stringify(jsonSchema, null, 2)}` },
+        ...ask
+      ]
+      const content = message(yield* chat({ messages, response_format: { type: "json_object" } })).content!
+      expect(decodeOrder(content).address.city).toBe("sample city")
+    }).pipe(run))
+
+  it.scoped("json_object: of several schemas in the prompt, the last one is followed (format instructions with an example)", () =>
+    Effect.gen(function*() {
+      // The format instructions of LangChain's JSON output parser: an example schema, then the real one, no top-level type.
+      const { type: _, ...schema } = jsonSchema
+      const instructions = [
+        "The output should be formatted as a JSON instance that conforms to the JSON schema below.",
+        `As an example, for the schema {"properties": {"foo": {"type": "array", "items": {"type": "string"}}}, "required": ["foo"]}`,
+        `the object {"foo": ["bar", "baz"]} is a well-formatted instance of the schema.`,
+        "Here is the output schema:",
+        "```json",
+        JSON.stringify(schema),
+        "```"
+      ].join("\n")
+      const messages = [{ role: "user", content: `Give me an order.\n${instructions}` }]
+      const content = message(yield* chat({ messages, response_format: { type: "json_object" } })).content!
+      expect(decodeOrder(content).status).toBe("open")
+    }).pipe(run))
+
+  it.scoped("json_object: JSON in the prompt that is not a schema is not taken for one", () =>
+    Effect.gen(function*() {
+      const messages = [{ role: "user", content: `Summarise {"name": "Ada", "born": 1815} and {oops` }]
+      const plain = message(yield* chat({ messages })).content
+      const json = message(yield* chat({ messages, response_format: { type: "json_object" } })).content!
+      expect(JSON.parse(json)).toEqual({ reply: plain })
+    }).pipe(run))
+
   it.scoped("text: the reply is unchanged", () =>
     Effect.gen(function*() {
       const plain = message(yield* chat({ messages: ask })).content

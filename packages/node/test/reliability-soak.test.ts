@@ -388,6 +388,9 @@ describe("soak under faults", () => {
         timeout: LIMIT_MILLIS,
         streamFirstByteTimeout: LIMIT_MILLIS,
         streamIdleTimeout: LIMIT_MILLIS
+      }, {
+        // Every attempt is attributed to its call: keep them all, not the latest 10,000.
+        limits: { recordedRequests: Number.POSITIVE_INFINITY }
       }))
     ), 600_000)
 })

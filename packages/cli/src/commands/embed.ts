@@ -43,8 +43,11 @@ export const pairs = (vectors: ReadonlyArray<ReadonlyArray<number>>): ReadonlyAr
   return out.sort((x, y) => y.similarity - x.similarity)
 }
 
+/** Four decimals; a value too small for them in exponent form, so that it does not read as 0. */
+const component = (x: number) => x === 0 ? "0" : Math.abs(x) < 0.00005 ? x.toExponential(2) : x.toFixed(4)
+
 const preview = (vector: ReadonlyArray<number>) => {
-  const shown = vector.slice(0, 4).map((x) => x.toFixed(4))
+  const shown = vector.slice(0, 4).map(component)
   return `[${shown.join(", ")}${vector.length > 4 ? `, … ${vector.length - 4} more` : ""}]`
 }
 

@@ -1,13 +1,21 @@
 /**
  * `switchboard emulator`: the emulator of the service on 127.0.0.1, until
- * Ctrl-C. The emulator is imported when the command runs, so that other
- * commands do not load it.
+ * Ctrl-C, with its faults and modes as flags. The emulator is imported when
+ * the command runs (or its fault flags are read), so that other commands do
+ * not load it.
  *
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
+import type { Emulator as EmulatorModule } from "@switchboard/emulator"
+import type * as CommandLine from "@switchboard/emulator/CommandLine"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Errors from "../Errors.js"
 import * as Inputs from "../Inputs.js"
 import * as Output from "../Output.js"
@@ -21,23 +29,111 @@ import * as Output from "../Output.js"
  */
 export const defaultApiKey = "sk-emulator"
 
+const commandLine = Effect.promise(() => import("@switchboard/emulator/CommandLine"))
+
+const invalid = (name: string, message: string) => ValidationError.invalidValue(HelpDoc.p(`--${name}: ${message}`))
+
+/** A repeatable flag of faults, each parsed as it is typed. */
+const faults = (name: string, description: string) =>
+  Options.text(name).pipe(
+    Options.withPseudoName("fault"),
+    Options.repeated,
+    Options.mapEffect((specs) =>
+      Effect.flatMap(commandLine, ({ parseFault }) =>
+        Effect.forEach(specs, (spec) => Either.match(parseFault(spec), { onLeft: (e) => Effect.fail(invalid(name, e)), onRight: Effect.succeed })))
+    ),
+    Options.withDescription(description)
+  )
+
+const fraction = (name: string) =>
+  Options.mapEffect(Options.text(name).pipe(Options.withPseudoName("share")), (text) => {
+    const n = Number(text)
+    return text.trim() !== "" && n >= 0 && n <= 1 ? Effect.succeed(n) : Effect.fail(invalid(name, `"${text}" is not a share from 0 to 1, e.g. 0.2`))
+  })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Flags {
+  readonly port: number
+  readonly apiKey: string
+  readonly minimal: boolean
+  readonly noCors: boolean
+  readonly corsOrigin: ReadonlyArray<string>
+  readonly chunkSize: Option.Option<number>
+  readonly interval: Option.Option<Duration.Duration>
+  readonly fault: ReadonlyArray<CommandLine.FaultFlags["script"][number]>
+  readonly randomFault: ReadonlyArray<CommandLine.FaultFlags["script"][number]>
+  readonly faultRate: Option.Option<number>
+  readonly faultSeed: Option.Option<number>
+  readonly faultPath: ReadonlyArray<string>
+}
+
+/** The emulator's options from the flags, or the usage error of flags that do not go together. */
+const optionsOf = (flags: Flags) =>
+  Effect.flatMap(commandLine, (cli) => {
+    const faults = cli.faultOptions({
+      script: flags.fault,
+      random: flags.randomFault,
+      rate: Option.getOrUndefined(flags.faultRate),
+      seed: Option.getOrUndefined(flags.faultSeed),
+      paths: flags.faultPath
+    })
+    const cors = cli.corsOption(flags.noCors, flags.corsOrigin)
+    if (Either.isLeft(faults)) return Effect.fail(new Errors.UsageError({ message: faults.left }))
+    if (Either.isLeft(cors)) return Effect.fail(new Errors.UsageError({ message: cors.left }))
+    const options: EmulatorModule.Options = {
+      port: flags.port,
+      apiKey: flags.apiKey,
+      minimal: flags.minimal,
+      cors: cors.right,
+      faults: faults.right,
+      stream: {
+        ...Option.match(flags.chunkSize, { onNone: () => ({}), onSome: (chunkSize) => ({ chunkSize }) }),
+        ...Option.match(flags.interval, { onNone: () => ({}), onSome: (interval) => ({ interval }) })
+      }
+    }
+    return Effect.succeed(options)
+  })
+
+/** One line on the faults and modes in force, when any is. */
+const summary = (flags: Flags): ReadonlyArray<string> => {
+  const modes = [
+    flags.minimal ? "minimal replies" : undefined,
+    flags.noCors ? "no CORS" : flags.corsOrigin.length > 0 ? `CORS for ${flags.corsOrigin.join(", ")}` : undefined,
+    Option.isSome(flags.chunkSize) ? `stream chunks of ${flags.chunkSize.value} characters` : undefined,
+    Option.isSome(flags.interval) ? "paced streams" : undefined
+  ].filter((m) => m !== undefined)
+  const faults = [
+    flags.fault.length > 0 ? `the next ${flags.fault.length} ${flags.fault.length === 1 ? "request gets" : "requests get"} a scripted fault` : undefined,
+    Option.isSome(flags.faultRate) ? `${Math.round(flags.faultRate.value * 100)}% of requests a random one` : undefined,
+    flags.faultPath.length > 0 ? `only on ${flags.faultPath.join(", ")}` : undefined
+  ].filter((f) => f !== undefined)
+  return [
+    ...(modes.length > 0 ? [`Modes: ${modes.join("; ")}.`] : []),
+    ...(faults.length > 0 ? [`Faults: ${faults.join("; ")}.`] : [])
+  ]
+}
+
 /**
  * Serves until interrupted, after saying how to point the CLI at it.
  *
  * @since 0.1.0
  * @category programs
  */
-export const serve = (options: { readonly port: number; readonly apiKey: string }) =>
+export const serve = (options: EmulatorModule.Options, notes: ReadonlyArray<string> = []) =>
   Effect.flatMap(Effect.promise(() => import("@switchboard/emulator")), ({ Emulator }) =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* Output.line(`Switchboard emulator listening on ${emulator.url}/v1`)
+      for (const note of notes) yield* Output.line(note)
       yield* Output.line(Output.dim("Point the CLI (or any chat-completions client) at it from another terminal:"))
       yield* Output.line(`  export SWITCHBOARD_BASE_URL=${emulator.url} SWITCHBOARD_API_KEY=${emulator.apiKey}`)
       yield* Output.line("  switchboard models")
       yield* Output.line(Output.dim("Ctrl-C stops it."))
       return yield* Effect.never
-    }).pipe(Effect.provide(Emulator.layer({ port: options.port, apiKey: options.apiKey }))))
+    }).pipe(Effect.provide(Emulator.layer(options))))
 
 /**
  * @since 0.1.0
@@ -47,7 +143,25 @@ export const command = Command.make(
   "emulator",
   {
     port: Inputs.port("port").pipe(Inputs.withDefault(8787, "Port on 127.0.0.1, 0 for any free port")),
-    apiKey: Options.text("api-key").pipe(Options.withPseudoName("key"), Inputs.withDefault(defaultApiKey, "The key clients must send"))
+    apiKey: Options.text("api-key").pipe(Options.withPseudoName("key"), Inputs.withDefault(defaultApiKey, "The key clients must send")),
+    minimal: Options.boolean("minimal").pipe(Options.withDescription("Answer with the bare shapes of the service contract and nothing more")),
+    noCors: Options.boolean("no-cors").pipe(Options.withDescription("Answer no CORS preflight, send no CORS headers")),
+    corsOrigin: Options.text("cors-origin").pipe(
+      Options.withPseudoName("origin"),
+      Options.repeated,
+      Options.withDescription("A web page origin allowed to call it, e.g. http://localhost:5173, or * for any (default: pages on this machine)")
+    ),
+    chunkSize: Inputs.atLeast("chunk-size", 1).pipe(Options.optional, Options.withDescription("Characters per streamed chunk (default 4)")),
+    interval: Inputs.duration("interval").pipe(Options.withPseudoName("duration"), Options.optional, Options.withDescription("Pause between streamed events, e.g. 50ms (default none)")),
+    fault: faults("fault", "A fault for the next request, in order: 429, 503:retry-after=2, delay=2s, reset, truncate=0.3, cut-stream=3…"),
+    randomFault: faults("random-fault", "A fault --fault-rate picks from"),
+    faultRate: fraction("fault-rate").pipe(Options.optional, Options.withDescription("Share of requests faulted at random once the script is used up, 0 to 1")),
+    faultSeed: Inputs.integer("fault-seed").pipe(Options.optional, Options.withDescription("Seed of the random faults: the same seed gives the same faults (default 0)")),
+    faultPath: Options.text("fault-path").pipe(
+      Options.withPseudoName("path"),
+      Options.repeated,
+      Options.withDescription("Only requests to this path get faults, e.g. /v1/chat/completions (default: all)")
+    )
   },
-  (options) => Errors.reported(false)(serve(options))
-).pipe(Command.withDescription("Serve the emulator of the service on 127.0.0.1"))
+  (flags) => Errors.reported(false)(Effect.flatMap(optionsOf(flags), (options) => serve(options, summary(flags))))
+).pipe(Command.withDescription("Serve the emulator of the service on 127.0.0.1, with faults and modes to test clients against"))

@@ -9,6 +9,7 @@ import type * as Protocol from "@switchboard/core/Protocol"
 import * as Conversation from "./conversation.js"
 import type { ApiError } from "./errors.js"
 import * as Images from "./images.js"
+import * as PromptSchema from "./promptSchema.js"
 import * as SchemaValue from "./schemaValue.js"
 import { contentText, countWords, truncateWords } from "./text.js"
 import * as Tools from "./tools.js"
@@ -54,48 +55,78 @@ const usage = (request: Protocol.ChatRequest, completion: number): Reply["usage"
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
 }
 
-/** A text reply with `full` as content, cut to `max_tokens` words. */
+/** The most words a reply may have: the smaller of `max_tokens` and `max_completion_tokens` when both are given. */
+const maxWords = (request: Protocol.ChatRequest): number | undefined => {
+  const limits = [request.max_tokens, request.max_completion_tokens].filter((n): n is number => n !== undefined)
+  return limits.length === 0 ? undefined : Math.min(...limits)
+}
+
+/** A text reply with `full` as content, cut to `maxWords` words. */
 export const textReply = (request: Protocol.ChatRequest, full: string): Reply => {
-  const cut = request.max_tokens === undefined ? undefined : truncateWords(full, request.max_tokens)
+  const max = maxWords(request)
+  const cut = max === undefined ? undefined : truncateWords(full, max)
   const content = cut ?? full
   return { content, toolCalls: [], finishReason: cut === undefined ? "stop" : "length", usage: usage(request, countWords(content)) }
 }
 
 /**
  * The text reply in the asked `response_format`: JSON built from the schema
- * (`json_schema`), the text wrapped as `{"reply": …}` (`json_object`), or the
- * text itself.
+ * (`json_schema`); for `json_object`, JSON built from the schema written in
+ * the prompt, or else the text wrapped as `{"reply": …}`; or the text itself.
  */
 const formatted = (request: Protocol.ChatRequest, text: string): string => {
   const format = request.response_format
   switch (format?.type) {
     case "json_schema":
       return JSON.stringify(SchemaValue.build(format.json_schema.schema))
-    case "json_object":
-      return JSON.stringify({ reply: text })
+    case "json_object": {
+      const schema = PromptSchema.find(request.messages)
+      return JSON.stringify(schema === undefined ? { reply: text } : SchemaValue.build(schema))
+    }
     default:
       return text
   }
 }
 
-/** The reply to a decoded chat request (images already validated), or the 400 the real service would send. */
-export const reply = (request: Protocol.ChatRequest): Reply | ApiError => {
-  const invalid = Conversation.validatePairing(request.messages)
-  if (invalid) return invalid
+/**
+ * Choice `index` of `n`. Plain text from the second choice on says which
+ * choice it is, so that a client mixing choices up shows it; JSON and tool
+ * calls are the same in every choice.
+ */
+const choice = (request: Protocol.ChatRequest, index: number, n: number): Reply => {
   const calls = Tools.nextCalls(request)
-  if (calls === undefined) return textReply(request, formatted(request, Tools.summarizeResults(request.messages) ?? plainText(request.messages)))
+  if (calls === undefined) {
+    const text = Tools.summarizeResults(request.messages) ?? plainText(request.messages)
+    const json = request.response_format !== undefined && request.response_format.type !== "text"
+    return textReply(request, json ? formatted(request, text) : index === 0 ? text : `(Choice ${index + 1} of ${n}) ${text}`)
+  }
   const completion = calls.reduce((sum, c) => sum + 1 + countWords(c.arguments.replace(/[{}":,]/g, " ")), 0)
   return { content: null, toolCalls: calls, finishReason: "tool_calls", usage: usage(request, completion) }
 }
 
+/** The `n` choices for a decoded chat request (images already validated), or the 400 the real service would send. */
+export const replies = (request: Protocol.ChatRequest): ReadonlyArray<Reply> | ApiError => {
+  const invalid = Conversation.validatePairing(request.messages)
+  if (invalid) return invalid
+  const n = request.n ?? 1
+  return Array.from({ length: n }, (_, index) => choice(request, index, n))
+}
+
+/** The usage of all choices: the prompt counted once, the completions added up. */
+export const totalUsage = (replies: ReadonlyArray<Reply>): Reply["usage"] => {
+  const prompt = replies[0]?.usage.prompt_tokens ?? 0
+  const completion = replies.reduce((sum, r) => sum + r.usage.completion_tokens, 0)
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
+}
+
 /** The non-streamed `chat.completion` object. */
-export const completion = (reply: Reply, meta: Meta) => ({
+export const completion = (replies: ReadonlyArray<Reply>, meta: Meta) => ({
   id: meta.id,
   object: "chat.completion",
   created: meta.created,
   model: meta.model,
-  choices: [{
-    index: 0,
+  choices: replies.map((reply, index) => ({
+    index,
     message: {
       role: "assistant",
       content: reply.content,
@@ -104,6 +135,6 @@ export const completion = (reply: Reply, meta: Meta) => ({
         : {})
     },
     finish_reason: reply.finishReason
-  }],
-  usage: reply.usage
+  })),
+  usage: totalUsage(replies)
 })

@@ -24,6 +24,15 @@ export const badRequest = (message: string, param: string | null = null, code: s
 export const invalidJson = () =>
   badRequest("We could not parse the JSON body of your request. Send a valid JSON object.", null, "invalid_json")
 
+export const tooLarge = (limit: number) =>
+  new ApiError({
+    status: 413,
+    message: `The request body is larger than the limit of ${limit} bytes.`,
+    type: "invalid_request_error",
+    param: null,
+    code: "request_too_large"
+  })
+
 export const modelNotFound = (model: string) =>
   new ApiError({
     status: 404,

@@ -4,6 +4,8 @@
  *
  * @internal
  */
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -35,6 +37,37 @@ export class Incoming extends Context.Tag("@switchboard/emulator/internal/Incomi
   /** Replies cut down to the contract's fields (`Options.minimal`). */
   readonly minimal: boolean
 }>() {}
+
+/**
+ * The body's text, or the 413 once it is announced or grows larger than
+ * `limit` bytes. A body too large is never held: what is left of it is read
+ * and dropped (node drops a body never read), so the 413 can still be sent
+ * on the connection.
+ */
+export const read = (request: HttpServerRequest.HttpServerRequest, limit: number): Effect.Effect<string | Errors.ApiError> =>
+  Effect.async((resume) => {
+    const node = NodeHttpServerRequest.toIncomingMessage(request)
+    if (Number(node.headers["content-length"]) > limit) return resume(Effect.succeed(Errors.tooLarge(limit)))
+    const chunks: Array<Buffer> = []
+    let bytes = 0
+    let done = false
+    const finish = (result: string | Errors.ApiError) => {
+      if (done) return
+      done = true
+      chunks.length = 0
+      resume(Effect.succeed(result))
+    }
+    node.on("data", (chunk: Buffer) => {
+      if (done) return
+      bytes += chunk.length
+      if (bytes > limit) finish(Errors.tooLarge(limit))
+      else chunks.push(chunk)
+    })
+    node.once("end", () => finish(Buffer.concat(chunks).toString("utf8")))
+    // The client went away: nobody is left to read the reply.
+    node.once("close", () => finish(""))
+    node.once("error", () => finish(""))
+  })
 
 export const parseBody = (text: string): Body => {
   if (text.trim() === "") return { _tag: "Invalid", text }

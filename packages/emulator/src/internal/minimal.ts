@@ -32,13 +32,18 @@ export const completion = (body: Json): Json => ({
   })
 })
 
-/** `{id, choices: [{delta: {content?, tool_calls?}, finish_reason?}]}`: the contract shows no chunk. */
-export const chunk = (body: Json): Json => ({
+/**
+ * `{id, choices: [{delta: {content?, tool_calls?}, finish_reason?}]}`: the
+ * contract shows no chunk. `keepIndex` keeps the choice's `index`, without
+ * which the chunks of several choices (`n`) cannot be told apart.
+ */
+export const chunk = (body: Json, keepIndex = false): Json => ({
   id: body["id"],
   choices: list(body["choices"], (choice) => {
     const delta = isRecord(choice["delta"]) ? choice["delta"] : {}
     const calls = list(delta["tool_calls"], toolCall)
     return {
+      ...(keepIndex ? pick(choice, ["index"]) : {}),
       delta: { ...pick(delta, ["content"]), ...(calls.length > 0 ? { tool_calls: calls } : {}) },
       ...(typeof choice["finish_reason"] === "string" ? { finish_reason: choice["finish_reason"] } : {})
     }

@@ -18,6 +18,7 @@ import { decode, Incoming, isRecord } from "./incoming.js"
 import * as Minimal from "./minimal.js"
 import * as Models from "./models.js"
 import * as Moderation from "./moderation.js"
+import * as Parameters from "./parameters.js"
 import * as Streaming from "./streaming.js"
 import * as VideoTasks from "./videoTasks.js"
 
@@ -35,10 +36,10 @@ const retrieveModel = Effect.gen(function*() {
   return found ? json(found) : yield* Effect.fail(modelNotFound(model))
 })
 
-const streamed = (reply: Chat.Reply, meta: Chat.Meta, request: Protocol.ChatRequest) =>
+const streamed = (replies: ReadonlyArray<Chat.Reply>, meta: Chat.Meta, request: Protocol.ChatRequest) =>
   Effect.gen(function*() {
     const incoming = yield* Incoming
-    const payloads = Streaming.events(reply, meta, {
+    const payloads = Streaming.events(replies, meta, {
       chunkSize: incoming.chunkSize,
       includeUsage: request.stream_options?.include_usage === true,
       minimal: incoming.minimal
@@ -51,7 +52,7 @@ const streamed = (reply: Chat.Reply, meta: Chat.Meta, request: Protocol.ChatRequ
     })
   })
 
-/** The reply by model kind; a video submission's completion id is its task id. */
+/** The replies by model kind (`n` choices for chat, `n` images in one reply for image2); a video submission's completion id is its task id. */
 const replyFor = (request: Protocol.ChatRequest) =>
   Effect.gen(function*() {
     const { baseUrl, seq, tasks } = yield* Incoming
@@ -60,24 +61,27 @@ const replyFor = (request: Protocol.ChatRequest) =>
     if (invalid) return yield* Effect.fail(invalid)
     switch (Models.kindOf(request.model)) {
       case "image":
-        return { id: chatId, reply: Chat.textReply(request, ImageGeneration.content(request, baseUrl)) }
+        return { id: chatId, replies: [Chat.textReply(request, ImageGeneration.content(request, baseUrl))] }
       case "video": {
         const taskId = tasks.submit(request, seq)
-        return { id: taskId, reply: Chat.textReply(request, VideoTasks.submitted(request, taskId)) }
+        return { id: taskId, replies: [Chat.textReply(request, VideoTasks.submitted(request, taskId))] }
       }
       default: {
-        const reply = Chat.reply(request)
-        return reply instanceof ApiError ? yield* Effect.fail(reply) : { id: chatId, reply }
+        const replies = Chat.replies(request)
+        return replies instanceof ApiError ? yield* Effect.fail(replies) : { id: chatId, replies }
       }
     }
   })
 
 const chatCompletions = Effect.gen(function*() {
   const request = yield* decode(Protocol.ChatRequest, ["chat", "image", "video"], "/v1/chat/completions")
-  const { id, reply: answer } = yield* replyFor(request)
+  yield* Parameters.check
+  const { id, replies } = yield* replyFor(request)
   const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)
   const meta = { id, created, model: request.model }
-  return request.stream === true ? yield* streamed(answer, meta, request) : yield* reply(Chat.completion(answer, meta), Minimal.completion)
+  return request.stream === true
+    ? yield* streamed(replies, meta, request)
+    : yield* reply(Chat.completion(replies, meta), Minimal.completion)
 })
 
 const taskStatus = Effect.gen(function*() {

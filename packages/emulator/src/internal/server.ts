@@ -1,7 +1,7 @@
 /**
  * The HTTP server: one node `http.Server` on 127.0.0.1 (created here so its
- * sockets can be counted), every request recorded, faults applied, the key
- * checked, then routed.
+ * sockets can be counted), every request counted, faults applied, the key
+ * checked before the body is read, the requests let in recorded, then routed.
  *
  * @internal
  */
@@ -12,12 +12,12 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
-import type { RecordedRequest } from "../Emulator.js"
 import * as Auth from "./auth.js"
 import * as Cors from "./cors.js"
 import * as Errors from "./errors.js"
 import * as Faults from "./faults.js"
 import * as Incoming from "./incoming.js"
+import * as Recorder from "./recorder.js"
 import { router } from "./routes.js"
 import * as VideoTasks from "./videoTasks.js"
 import * as Watch from "./watch.js"
@@ -33,11 +33,21 @@ export interface Config {
   readonly interval: Duration.Duration
   readonly cors: Cors.Config
   readonly minimal: boolean
+  readonly limits: Limits
+}
+
+/**
+ * @internal
+ */
+export interface Limits {
+  readonly bodyBytes: number
+  readonly recorded: Recorder.Limits
+  readonly videoTasks: number
 }
 
 interface State {
   readonly config: Config
-  readonly requests: Watch.Watch<ReadonlyArray<RecordedRequest>>
+  readonly recorder: Recorder.Recorder
   readonly injector: Faults.Injector
   readonly tasks: VideoTasks.Store
   readonly baseUrl: string
@@ -48,8 +58,8 @@ interface Received {
   readonly seq: number
   readonly method: string
   readonly path: string
-  readonly body: Incoming.Body
-  readonly authorized: boolean
+  /** The body, or the 401 or 413 the request is refused with (its body then never held). */
+  readonly body: Incoming.Body | Errors.ApiError
 }
 
 const requestId = (seq: number) => `req_${String(seq).padStart(6, "0")}`
@@ -71,13 +81,14 @@ const statusFault = (fault: Extract<Faults.Fault, { readonly _tag: "Status" }>) 
 /** Generated media links stand for the real service's public result addresses. */
 const isPublic = (path: string) => path.startsWith("/files/")
 
-/** Auth, then the router; every failure becomes an error body. */
+/** The refusal, or the router; every failure becomes an error body. */
 const answer = (state: State, received: Received, streamFault: Faults.StreamFault | undefined) => {
-  if (!received.authorized && !isPublic(received.path)) return Effect.succeed(Errors.toResponse(Auth.unauthorized()))
+  const body = received.body
+  if (body instanceof Errors.ApiError) return Effect.succeed(Errors.toResponse(body))
   return router.pipe(
     Effect.provideService(Incoming.Incoming, {
       seq: received.seq,
-      body: received.body,
+      body,
       baseUrl: state.baseUrl,
       streamFault,
       chunkSize: state.config.chunkSize,
@@ -117,6 +128,31 @@ const internalError = Errors.toResponse(
   new Errors.ApiError({ status: 500, message: "The emulator failed unexpectedly.", type: "server_error", param: null, code: null })
 )
 
+/**
+ * The body of a request let in (a right key, or a public link), recorded; a
+ * request refused for its key or size is only counted, its body never held.
+ */
+const admit = (state: State, request: HttpServerRequest.HttpServerRequest, path: string) =>
+  Effect.gen(function*() {
+    const authorized = Auth.isAuthorized(request.headers["authorization"], state.config.apiKey)
+    if (!authorized && !isPublic(path)) {
+      state.recorder.count()
+      return { body: Auth.unauthorized(), fault: state.injector.next(path) }
+    }
+    const text = yield* Incoming.read(request, state.config.limits.bodyBytes)
+    const fault = state.injector.next(path)
+    if (typeof text !== "string") {
+      state.recorder.count()
+      return { body: text, fault }
+    }
+    const body = Incoming.parseBody(text)
+    state.recorder.record(
+      { method: request.method, path, body: Incoming.recordedBody(body), authorized, ...(fault === undefined ? {} : { fault }) },
+      Buffer.byteLength(text)
+    )
+    return { body, fault }
+  })
+
 const handle = (state: State) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -124,14 +160,8 @@ const handle = (state: State) =>
     if (request.method === "OPTIONS" && state.config.cors.enabled) return Cors.preflight(state.config.cors, request.headers)
     const seq = ++state.seq
     const path = new URL(request.url, "http://127.0.0.1").pathname
-    const body = Incoming.parseBody(yield* Effect.orElseSucceed(request.text, () => ""))
-    const authorized = Auth.isAuthorized(request.headers["authorization"], state.config.apiKey)
-    const received: Received = { seq, method: request.method, path, body, authorized }
-    const fault = state.injector.next(path)
-    state.requests.update((all) => [
-      ...all,
-      { method: request.method, path, body: Incoming.recordedBody(body), authorized, ...(fault === undefined ? {} : { fault }) }
-    ])
+    const { body, fault } = yield* admit(state, request, path)
+    const received: Received = { seq, method: request.method, path, body }
     const response = yield* withFault(state, received, fault).pipe(
       Effect.catchAllDefect((defect) =>
         Effect.as(Effect.logError("emulator handler failed", defect instanceof Error ? defect.message : "defect"), internalError)
@@ -161,9 +191,9 @@ export const make = (config: Config) =>
     const { baseUrl, connections, httpServer, server } = yield* listen(config)
     const state: State = {
       config,
-      requests: Watch.make<ReadonlyArray<RecordedRequest>>([]),
+      recorder: Recorder.make(config.limits.recorded),
       injector: Faults.makeInjector(config.faults),
-      tasks: VideoTasks.makeStore(),
+      tasks: VideoTasks.makeStore(config.limits.videoTasks),
       baseUrl,
       seq: 0
     }
@@ -172,14 +202,14 @@ export const make = (config: Config) =>
     return {
       url: baseUrl,
       apiKey: config.apiKey,
-      requests: Effect.sync(() => state.requests.get()),
-      requestCount: Effect.sync(() => state.requests.get().length),
-      awaitRequests: (n: number) => state.requests.await((all) => all.length >= n),
+      requests: Effect.sync(() => state.recorder.list()),
+      requestCount: Effect.sync(() => state.recorder.received()),
+      awaitRequests: (n: number) => state.recorder.awaitReceived(n),
       openConnections: Effect.sync(() => connections.get()),
       awaitOpenConnections: (n: number) => connections.await((open) => open === n),
       setFaults: (faults: Faults.FaultOptions) => Effect.sync(() => state.injector.set(faults)),
       reset: Effect.sync(() => {
-        state.requests.update(() => [])
+        state.recorder.clear()
         state.injector.set({})
       })
     }

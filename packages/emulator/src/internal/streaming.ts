@@ -7,7 +7,7 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import type { Meta, Reply } from "./chat.js"
+import { type Meta, type Reply, totalUsage } from "./chat.js"
 import type { StreamFault } from "./faults.js"
 import * as Minimal from "./minimal.js"
 import { chunksOf } from "./text.js"
@@ -23,12 +23,12 @@ export interface StreamOptions {
 
 type Delta = Readonly<Record<string, unknown>>
 
-const chunk = (meta: Meta, delta: Delta, finishReason: string | null = null) => ({
+const chunk = (meta: Meta, index: number, delta: Delta, finishReason: string | null = null) => ({
   id: meta.id,
   object: "chat.completion.chunk",
   created: meta.created,
   model: meta.model,
-  choices: [{ index: 0, delta, finish_reason: finishReason }]
+  choices: [{ index, delta, finish_reason: finishReason }]
 })
 
 const toolCallDeltas = (reply: Reply, size: number): ReadonlyArray<Delta> =>
@@ -37,19 +37,25 @@ const toolCallDeltas = (reply: Reply, size: number): ReadonlyArray<Delta> =>
     ...chunksOf(call.arguments, size).map((piece) => ({ tool_calls: [{ index, function: { arguments: piece } }] }))
   ])
 
-/** Every event payload of the stream, in order, ending with `[DONE]`. */
-export const events = (reply: Reply, meta: Meta, options: StreamOptions): ReadonlyArray<string> => {
+/** The chunks of one choice: its role, its content or tool calls in pieces, its finish reason. */
+const choiceChunks = (reply: Reply, index: number, meta: Meta, size: number): ReadonlyArray<unknown> => {
   const first = { role: "assistant", content: reply.content === null ? null : "" }
   const body = reply.content === null
-    ? toolCallDeltas(reply, options.chunkSize)
-    : chunksOf(reply.content, options.chunkSize).map((content) => ({ content }))
-  const chunks: Array<unknown> = [
-    chunk(meta, first),
-    ...body.map((delta) => chunk(meta, delta)),
-    chunk(meta, {}, reply.finishReason)
-  ]
-  if (options.includeUsage) chunks.push({ ...chunk(meta, {}), choices: [], usage: reply.usage })
-  const shaped = options.minimal ? chunks.map((c) => Minimal.chunk(c as Readonly<Record<string, unknown>>)) : chunks
+    ? toolCallDeltas(reply, size)
+    : chunksOf(reply.content, size).map((content) => ({ content }))
+  return [chunk(meta, index, first), ...body.map((delta) => chunk(meta, index, delta)), chunk(meta, index, {}, reply.finishReason)]
+}
+
+/** Every event payload of the stream, the choices interleaved one chunk each in turn, ending with `[DONE]`. */
+export const events = (replies: ReadonlyArray<Reply>, meta: Meta, options: StreamOptions): ReadonlyArray<string> => {
+  const perChoice = replies.map((reply, index) => choiceChunks(reply, index, meta, options.chunkSize))
+  const longest = Math.max(0, ...perChoice.map((c) => c.length))
+  const chunks: Array<unknown> = Array.from({ length: longest }, (_, step) => perChoice.flatMap((c) => step < c.length ? [c[step]] : []))
+    .flat()
+  if (options.includeUsage) chunks.push({ ...chunk(meta, 0, {}), choices: [], usage: totalUsage(replies) })
+  // With several choices the index is what tells their chunks apart, so minimal replies keep it.
+  const keepIndex = replies.length > 1
+  const shaped = options.minimal ? chunks.map((c) => Minimal.chunk(c as Readonly<Record<string, unknown>>, keepIndex)) : chunks
   return [...shaped.map((c) => JSON.stringify(c)), "[DONE]"]
 }
 

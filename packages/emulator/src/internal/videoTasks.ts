@@ -19,7 +19,6 @@ const inProgressPolls = (prompt: string): number =>
 
 interface Task {
   readonly id: string
-  readonly prompt: string
   readonly fails: boolean
   readonly inProgress: number
   polls: number
@@ -49,13 +48,19 @@ const statusOf = (task: Task, baseUrl: string): Readonly<Record<string, unknown>
     : { ...base, status: "succeed", progress: 100, video_url: `${baseUrl}${Files.videoPath(task.id)}` }
 }
 
-export const makeStore = (): Store => {
+/** Keeps the latest `limit` tasks: a poll of an older one gets 404 like an unknown id. */
+export const makeStore = (limit: number): Store => {
+  // A Map iterates in insertion order, so its first key is the oldest task.
   const tasks = new Map<string, Task>()
   return {
     submit: (request, seq) => {
       const prompt = promptOf(request)
       const id = `task_${shortHash(prompt)}_${String(seq).padStart(6, "0")}`
-      tasks.set(id, { id, prompt, fails: /\bfail\b/i.test(prompt), inProgress: inProgressPolls(prompt), polls: 0 })
+      tasks.set(id, { id, fails: /\bfail\b/i.test(prompt), inProgress: inProgressPolls(prompt), polls: 0 })
+      for (const oldest of tasks.keys()) {
+        if (tasks.size <= limit) break
+        tasks.delete(oldest)
+      }
       return id
     },
     poll: (taskId, baseUrl) => {
