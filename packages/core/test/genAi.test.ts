@@ -28,6 +28,14 @@ describe("request attributes", () => {
     })
   })
 
+  it("max_completion_tokens is the request's max_tokens; with both, the smaller applies, as the service reads them", () => {
+    const attribute = (limits: Pick<Protocol.ChatRequest, "max_tokens" | "max_completion_tokens">) =>
+      GenAi.chatRequest({ model: "m", messages: [user("hi")], ...limits }, false)["gen_ai.request.max_tokens"]
+    expect(attribute({ max_completion_tokens: 7 })).toBe(7)
+    expect(attribute({ max_tokens: 9, max_completion_tokens: 7 })).toBe(7)
+    expect(attribute({ max_tokens: 5, max_completion_tokens: 7 })).toBe(5)
+  })
+
   it("the output type: what a media call asks for, else json for a JSON response format", () => {
     const json = { model: "m", messages: [user("hi")], response_format: { type: "json_object" as const } }
     expect(GenAi.chatRequest(json, false)["gen_ai.output.type"]).toBe("json")

@@ -97,7 +97,11 @@ export const startAttributes = (operation: string, model: string | undefined, se
 /** The parameters a chat request sets, under their conventional names; absent ones are left out. */
 export const chatRequest = (request: Protocol.ChatRequest, stream: boolean, output?: OutputType): Attributes => {
   const attributes: Attributes = { "gen_ai.request.stream": stream }
-  if (request.max_tokens !== undefined) attributes["gen_ai.request.max_tokens"] = request.max_tokens
+  // max_completion_tokens is today's name for max_tokens; given both, the smaller bounds the reply.
+  const maxTokens = request.max_completion_tokens === undefined || request.max_tokens === undefined
+    ? request.max_completion_tokens ?? request.max_tokens
+    : Math.min(request.max_tokens, request.max_completion_tokens)
+  if (maxTokens !== undefined) attributes["gen_ai.request.max_tokens"] = maxTokens
   if (request.temperature !== undefined) attributes["gen_ai.request.temperature"] = request.temperature
   if (request.top_p !== undefined) attributes["gen_ai.request.top_p"] = request.top_p
   if (request.seed !== undefined) attributes["gen_ai.request.seed"] = request.seed
