@@ -5,7 +5,8 @@ import { Console, Effect, Layer, Schedule } from "effect"
 
 // A runner: the workflow registered, over the SDK (Videos) and an engine
 // whose state is in a sqlite file (the runner is its own client). The
-// workflow keeps each task in that file: the SDK's journal can stay in memory.
+// workflow keeps each task in that file, and removes it from the SDK's
+// journal once stored there: that journal can stay in memory.
 const Runner = VideoWorkflow.layer({ schedule: Schedule.spaced("1 second"), deadline: "30 minutes" }).pipe(
   Layer.provideMerge(Cluster.layerRunner({ database: { _tag: "Sqlite", filename: "tasks.sqlite" } })),
   Layer.provide(NodeSwitchboard.layerConfig({ journal: TaskJournal.layerMemory }))

@@ -136,6 +136,11 @@ const body = (options: TaskPoller.PollOptions<SwitchboardError>) => {
           }))
         )
       })
+      // The workflow's storage holds the task now. The plain journal's record
+      // covered the time from the service's answer to then; left, any
+      // program's `Videos.resumePending` would follow the task a second time.
+      yield* Effect.catchAll(videos.complete(taskId), (error) =>
+        Effect.logWarning(`task ${taskId} stays in the task journal: ${error.message}`))
       const status = Effect.retry(videos.status(taskId), { schedule: statusRetry, while: isRetryable })
 
       const poll = (n: number): Effect.Effect<Video, SwitchboardError, Videos.Videos | WorkflowEngine | WorkflowInstance> =>

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
+import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Videos from "@switchboard/core/Videos"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -45,7 +46,7 @@ const run = <A, E, R>(
     Effect.flatMap(Effect.fork(f(times)), drive).pipe(Effect.provide(setup(times, options)))) as Effect.Effect<
       A,
       E,
-      Exclude<R, WorkflowEngine.WorkflowEngine | Videos.Videos | import("@switchboard/emulator").Emulator.Emulator>
+      Exclude<R, WorkflowEngine.WorkflowEngine | Videos.Videos | TaskJournal.TaskJournal | import("@switchboard/emulator").Emulator.Emulator>
     >
 
 describe("VideoWorkflow", () => {
@@ -57,6 +58,16 @@ describe("VideoWorkflow", () => {
         expect(yield* requestsTo("/chat/completions")).toHaveLength(1)
         // The emulator answers two in-progress polls before the end.
         expect(yield* Ref.get(times)).toEqual([0, 2000, 4000])
+      })))
+
+  // The workflow's storage keeps the task: a record left in the plain journal
+  // (on disk by default with layerConfig) would be followed a second time by
+  // any program's Videos.resumePending.
+  it.effect("leaves no record in the task journal: the workflow's storage keeps the task", () =>
+    run({ schedule: Schedule.spaced("2 seconds") }, () =>
+      Effect.gen(function*() {
+        yield* VideoWorkflow.generate({ model, prompt: "a heron at dawn" })
+        expect(yield* Effect.flatMap(TaskJournal.TaskJournal, (journal) => journal.list)).toEqual([])
       })))
 
   it.effect("follows the default schedule's growing waits", () =>
