@@ -108,18 +108,36 @@ const isOfGoneProcess = (name: string): boolean => {
 
 const loneSurrogate = /(\p{Surrogate})/u
 
+/** `c` as `%XX`. */
+const escaped = (c: string) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`
+
 /**
- * The file name (without extension) of a key: `encodeURIComponent`, and a
- * lone surrogate (valid in a JSON string, not in UTF-8) as `%uD800`.
- * Total, and reversed by `keyOfName`.
+ * The file name (without extension) of a key: `encodeURIComponent`, with
+ * upper-case letters and `*` escaped too (`%41`, `%2A`), and a lone
+ * surrogate (valid in a JSON string, not in UTF-8) as `%uD800`. Total,
+ * reversed by `keyOfName`, and case-safe: two keys never get names that
+ * differ only in case, which a case-insensitive file system (macOS,
+ * Windows) would take for one file; Windows refuses `*` in a name.
  *
  * @since 0.1.0
  * @category file names
  */
 export const nameOfKey = (key: string): string =>
   key.split(loneSurrogate).map((part, i) =>
-    i % 2 === 1 ? `%u${part.charCodeAt(0).toString(16).toUpperCase()}` : encodeURIComponent(part)
+    i % 2 === 1
+      ? `%u${part.charCodeAt(0).toString(16).toUpperCase()}`
+      : encodeURIComponent(part).replace(/%[0-9A-F]{2}|[A-Z*]/g, (c) => (c.length === 1 ? escaped(c) : c))
   ).join("")
+
+/** The key of a name of an earlier version, `encodeURIComponent` alone (letters in either case, `*` as is). */
+const keyOfEarlierName = (name: string): string | undefined => {
+  try {
+    const key = decodeURIComponent(name)
+    return encodeURIComponent(key) === name ? key : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * The key a file name stands for; `undefined` when the name is not one
@@ -207,6 +225,19 @@ export const makeStorage = (directory: string) =>
         },
         { discard: true }
       ))
+
+    // Records an earlier version named by `encodeURIComponent` alone take
+    // today's name (`link`: a record already there is newer and stays).
+    yield* Effect.flatMap(recordNames, (all) =>
+      Effect.forEach(all, (name) => {
+        const key = keyOf(name) === undefined ? keyOfEarlierName(name.slice(0, -recordExtension.length)) : undefined
+        if (key === undefined) return Effect.void
+        const file = path.join(directory, name)
+        return Effect.ignore(fs.link(file, fileOf(key)).pipe(
+          Effect.catchIf(isAlreadyExists, () => Effect.void),
+          Effect.zipRight(fs.remove(file))
+        ))
+      }, { discard: true }))
 
     return {
       keys: Effect.map(recordNames, (all) => all.map(keyOf).filter((key): key is string => key !== undefined)),
