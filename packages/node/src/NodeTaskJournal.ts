@@ -239,14 +239,34 @@ export const makeStorage = (directory: string) =>
         ))
       }, { discard: true }))
 
+    /**
+     * Why `name` is no record: a name the journal never writes, or not a file
+     * (a directory fails every read; reading a FIFO waits for a writer forever).
+     */
+    const whyStray = (name: string): Effect.Effect<Option.Option<string>> =>
+      keyOf(name) === undefined
+        ? Effect.succeed(Option.some("not a name the journal writes"))
+        : fs.stat(path.join(directory, name)).pipe(
+          Effect.map((info) => info.type === "File" ? Option.none() : Option.some(`not a file (${info.type})`)),
+          // Gone meanwhile (completed), or unreadable: its read says so.
+          Effect.orElseSucceed(() => Option.none())
+        )
+
     return {
       keys: Effect.map(recordNames, (all) => all.map(keyOf).filter((key): key is string => key !== undefined)),
       strays: Effect.flatMap(recordNames, (all) =>
-        Effect.forEach(all.filter((name) => keyOf(name) === undefined), (name) =>
-          setAside(path.join(directory, name), name).pipe(
-            Effect.map((movedTo): TaskJournal.Quarantined => ({ key: name, movedTo, message: "not a name the journal writes" })),
-            Effect.mapError(failure(`set ${name} aside`))
-          ))),
+        Effect.map(
+          Effect.forEach(all, (name) =>
+            Effect.flatMap(whyStray(name), Option.match({
+              onNone: () => Effect.succeed(Option.none<TaskJournal.Quarantined>()),
+              onSome: (message) =>
+                setAside(path.join(directory, name), name).pipe(
+                  Effect.map((movedTo) => Option.some<TaskJournal.Quarantined>({ key: name, movedTo, message })),
+                  Effect.mapError(failure(`set ${name} aside`))
+                )
+            }))),
+          (found) => found.flatMap(Option.toArray)
+        )),
       read,
       write: (key, value) =>
         Effect.mapError(viaTemporary(fileOf(key), value, (temporary) => fs.rename(temporary, fileOf(key))), failure(`write ${key}`)),

@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -354,6 +355,20 @@ describe("ids and names that are not valid URI text", () => {
       expect(yield* journal.scan).toEqual({ entries: [entry], quarantined: [] })
       expect(yield* journal.get("task_Old*")).toMatchObject({ _tag: "Some", value: entry })
       expect(Fs.readdirSync(directory)).toEqual([`${NodeTaskJournal.nameOfKey("task-task_Old*")}.json`])
+    }))
+
+  it.effect("a directory or a FIFO under a record's name is set aside and reported, never in the way of the other tasks", () =>
+    Effect.gen(function*() {
+      const directory = temporaryDirectory()
+      const entry = { taskId: "task_ok", model: "video-1", prompt: "p", submittedAt: 1 }
+      record(directory, entry)
+      Fs.mkdirSync(Path.join(directory, "task-task_dir.json"))
+      ChildProcess.execFileSync("mkfifo", [Path.join(directory, "task-task_fifo.json")])
+      const journal = yield* Effect.provide(TaskJournal.TaskJournal, NodeTaskJournal.layer(directory))
+      const { entries, quarantined } = yield* journal.scan
+      expect(entries).toEqual([entry])
+      expect(quarantined.map((q) => q.key).sort()).toEqual(["task-task_dir.json", "task-task_fifo.json"])
+      for (const q of quarantined) expect(Fs.existsSync(q.movedTo)).toBe(true)
     }))
 
   it("file names: any string, lone surrogates included, maps to a name and back", () => {
