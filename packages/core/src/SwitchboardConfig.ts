@@ -154,7 +154,8 @@ const checkBaseUrl = (baseUrl: unknown): Either.Either<string, ConfigurationErro
   if (url.username !== "" || url.password !== "") {
     return invalid("baseUrl", "must not carry credentials (user:password@): they are never sent; pass the key as apiKey")
   }
-  if (url.search !== "" || url.hash !== "") return invalid("baseUrl", "must not have a query or a fragment")
+  // An empty `?` or `#` is no query or fragment to `URL`, but the paths would still follow it.
+  if (url.search !== "" || url.hash !== "" || /[?#]/.test(baseUrl)) return invalid("baseUrl", "must not have a query or a fragment")
   return Either.right(baseUrl)
 }
 

@@ -108,18 +108,36 @@ const isOfGoneProcess = (name: string): boolean => {
 
 const loneSurrogate = /(\p{Surrogate})/u
 
+/** `c` as `%XX`. */
+const escaped = (c: string) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`
+
 /**
- * The file name (without extension) of a key: `encodeURIComponent`, and a
- * lone surrogate (valid in a JSON string, not in UTF-8) as `%uD800`.
- * Total, and reversed by `keyOfName`.
+ * The file name (without extension) of a key: `encodeURIComponent`, with
+ * upper-case letters and `*` escaped too (`%41`, `%2A`), and a lone
+ * surrogate (valid in a JSON string, not in UTF-8) as `%uD800`. Total,
+ * reversed by `keyOfName`, and case-safe: two keys never get names that
+ * differ only in case, which a case-insensitive file system (macOS,
+ * Windows) would take for one file; Windows refuses `*` in a name.
  *
  * @since 0.1.0
  * @category file names
  */
 export const nameOfKey = (key: string): string =>
   key.split(loneSurrogate).map((part, i) =>
-    i % 2 === 1 ? `%u${part.charCodeAt(0).toString(16).toUpperCase()}` : encodeURIComponent(part)
+    i % 2 === 1
+      ? `%u${part.charCodeAt(0).toString(16).toUpperCase()}`
+      : encodeURIComponent(part).replace(/%[0-9A-F]{2}|[A-Z*]/g, (c) => (c.length === 1 ? escaped(c) : c))
   ).join("")
+
+/** The key of a name of an earlier version, `encodeURIComponent` alone (letters in either case, `*` as is). */
+const keyOfEarlierName = (name: string): string | undefined => {
+  try {
+    const key = decodeURIComponent(name)
+    return encodeURIComponent(key) === name ? key : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * The key a file name stands for; `undefined` when the name is not one
@@ -208,14 +226,47 @@ export const makeStorage = (directory: string) =>
         { discard: true }
       ))
 
+    // Records an earlier version named by `encodeURIComponent` alone take
+    // today's name (`link`: a record already there is newer and stays).
+    yield* Effect.flatMap(recordNames, (all) =>
+      Effect.forEach(all, (name) => {
+        const key = keyOf(name) === undefined ? keyOfEarlierName(name.slice(0, -recordExtension.length)) : undefined
+        if (key === undefined) return Effect.void
+        const file = path.join(directory, name)
+        return Effect.ignore(fs.link(file, fileOf(key)).pipe(
+          Effect.catchIf(isAlreadyExists, () => Effect.void),
+          Effect.zipRight(fs.remove(file))
+        ))
+      }, { discard: true }))
+
+    /**
+     * Why `name` is no record: a name the journal never writes, or not a file
+     * (a directory fails every read; reading a FIFO waits for a writer forever).
+     */
+    const whyStray = (name: string): Effect.Effect<Option.Option<string>> =>
+      keyOf(name) === undefined
+        ? Effect.succeed(Option.some("not a name the journal writes"))
+        : fs.stat(path.join(directory, name)).pipe(
+          Effect.map((info) => info.type === "File" ? Option.none() : Option.some(`not a file (${info.type})`)),
+          // Gone meanwhile (completed), or unreadable: its read says so.
+          Effect.orElseSucceed(() => Option.none())
+        )
+
     return {
       keys: Effect.map(recordNames, (all) => all.map(keyOf).filter((key): key is string => key !== undefined)),
       strays: Effect.flatMap(recordNames, (all) =>
-        Effect.forEach(all.filter((name) => keyOf(name) === undefined), (name) =>
-          setAside(path.join(directory, name), name).pipe(
-            Effect.map((movedTo): TaskJournal.Quarantined => ({ key: name, movedTo, message: "not a name the journal writes" })),
-            Effect.mapError(failure(`set ${name} aside`))
-          ))),
+        Effect.map(
+          Effect.forEach(all, (name) =>
+            Effect.flatMap(whyStray(name), Option.match({
+              onNone: () => Effect.succeed(Option.none<TaskJournal.Quarantined>()),
+              onSome: (message) =>
+                setAside(path.join(directory, name), name).pipe(
+                  Effect.map((movedTo) => Option.some<TaskJournal.Quarantined>({ key: name, movedTo, message })),
+                  Effect.mapError(failure(`set ${name} aside`))
+                )
+            }))),
+          (found) => found.flatMap(Option.toArray)
+        )),
       read,
       write: (key, value) =>
         Effect.mapError(viaTemporary(fileOf(key), value, (temporary) => fs.rename(temporary, fileOf(key))), failure(`write ${key}`)),

@@ -111,6 +111,19 @@ describe("configuration nonsense fails the layer, before anything is sent", () =
   }
 })
 
+describe("a base URL ending in an empty query or fragment fails the layer: the paths would follow it", () => {
+  for (const end of ["?", "#", "/v1?", "/v1/#"]) {
+    it.live(`base URL + "${end}"`, () =>
+      Effect.scoped(Effect.gen(function*() {
+        const server = yield* serve((_request, response) => json(response, 200, { data: [] }))
+        // WHATWG URL reads an empty query or fragment as none; `/v1/models` appended would then be the query.
+        const error = yield* Effect.flip(Effect.provide(Models.list, sdk(server, { baseUrl: `${server.url}${end}` })))
+        expect(error).toMatchObject({ _tag: "ConfigurationError", field: "baseUrl" })
+        expect(server.requests()).toBe(0)
+      })))
+  }
+})
+
 describe("per-call headers the HTTP stack refuses fail the call, naming the header, before anything is sent", () => {
   const cases: ReadonlyArray<readonly [string, Record<string, string>, string]> = [
     ["a control character", { "x-team": "a\x01" }, "requestOptions.headers.x-team"],

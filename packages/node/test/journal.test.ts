@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -324,14 +325,51 @@ describe("ids and names that are not valid URI text", () => {
     Effect.gen(function*() {
       const directory = temporaryDirectory()
       const taskId = yield* Videos.submit({ model: "video-1", prompt: "valid" }).pipe(Effect.provide(sdkAt(directory)))
-      for (const stray of ["task-%E0%A4%A.json", "claim-%uD800%uDC00.json", "task-%41.json"]) {
+      for (const stray of ["task-%E0%A4%A.json", "claim-%uD800%uDC00.json", "task-%61.json"]) {
         Fs.writeFileSync(Path.join(directory, stray), JSON.stringify({ taskId: "stray", model: "video-1", prompt: "p", submittedAt: 1 }))
       }
       const { pending, quarantined } = yield* Videos.resumePending(instant).pipe(Effect.provide(sdkAt(directory)))
       expect(pending.map((p) => p.entry.taskId)).toEqual([taskId])
-      expect(quarantined.map((q) => q.key).sort()).toEqual(["claim-%uD800%uDC00.json", "task-%41.json", "task-%E0%A4%A.json"])
+      expect(quarantined.map((q) => q.key).sort()).toEqual(["claim-%uD800%uDC00.json", "task-%61.json", "task-%E0%A4%A.json"])
       for (const q of quarantined) expect(Fs.existsSync(q.movedTo)).toBe(true)
     }).pipe(Effect.provide(Emulator.layer())))
+
+  it.effect("ids differing only in case keep two records on a case-insensitive file system (macOS, Windows)", () =>
+    Effect.gen(function*() {
+      const directory = temporaryDirectory()
+      const journal = yield* Effect.provide(TaskJournal.TaskJournal, NodeTaskJournal.layer(directory))
+      for (const taskId of ["task_Ab", "task_aB", "task_*"]) yield* journal.record({ taskId, model: "video-1", prompt: "p", submittedAt: 1 })
+      const names = Fs.readdirSync(directory)
+      // Such a file system keeps one file for names differing only in case; Windows refuses `*`.
+      expect(new Set(names.map((name) => name.toLowerCase())).size).toBe(3)
+      for (const name of names) expect(name).not.toContain("*")
+      expect((yield* journal.list).map((e) => e.taskId).sort()).toEqual(["task_*", "task_Ab", "task_aB"])
+    }))
+
+  it.effect("a record an earlier version named by encodeURIComponent alone is found under its id", () =>
+    Effect.gen(function*() {
+      const directory = temporaryDirectory()
+      const entry = { taskId: "task_Old*", model: "video-1", prompt: "p", submittedAt: 1 }
+      Fs.writeFileSync(Path.join(directory, "task-task_Old*.json"), JSON.stringify(entry))
+      const journal = yield* Effect.provide(TaskJournal.TaskJournal, NodeTaskJournal.layer(directory))
+      expect(yield* journal.scan).toEqual({ entries: [entry], quarantined: [] })
+      expect(yield* journal.get("task_Old*")).toMatchObject({ _tag: "Some", value: entry })
+      expect(Fs.readdirSync(directory)).toEqual([`${NodeTaskJournal.nameOfKey("task-task_Old*")}.json`])
+    }))
+
+  it.effect("a directory or a FIFO under a record's name is set aside and reported, never in the way of the other tasks", () =>
+    Effect.gen(function*() {
+      const directory = temporaryDirectory()
+      const entry = { taskId: "task_ok", model: "video-1", prompt: "p", submittedAt: 1 }
+      record(directory, entry)
+      Fs.mkdirSync(Path.join(directory, "task-task_dir.json"))
+      ChildProcess.execFileSync("mkfifo", [Path.join(directory, "task-task_fifo.json")])
+      const journal = yield* Effect.provide(TaskJournal.TaskJournal, NodeTaskJournal.layer(directory))
+      const { entries, quarantined } = yield* journal.scan
+      expect(entries).toEqual([entry])
+      expect(quarantined.map((q) => q.key).sort()).toEqual(["task-task_dir.json", "task-task_fifo.json"])
+      for (const q of quarantined) expect(Fs.existsSync(q.movedTo)).toBe(true)
+    }))
 
   it("file names: any string, lone surrogates included, maps to a name and back", () => {
     for (const key of ["task-a_b", "task-ü/é:*?", "task-\ud800", "task-\udc00\ud800x", "task-\ud83d\ude00", "", "%uD800", "\u0000"]) {
@@ -339,7 +377,7 @@ describe("ids and names that are not valid URI text", () => {
       expect(name).toMatch(/^[\x21-\x7e]*$/)
       expect(NodeTaskJournal.keyOfName(name)).toBe(key)
     }
-    for (const name of ["task-%E0%A4%A", "task-%41", "%uD83D%uDE00", "%ud800", "a b"]) expect(NodeTaskJournal.keyOfName(name)).toBeUndefined()
+    for (const name of ["task-%E0%A4%A", "task-%61", "task-A", "task-*", "%uD83D%uDE00", "%ud800", "a b"]) expect(NodeTaskJournal.keyOfName(name)).toBeUndefined()
   })
 })
 
