@@ -157,6 +157,32 @@ export const keyOfName = (name: string): string | undefined => {
   }
 }
 
+/**
+ * Longest name a record is kept under as it is. A longer one (a very long
+ * task id: file systems take at most 255 bytes, the temporary file's suffix
+ * included) is the key's hash, and the file starts with the key.
+ */
+const maxPlainName = 160
+/** Starts a hashed name: `nameOfKey` never makes `%h` (its `%` starts `%XX` or `%uXXXX`). */
+const hashedMark = "%h"
+
+/** Where a key's record is: its file name, and the line its file starts with ("" for a plain name). */
+const placementOf = (key: string): { readonly name: string; readonly header: string } => {
+  const plain = nameOfKey(key)
+  if (plain.length <= maxPlainName) return { name: plain, header: "" }
+  return { name: hashedMark + Crypto.createHash("sha256").update(key).digest("hex"), header: `${JSON.stringify(key)}\n` }
+}
+
+/** The key a hashed record's text starts with, when it is the key of `name`. */
+const keyOfHashed = (name: string, text: string): string | undefined => {
+  try {
+    const key: unknown = JSON.parse(text.slice(0, text.indexOf("\n")))
+    return typeof key === "string" && placementOf(key).name === name ? key : undefined
+  } catch {
+    return undefined
+  }
+}
+
 const failure = (action: string) => (error: unknown) =>
   new JournalError({ message: `task journal could not ${action}: ${error instanceof Error ? error.message : String(error)}` })
 
@@ -177,11 +203,19 @@ export const makeStorage = (directory: string) =>
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     yield* Effect.mapError(fs.makeDirectory(directory, { recursive: true }), failure(`create ${directory}`))
-    const fileOf = (key: string) => path.join(directory, `${nameOfKey(key)}${recordExtension}`)
+    const fileOf = (key: string) => path.join(directory, `${placementOf(key).name}${recordExtension}`)
 
     const names = Effect.mapError(fs.readDirectory(directory), failure(`list ${directory}`))
     const recordNames = Effect.map(names, (all) => all.filter((name) => name.endsWith(recordExtension) && name !== legacyFile))
     const keyOf = (name: string) => keyOfName(name.slice(0, -recordExtension.length))
+    /** The key of the record file `name`; a hashed one's is read from the file. */
+    const keyOfFile = (name: string): Effect.Effect<string | undefined> =>
+      name.startsWith(hashedMark)
+        ? fs.readFileString(path.join(directory, name)).pipe(
+          Effect.map((text) => keyOfHashed(name.slice(0, -recordExtension.length), text)),
+          Effect.orElseSucceed(() => undefined)
+        )
+        : Effect.succeed(keyOf(name))
 
     /** Moves `file` into the quarantine directory, as `<name>.<unique>.json`. */
     const setAside = (file: string, name: string) =>
@@ -203,7 +237,10 @@ export const makeStorage = (directory: string) =>
 
     const read = (key: string) =>
       fs.readFileString(fileOf(key)).pipe(
-        Effect.map(Option.some),
+        Effect.map((text) => {
+          const { header } = placementOf(key)
+          return text.startsWith(header) ? Option.some(text.slice(header.length)) : Option.none()
+        }),
         Effect.catchIf(isNotFound, () => Effect.succeed(Option.none())),
         Effect.mapError(failure(`read ${key}`))
       )
@@ -244,16 +281,21 @@ export const makeStorage = (directory: string) =>
      * (a directory fails every read; reading a FIFO waits for a writer forever).
      */
     const whyStray = (name: string): Effect.Effect<Option.Option<string>> =>
-      keyOf(name) === undefined
-        ? Effect.succeed(Option.some("not a name the journal writes"))
-        : fs.stat(path.join(directory, name)).pipe(
-          Effect.map((info) => info.type === "File" ? Option.none() : Option.some(`not a file (${info.type})`)),
-          // Gone meanwhile (completed), or unreadable: its read says so.
-          Effect.orElseSucceed(() => Option.none())
-        )
+      fs.stat(path.join(directory, name)).pipe(
+        Effect.flatMap((info) =>
+          info.type !== "File"
+            ? Effect.succeed(Option.some(`not a file (${info.type})`))
+            : Effect.map(keyOfFile(name), (key) => key === undefined ? Option.some("not a name the journal writes") : Option.none())
+        ),
+        // Gone meanwhile (completed), or unreadable: its read says so.
+        Effect.orElseSucceed(() => Option.none())
+      )
 
     return {
-      keys: Effect.map(recordNames, (all) => all.map(keyOf).filter((key): key is string => key !== undefined)),
+      keys: Effect.map(
+        Effect.flatMap(recordNames, (all) => Effect.forEach(all, keyOfFile)),
+        (keys) => keys.filter((key): key is string => key !== undefined)
+      ),
       strays: Effect.flatMap(recordNames, (all) =>
         Effect.map(
           Effect.forEach(all, (name) =>
@@ -269,9 +311,12 @@ export const makeStorage = (directory: string) =>
         )),
       read,
       write: (key, value) =>
-        Effect.mapError(viaTemporary(fileOf(key), value, (temporary) => fs.rename(temporary, fileOf(key))), failure(`write ${key}`)),
+        Effect.mapError(
+          viaTemporary(fileOf(key), placementOf(key).header + value, (temporary) => fs.rename(temporary, fileOf(key))),
+          failure(`write ${key}`)
+        ),
       create: (key, value) =>
-        viaTemporary(fileOf(key), value, (temporary) => fs.link(temporary, fileOf(key))).pipe(
+        viaTemporary(fileOf(key), placementOf(key).header + value, (temporary) => fs.link(temporary, fileOf(key))).pipe(
           Effect.as(true),
           Effect.catchIf(isAlreadyExists, () => Effect.succeed(false)),
           Effect.mapError(failure(`create ${key}`))
@@ -286,13 +331,13 @@ export const makeStorage = (directory: string) =>
             Effect.catchIf(isNotFound, () => Effect.succeed(false))
           )
           if (!moved) return false
-          const text = yield* fs.readFileString(aside)
-          if (text !== expected) yield* Effect.ignore(fs.link(aside, fileOf(key)))
+          const same = (yield* fs.readFileString(aside)) === placementOf(key).header + expected
+          if (!same) yield* Effect.ignore(fs.link(aside, fileOf(key)))
           yield* fs.remove(aside, { force: true })
-          return text === expected
+          return same
         }).pipe(Effect.mapError(failure(`remove ${key}`))),
       remove: (key) => removeFile(fileOf(key)),
-      quarantine: (key) => Effect.mapError(setAside(fileOf(key), nameOfKey(key)), failure(`set ${key} aside`)),
+      quarantine: (key) => Effect.mapError(setAside(fileOf(key), placementOf(key).name), failure(`set ${key} aside`)),
       owner: makeOwner(),
       isAlive,
       shared: true,

@@ -311,14 +311,30 @@ describe("ids and names that are not valid URI text", () => {
         .toMatchObject({ _tag: "Some", value: { taskId: id, videoUrl: "https://cdn.example/v.mp4" } })
     }))
 
-  it.scoped("an id too long for a file name: JournalError carrying the task id, never a defect", () =>
+  it.scopedLive("an id too long for a file name is journaled under its hash, resumed, claimed and completed", () =>
     Effect.gen(function*() {
-      const id = `task_${"é".repeat(300)}`
-      const service = yield* fakeService(completion(id), {})
-      const error = yield* Effect.flip(Videos.submit({ model: "video-1", prompt: "x" })).pipe(
-        Effect.provide(NodeSwitchboard.layer({ baseUrl: service.url, apiKey: "sk-test", journalDirectory: temporaryDirectory() }))
-      )
-      expect(error).toMatchObject({ _tag: "JournalError", taskId: id, message: expect.stringContaining("submitted but not recorded") })
+      // 300 two-byte letters (1,800 characters encoded), and 200 upper-case ones (600): no file system takes either as a name.
+      for (const id of [`task_${"é".repeat(300)}`, `TASK_${"X".repeat(200)}`]) {
+        const service = yield* fakeService(completion(id), { status: "succeed", video_url: "https://cdn.example/v.mp4" })
+        const directory = temporaryDirectory()
+        const sdk = NodeSwitchboard.layer({ baseUrl: service.url, apiKey: "sk-test", journalDirectory: directory })
+        expect(yield* Videos.submit({ model: "video-1", prompt: "x" }).pipe(Effect.provide(sdk))).toBe(id)
+        for (const name of Fs.readdirSync(directory)) expect(Buffer.byteLength(name)).toBeLessThan(255)
+        const { pending, quarantined } = yield* Effect.gen(function*() {
+          const resumed = yield* Videos.resumePending(instant)
+          // The record and its claim, each under a hashed name, read back by another journal on the directory.
+          expect(Fs.readdirSync(directory).filter((name) => name.startsWith("%h"))).toHaveLength(2)
+          const look = yield* Effect.flatMap(TaskJournal.TaskJournal, (j) => j.scan).pipe(Effect.provide(NodeTaskJournal.layer(directory)))
+          expect(look).toMatchObject({ entries: [{ taskId: id }], quarantined: [] })
+          yield* Stream.runDrain(resumed.pending[0]!.updates)
+          return resumed
+        }).pipe(Effect.scoped, Effect.provide(sdk))
+        expect(quarantined).toEqual([])
+        expect(pending.map((p) => p.entry.taskId)).toEqual([id])
+        expect(service.bodies().map((body) => JSON.parse(body).task_id)).toEqual([id])
+        yield* Videos.complete(id).pipe(Effect.provide(sdk))
+        expect(Fs.readdirSync(directory).filter((name) => name.endsWith(".json"))).toEqual([])
+      }
     }))
 
   it.live("a file whose name the journal never writes is set aside and reported; the other tasks are resumed", () =>
