@@ -169,29 +169,48 @@ interface Limits {
   readonly firstByte: Duration.Duration
   readonly idle: Duration.Duration
   readonly total: Duration.Duration
+  readonly maxBytes: number
 }
+
+/**
+ * The default of `SaveOptions.maxBytes`: 2 GiB, far above a generated
+ * video, far below a full disk.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const defaultMaxBytes = 2 * 1024 ** 3
+
+const tooLarge = (url: string, limit: number) =>
+  new SwitchboardError.ResponseTooLargeError({ message: `download of ${url} is larger than ${limit} bytes: nothing was saved`, limit })
 
 /**
  * `bytes` failing with a `TimeoutError` when its first chunk (the request
  * and the answer's headers included) takes longer than `firstByte`, or a
- * later one longer than `idle`. Only waits on the network count: a slow
- * writer never trips it.
+ * later one longer than `idle`, and with a `ResponseTooLargeError` past
+ * `maxBytes`. Only waits on the network count: a slow writer never trips it.
  */
 const withinReadLimits = <E>(bytes: Stream.Stream<Uint8Array, E>, url: string, limits: Limits) =>
   Stream.unwrapScoped(Effect.map(Stream.toPull(bytes), (pull) => {
     let first = true
-    return Stream.repeatEffectChunkOption(Effect.suspend((): Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<E | SwitchboardError.TimeoutError>> => {
+    let read = 0
+    type Failure = Option.Option<E | SwitchboardError.TimeoutError | SwitchboardError.ResponseTooLargeError>
+    const counted = Effect.flatMap(pull, (chunk): Effect.Effect<Chunk.Chunk<Uint8Array>, Failure> => {
+      for (const bytes of chunk) read += bytes.length
+      return read > limits.maxBytes ? Effect.fail(Option.some(tooLarge(url, limits.maxBytes))) : Effect.succeed(chunk)
+    })
+    return Stream.repeatEffectChunkOption(Effect.suspend((): Effect.Effect<Chunk.Chunk<Uint8Array>, Failure> => {
       const [limit, phase, what] = first
         ? [limits.firstByte, "first-byte" as const, "sent no data within"]
         : [limits.idle, "idle" as const, "sent no data for"]
       first = false
       return Duration.isFinite(limit)
-        ? Effect.timeoutFail(pull, {
+        ? Effect.timeoutFail(counted, {
           duration: limit,
           onTimeout: () =>
             Option.some(new SwitchboardError.TimeoutError({ message: `download of ${url} ${what} ${Duration.format(limit)}`, phase }))
         })
-        : pull
+        : counted
     }))
   }))
 
@@ -231,6 +250,7 @@ const download = (url: string, limits: Limits) => {
           })
         )
       }
+      if (Number(response.headers.get("content-length")) > limits.maxBytes) return yield* refuse(response, tooLarge(url, limits.maxBytes))
       const body = response.body
       if (body === null) return Stream.empty
       return Stream.fromReadableStream({
@@ -258,13 +278,23 @@ export interface SaveOptions {
   readonly firstByteTimeout?: Duration.DurationInput | undefined
   /** The longest silence between two reads of the body. Default 60 seconds. */
   readonly idleTimeout?: Duration.DurationInput | undefined
+  /** Most bytes saved (decoded, when the server compresses). Default `defaultMaxBytes`, 2 GiB. */
+  readonly maxBytes?: number | undefined
 }
+
+const maxBytesOf = (input: number | undefined): Either.Either<number, ConfigurationError> =>
+  input === undefined
+    ? Either.right(defaultMaxBytes)
+    : Number.isInteger(input) && input >= 1
+    ? Either.right(input)
+    : Either.left(new SwitchboardError.ConfigurationError({ field: "maxBytes", message: "maxBytes must be a whole number of bytes, 1 or more" }))
 
 const limitsOf = (options: SaveOptions): Either.Either<Limits, ConfigurationError> =>
   Either.all({
     total: SwitchboardConfig.duration("timeout", options.timeout ?? Duration.minutes(10)),
     firstByte: SwitchboardConfig.duration("firstByteTimeout", options.firstByteTimeout ?? Duration.seconds(60)),
-    idle: SwitchboardConfig.duration("idleTimeout", options.idleTimeout ?? Duration.seconds(60))
+    idle: SwitchboardConfig.duration("idleTimeout", options.idleTimeout ?? Duration.seconds(60)),
+    maxBytes: maxBytesOf(options.maxBytes)
   })
 
 const bytesOf = (url: string, limits: Limits): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError> => {

@@ -26,6 +26,17 @@ const mediaServer = Effect.acquireRelease(
       if (req.url === "/video.mp4") {
         res.writeHead(200, { "content-type": "video/mp4", "content-length": video.length })
         res.end(video)
+      } else if (req.url === "/endless.mp4") {
+        // Bytes for as long as the client reads, without a length.
+        res.writeHead(200, { "content-type": "video/mp4" })
+        const more = () => {
+          while (res.write(video)) if (res.destroyed) return
+        }
+        res.on("drain", more)
+        more()
+      } else if (req.url === "/declared-huge.mp4") {
+        res.writeHead(200, { "content-type": "video/mp4", "content-length": String(2 ** 40) })
+        res.write(video)
       } else if (req.url === "/cut.mp4") {
         res.writeHead(200, { "content-type": "video/mp4", "content-length": video.length })
         res.write(video.subarray(0, video.length / 3), () => res.destroy())
@@ -52,6 +63,30 @@ describe("NodeMedia downloads over HTTP", () => {
       expect(readFileSync(path).equals(video)).toBe(true)
       expect(readdirSync(directory)).toEqual(["clip.mp4"])
     }).pipe(Effect.provide(NodeMedia.layer)))
+
+  it.scoped("a download that never ends stops at maxBytes: ResponseTooLargeError, and no file", () =>
+    Effect.gen(function*() {
+      const { base } = yield* mediaServer
+      const directory = temporaryDirectory()
+      const error = yield* Effect.flip(NodeMedia.save(`${base}/endless.mp4`, join(directory, "clip.mp4"), { maxBytes: 1024 * 1024 }))
+      expect(error).toMatchObject({ _tag: "ResponseTooLargeError", limit: 1024 * 1024 })
+      expect(readdirSync(directory)).toEqual([])
+    }).pipe(Effect.provide(NodeMedia.layer)))
+
+  it.scoped("a download whose content-length is past maxBytes is refused at its headers", () =>
+    Effect.gen(function*() {
+      const { base } = yield* mediaServer
+      const directory = temporaryDirectory()
+      const error = yield* Effect.flip(NodeMedia.save(`${base}/declared-huge.mp4`, join(directory, "clip.mp4")))
+      expect(error).toMatchObject({ _tag: "ResponseTooLargeError", limit: NodeMedia.defaultMaxBytes })
+      expect(readdirSync(directory)).toEqual([])
+    }).pipe(Effect.provide(NodeMedia.layer)))
+
+  it("maxBytes below 1 is a ConfigurationError naming it", () =>
+    Effect.runPromise(Effect.flip(NodeMedia.save("https://example.invalid/x.mp4", "x.mp4", { maxBytes: 0 })).pipe(
+      Effect.provide(NodeMedia.layer),
+      Effect.map((error) => expect(error).toMatchObject({ _tag: "ConfigurationError", field: "maxBytes" }))
+    )))
 
   it.scoped("a download answered 404 → NotFoundError with the status, and no file", () =>
     Effect.gen(function*() {
