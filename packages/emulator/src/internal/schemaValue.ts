@@ -40,7 +40,7 @@ const maxDepth = 32
  * arrays and objects are built empty and strings short, as past `maxDepth`.
  */
 const maxValues = 100_000
-const maxCharacters = 4 * 1024 * 1024
+const maxCharacters = 1024 * 1024
 
 /** A fill with a whole budget, for one value. */
 export const fill = (previous: string | undefined, defs: JsonSchema): Fill => ({
