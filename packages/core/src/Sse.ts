@@ -45,7 +45,9 @@ export interface Event {
 export interface DecodeOptions {
   /**
    * Most characters one pending event may hold before the stream fails with
-   * a `ResponseTooLargeError`; what bounds the decoder's memory. Default 16 MiB.
+   * a `ResponseTooLargeError`; what bounds the decoder's memory. Counted
+   * over everything read since the last event: its data, and its field
+   * names, line ends, comments and blank lines too. Default 16 MiB.
    */
   readonly maxEventSize?: number | undefined
 }
@@ -82,8 +84,14 @@ const parserChannel = <In, E>(
   // Whether the text so far ends at a line end: decides what happens at the end.
   let atLineEnd = true
   let ended = false
+  // Characters read since the last read that completed an event. The parser
+  // counts an event's data alone, but holds each of its lines as a string of
+  // its own: an event of short lines (`data: a`) took 30 bytes a character.
+  let sinceEvent = 0
+  let dispatched = false
   const parser = createParser({
     onEvent: (event) => {
+      dispatched = true
       events.push(ended && !atLineEnd ? { ...event, unterminated: true } : event)
     },
     onError: (error) => {
@@ -104,8 +112,10 @@ const parserChannel = <In, E>(
 
   const feed = (piece: string): boolean => {
     if (piece.length === 0) return true
+    dispatched = false
     parser.feed(piece)
-    if (tooLarge) return false
+    sinceEvent = dispatched ? 0 : sinceEvent + piece.length
+    if (tooLarge || sinceEvent > maxEventSize) return false
     const last = piece.charCodeAt(piece.length - 1)
     atLineEnd = last === LF || last === CR
     return true

@@ -86,3 +86,15 @@ describe("embeddings as base64", () => {
       decoded.forEach((x, i) => expect(x).toBeCloseTo(floats[i]!, 6))
     }).pipe(run))
 })
+
+describe("embeddings dimensions", () => {
+  it.scoped("dimensions past the model's 1536 are a 400 naming the field, as the real service answers", () =>
+    Effect.gen(function*() {
+      expect(vectors(yield* embed("cat", { dimensions: 1536 }))[0]).toHaveLength(1536)
+      for (const dimensions of [1537, 100_000_000]) {
+        const reply = yield* embed("cat", { dimensions })
+        expect(reply.status).toBe(400)
+        expect(errorOf(reply)).toMatchObject({ param: "dimensions", code: "invalid_value" })
+      }
+    }).pipe(run))
+})

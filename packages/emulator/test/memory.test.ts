@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
 import * as Emulator from "../src/Emulator.js"
-import { call, chat, errorOf } from "./utils.js"
+import { call, chat, chunks, completion, errorOf } from "./utils.js"
 
 const big = (bytes: number) => ({ model: "gpt-4o-mini", messages: [{ role: "user", content: "x".repeat(bytes) }] })
 
@@ -123,4 +123,19 @@ describe("memory", () => {
       expect((yield* poll(ids[1]!)).status).toBe(200)
       expect((yield* poll(ids[2]!)).status).toBe(200)
     }).pipe(Effect.provide(Emulator.layer({ limits: { videoTasks: 2 } }))))
+
+  it.scoped("answers n: 128 choices of a long prompt within 1 MiB of text, streamed or not", () =>
+    Effect.gen(function*() {
+      // Each choice echoes the prompt: 128 copies of 2 MB, 256 MB, were built and sent whole.
+      const body = { n: 128, messages: [{ role: "user", content: "word ".repeat(400_000) }] }
+      const whole = yield* chat(body)
+      expect(whole.status).toBe(200)
+      const choices = completion(whole).choices
+      expect(choices).toHaveLength(128)
+      expect(choices.every((c) => c.finish_reason === "length" && c.message.content!.length <= 8192)).toBe(true)
+      const streamed = yield* chat({ ...body, stream: true })
+      expect(streamed.status).toBe(200)
+      const text = chunks(streamed.text).flatMap((c) => c.choices.map((choice) => choice.delta.content ?? "")).join("")
+      expect(text.length).toBeLessThanOrEqual(1024 * 1024)
+    }).pipe(Effect.provide(Emulator.layer({ stream: { chunkSize: 1024 } }))))
 })

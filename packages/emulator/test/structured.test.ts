@@ -104,6 +104,28 @@ describe("response_format", () => {
     }).pipe(run))
 })
 
+describe("a schema asking for more than anything real", () => {
+  // Each would otherwise build without bound: 4^16 objects, a billion items, a billion characters.
+  const four = Object.fromEntries(["a", "b", "c", "d"].map((k) => [k, { $ref: "#/$defs/t" }]))
+  const branching = { type: "object", properties: four, $defs: { t: { type: "object", properties: four } } }
+  const huge = { type: "object", properties: { items: { type: "array", minItems: 1e9, items: { type: "number" } }, text: { type: "string", minLength: 1e9 } } }
+
+  it.scoped("is answered with a value built within a bound, on each path a schema takes", () =>
+    Effect.gen(function*() {
+      for (const schema of [branching, huge]) {
+        const replies = [
+          yield* chat({ messages: ask, response_format: { type: "json_schema", json_schema: { name: "x", schema } } }),
+          yield* chat({ messages: [{ role: "user", content: `Answer with JSON following ${JSON.stringify(schema)}` }], response_format: { type: "json_object" } }),
+          yield* chat({ messages: ask, tools: [{ type: "function", function: { name: "respond", parameters: schema } }], tool_choice: "required" })
+        ]
+        for (const reply of replies) {
+          expect(reply.status, reply.text.slice(0, 300)).toBe(200)
+          expect(reply.text.length).toBeLessThan(16 * 1024 * 1024)
+        }
+      }
+    }).pipe(run))
+})
+
 describe("forced tool with nested parameters", () => {
   it.scoped("fills nested objects and arrays so the arguments decode against the schema", () =>
     Effect.gen(function*() {

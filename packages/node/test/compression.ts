@@ -322,6 +322,24 @@ export const compressionSuite = (wire: string, layerFor: LayerFor, facts: { read
         )
       })
 
+      it.live("on a stream of one event made of short data lines", () => {
+        // Each line is a few characters of the event's data but a string of
+        // its own in the parser: counted by data alone, 16 Mi characters held
+        // more than 500 MB. (The coded gigabyte is about 1 MB: all of it is sent.)
+        return against(
+          (_request, response) => {
+            response.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "gzip" })
+            pourCoded(response, "gzip", GiB, "", "data: a\n")
+          },
+          () =>
+            Effect.gen(function*() {
+              const { growth, result } = yield* peakGrowth(Effect.flip(Stream.runDrain(Chat.stream(hello))))
+              expect(result).toMatchObject({ _tag: "ResponseTooLargeError", limit: 16 * MiB })
+              expect(growth).toBeLessThan(384 * MiB)
+            })
+        )
+      })
+
       it.live("on a 400's body", () => {
         let written = () => 0
         return against(

@@ -115,6 +115,22 @@ describe("fields the contract does not show are read when they can be, never a r
       }
     }))
 
+  it.live("progress text that is no number is read in time linear in its length, and a number too large for a double is none", () =>
+    Effect.gen(function*() {
+      // Spaces between a number and a stray character made the reading quadratic: 200,000 took half a minute.
+      const replies: ReadonlyArray<readonly [unknown, number | undefined]> = [
+        [`1${" ".repeat(200_000)}x`, undefined],
+        [`1${" ".repeat(200_000)}%${" ".repeat(200_000)}x`, undefined],
+        ["9".repeat(400), undefined],
+        [`12 ${" ".repeat(1000)}% `, 12]
+      ]
+      for (const [progress, read] of replies) {
+        const update = yield* against(replyWith({ status: "processing", progress }), () => Videos.status("t1"))
+        expect(update).toMatchObject({ _tag: "InProgress", status: "processing" })
+        expect(update._tag === "InProgress" ? update.progress : "terminal").toBe(read)
+      }
+    }))
+
   it.live("a succeeded task whose video_url is null has none, and says so", () =>
     Effect.gen(function*() {
       const error = yield* against(replyWith({ status: "succeed", video_url: null }), () => Effect.flip(Videos.status("t1")))

@@ -180,11 +180,19 @@ export type ModelList = typeof ModelList.Type
  */
 export const TaskStatusRequest = Schema.Struct({ task_id: NonEmptyString })
 
-/** `45`, `"45%"` or `" 45 "` → 45; anything else is no progress. */
+/**
+ * `45`, `"45%"` or `" 45 "` → 45; anything else (a number too large for a
+ * double too) is no progress. Trimmed before the pattern: spaces on both
+ * sides of an optional `%` in one pattern made its reading quadratic.
+ */
 const progressOf = (u: unknown): number | undefined => {
-  if (typeof u === "number") return Number.isFinite(u) ? u : undefined
-  const match = typeof u === "string" ? /^\s*(\d+(?:\.\d+)?)\s*%?\s*$/.exec(u) : null
-  return match === null ? undefined : Number(match[1])
+  const n = typeof u === "number" ? u : typeof u === "string" ? progressText(u.trim()) : undefined
+  return n !== undefined && Number.isFinite(n) ? n : undefined
+}
+
+const progressText = (text: string): number | undefined => {
+  const digits = text.endsWith("%") ? text.slice(0, -1).trimEnd() : text
+  return /^\d+(?:\.\d+)?$/.test(digits) ? Number(digits) : undefined
 }
 
 /**

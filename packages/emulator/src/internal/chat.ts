@@ -43,12 +43,20 @@ const plainText = (messages: Protocol.ChatRequest["messages"]): string => {
   return [`You said: "${contentText(user?.content)}".`, Images.describe(user, last), closing].filter((s) => s !== "").join(" ")
 }
 
-const promptTokens = (request: Protocol.ChatRequest): number =>
-  request.messages.reduce((sum, message) => {
+// Counted once per request, however many choices it asks for.
+const promptCounts = new WeakMap<Protocol.ChatRequest, number>()
+
+const promptTokens = (request: Protocol.ChatRequest): number => {
+  const known = promptCounts.get(request)
+  if (known !== undefined) return known
+  const count = request.messages.reduce((sum, message) => {
     const calls = message.role === "assistant" ? message.tool_calls ?? [] : []
     const text = [contentText(message.content), ...calls.map((c) => `${c.function.name} ${c.function.arguments}`)].join(" ")
     return sum + countWords(text)
   }, 0)
+  promptCounts.set(request, count)
+  return count
+}
 
 const usage = (request: Protocol.ChatRequest, completion: number): Reply["usage"] => {
   const prompt = promptTokens(request)
@@ -61,12 +69,28 @@ const maxWords = (request: Protocol.ChatRequest): number | undefined => {
   return limits.length === 0 ? undefined : Math.min(...limits)
 }
 
-/** A text reply with `full` as content, cut to `maxWords` words. */
-export const textReply = (request: Protocol.ChatRequest, full: string): Reply => {
+/**
+ * Most characters of text in one reply, all its choices together, as a
+ * model's output is bounded: an echoed 32 MiB prompt times `n: 128` ran the
+ * emulator out of memory. Each of `n` choices gets its share.
+ */
+export const maxReplyCharacters = 1024 * 1024
+
+/** `text` cut to `max` characters, never inside a surrogate pair; `undefined` when it fits. */
+const truncateCharacters = (text: string, max: number): string | undefined => {
+  if (text.length <= max) return undefined
+  const end = max > 0 && (text.charCodeAt(max - 1) & 0xfc00) === 0xd800 ? max - 1 : max
+  return text.slice(0, end)
+}
+
+/** A text reply with `full` as content, cut to `maxCharacters`, then to `maxWords` words. */
+export const textReply = (request: Protocol.ChatRequest, full: string, maxCharacters = maxReplyCharacters): Reply => {
+  const short = truncateCharacters(full, maxCharacters)
   const max = maxWords(request)
-  const cut = max === undefined ? undefined : truncateWords(full, max)
-  const content = cut ?? full
-  return { content, toolCalls: [], finishReason: cut === undefined ? "stop" : "length", usage: usage(request, countWords(content)) }
+  const words = max === undefined ? undefined : truncateWords(short ?? full, max)
+  const content = words ?? short ?? full
+  const cut = words !== undefined || short !== undefined
+  return { content, toolCalls: [], finishReason: cut ? "length" : "stop", usage: usage(request, countWords(content)) }
 }
 
 /**
@@ -89,27 +113,30 @@ const formatted = (request: Protocol.ChatRequest, text: string): string => {
 }
 
 /**
- * Choice `index` of `n`. Plain text from the second choice on says which
- * choice it is, so that a client mixing choices up shows it; JSON and tool
- * calls are the same in every choice.
+ * The `n` choices, each worked out from the request once. Plain text from
+ * the second choice on says which choice it is, so that a client mixing
+ * choices up shows it; JSON and tool calls are the same in every choice.
  */
-const choice = (request: Protocol.ChatRequest, index: number, n: number): Reply => {
+const choices = (request: Protocol.ChatRequest, n: number): ReadonlyArray<Reply> => {
   const calls = Tools.nextCalls(request)
   if (calls === undefined) {
     const text = Tools.summarizeResults(request.messages) ?? plainText(request.messages)
     const json = request.response_format !== undefined && request.response_format.type !== "text"
-    return textReply(request, json ? formatted(request, text) : index === 0 ? text : `(Choice ${index + 1} of ${n}) ${text}`)
+    const body = json ? formatted(request, text) : text
+    const share = Math.floor(maxReplyCharacters / n)
+    return Array.from({ length: n }, (_, index) =>
+      textReply(request, json || index === 0 ? body : `(Choice ${index + 1} of ${n}) ${body}`, share))
   }
   const completion = calls.reduce((sum, c) => sum + 1 + countWords(c.arguments.replace(/[{}":,]/g, " ")), 0)
-  return { content: null, toolCalls: calls, finishReason: "tool_calls", usage: usage(request, completion) }
+  const reply: Reply = { content: null, toolCalls: calls, finishReason: "tool_calls", usage: usage(request, completion) }
+  return Array.from({ length: n }, () => reply)
 }
 
 /** The `n` choices for a decoded chat request (images already validated), or the 400 the real service would send. */
 export const replies = (request: Protocol.ChatRequest): ReadonlyArray<Reply> | ApiError => {
   const invalid = Conversation.validatePairing(request.messages)
   if (invalid) return invalid
-  const n = request.n ?? 1
-  return Array.from({ length: n }, (_, index) => choice(request, index, n))
+  return choices(request, request.n ?? 1)
 }
 
 /** The usage of all choices: the prompt counted once, the completions added up. */

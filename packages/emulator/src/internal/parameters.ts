@@ -42,8 +42,15 @@ const problem = (range: Range, value: unknown): string | undefined => {
   return undefined
 }
 
+/**
+ * An embedding's `dimensions`, at most the model's (1536 for
+ * text-embedding-3-small): each feature of a text costs one step per
+ * dimension, so `dimensions: 1e8` held the emulator for most of a minute.
+ */
+const embeddingRanges: ReadonlyArray<Range> = [{ field: "dimensions", min: 1, max: 1536, integer: true }]
+
 /** Fails with the 400 of the first field out of its range. */
-export const check = Effect.flatMap(Incoming, ({ body }) => {
+const checkRanges = (ranges: ReadonlyArray<Range>) => Effect.flatMap(Incoming, ({ body }) => {
   const value = body._tag === "Json" && isRecord(body.value) ? body.value : {}
   for (const range of ranges) {
     if (value[range.field] === undefined) continue
@@ -54,3 +61,9 @@ export const check = Effect.flatMap(Incoming, ({ body }) => {
   }
   return Effect.void
 })
+
+/** The chat request's fields out of range: the 400 of the first. */
+export const check = checkRanges(ranges)
+
+/** The embeddings request's fields out of range: the 400 of the first. */
+export const checkEmbedding = checkRanges(embeddingRanges)

@@ -111,6 +111,7 @@ const embeddings = Effect.gen(function*() {
   const { body } = yield* Incoming
   const base64 = body._tag === "Json" && isRecord(body.value) && body.value["encoding_format"] === "base64"
   const request = yield* decode(Protocol.EmbeddingRequest, ["embedding"], "/v1/embeddings", withoutBase64)
+  yield* Parameters.checkEmbedding
   return yield* reply(Embeddings.response(request, base64 ? "base64" : "float"), Minimal.embeddings)
 })
 

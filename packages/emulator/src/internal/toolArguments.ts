@@ -8,10 +8,8 @@ import * as SchemaValue from "./schemaValue.js"
 
 type JsonSchema = Readonly<Record<string, unknown>>
 
-const fillOf = (parameters: JsonSchema, previous: string | undefined): SchemaValue.Fill => ({
-  previous,
-  defs: SchemaValue.asSchema(parameters["$defs"])
-})
+const fillOf = (parameters: JsonSchema, previous: string | undefined): SchemaValue.Fill =>
+  SchemaValue.fill(previous, SchemaValue.asSchema(parameters["$defs"]))
 
 /** Valid arguments for every property of the schema, as a JSON string. */
 export const build = (parameters: JsonSchema, previousResult: string | undefined): string =>
