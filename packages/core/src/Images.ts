@@ -65,7 +65,33 @@ export interface GeneratedImage {
   readonly mediaType?: string | undefined
 }
 
-const markdownImage = /!\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g
+/** What `(…)` of `![alt](…)` holds: a URL, maybe in `<>`, maybe a `"title"`. */
+const markdownTarget = /^\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*$/
+
+/**
+ * The `![alt](url)` images of `content`, in order, in time linear in its
+ * length: one pattern for the whole form backtracked over every `![` or
+ * `](` that never closes, quadratic in their number (a reply of 1 MB of
+ * them took hours). Each `]` and `)` looked for is kept for the openings
+ * before it.
+ */
+const markdownImages = (content: string): Array<GeneratedImage> => {
+  const found: Array<GeneratedImage> = []
+  let close = -1
+  let end = -1
+  for (let start = content.indexOf("!["); start !== -1; start = content.indexOf("![", start + 2)) {
+    if (close < start + 2) close = content.indexOf("]", start + 2)
+    if (close === -1) break
+    if (content[close + 1] !== "(") continue
+    if (end < close + 2) end = content.indexOf(")", close + 2)
+    if (end === -1) break
+    const target = markdownTarget.exec(content.slice(close + 2, end))
+    if (target === null) continue
+    found.push(withMediaType(target[1]!, content.slice(start + 2, close)))
+    start = end - 1
+  }
+  return found
+}
 const dataUri = /data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=]+/gi
 const bareUrl = /https?:\/\/[^\s<>()"'\]]+/gi
 
@@ -82,7 +108,7 @@ const withMediaType = (url: string, alt?: string): GeneratedImage => {
  * @category parsing
  */
 export const parseImages = (content: string): ReadonlyArray<GeneratedImage> => {
-  const markdown = [...content.matchAll(markdownImage)].map((m) => withMediaType(m[2]!, m[1]))
+  const markdown = markdownImages(content)
   if (markdown.length > 0) return markdown
   const data = [...content.matchAll(dataUri)].map((m) => withMediaType(m[0]))
   if (data.length > 0) return data

@@ -17,6 +17,24 @@ describe("Images.parseImages (decision 4)", () => {
     expect(parseImages("Your image: https://cdn.example.com/a.png.")).toEqual([{ url: "https://cdn.example.com/a.png" }])
   })
 
+  it("reads the markdown forms the pattern did: angle brackets, spaces, a data URI, an image after a broken one", () => {
+    expect(parseImages("![x] (no) ![a]( <https://x/1.png> ) ![](data:image/png;base64,iVBORw0KGgo=) ![b](https://x/2.png)")).toEqual([
+      { url: "https://x/1.png", alt: "a" },
+      { url: "data:image/png;base64,iVBORw0KGgo=", mediaType: "image/png" },
+      { url: "https://x/2.png", alt: "b" }
+    ])
+    expect(parseImages("![a](two words) ![c](https://x/3.png)")).toEqual([{ url: "https://x/3.png", alt: "c" }])
+  })
+
+  // A reply is the service's data: many `![` or `](` that never close took a
+  // pattern over the whole form time quadratic in their number (1 MB: hours).
+  it("reads a megabyte of openings that never close in time linear in its length", () => {
+    for (const opening of ["![", "![](", "![a](b", "!["]) {
+      expect(parseImages(opening.repeat(1_000_000 / opening.length))).toEqual([])
+    }
+    expect(parseImages(`${"![".repeat(500_000)}](https://x/1.png)`)).toEqual([{ url: "https://x/1.png", alt: "![".repeat(499_999) }])
+  })
+
   it("finds nothing in plain text", () => {
     expect(parseImages("I cannot draw that.")).toEqual([])
   })
