@@ -95,6 +95,16 @@ const markdownImages = (content: string): Array<GeneratedImage> => {
 const dataUri = /data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=]+/gi
 const bareUrl = /https?:\/\/[^\s<>()"'\]]+/gi
 
+/**
+ * `url` without the sentence's punctuation after it ("see https://x/a.png.").
+ * A loop: `/[.,;:!?]+$/` is quadratic in a run of them not at the end.
+ */
+const withoutTrailingPunctuation = (url: string): string => {
+  let end = url.length
+  while (end > 0 && ".,;:!?".includes(url[end - 1]!)) end--
+  return url.slice(0, end)
+}
+
 const withMediaType = (url: string, alt?: string): GeneratedImage => {
   const data = Protocol.parseDataUri(url)
   return { url, ...(alt ? { alt } : {}), ...(data ? { mediaType: data.mediaType } : {}) }
@@ -112,7 +122,7 @@ export const parseImages = (content: string): ReadonlyArray<GeneratedImage> => {
   if (markdown.length > 0) return markdown
   const data = [...content.matchAll(dataUri)].map((m) => withMediaType(m[0]))
   if (data.length > 0) return data
-  return [...content.matchAll(bareUrl)].map((m) => ({ url: m[0].replace(/[.,;:!?]+$/, "") }))
+  return [...content.matchAll(bareUrl)].map((m) => ({ url: withoutTrailingPunctuation(m[0]) }))
 }
 
 /**

@@ -33,6 +33,8 @@ describe("Images.parseImages (decision 4)", () => {
       expect(parseImages(opening.repeat(1_000_000 / opening.length))).toEqual([])
     }
     expect(parseImages(`${"![".repeat(500_000)}](https://x/1.png)`)).toEqual([{ url: "https://x/1.png", alt: "![".repeat(499_999) }])
+    const dotted = `https://x/${".".repeat(1_000_000)}x`
+    expect(parseImages(`${dotted}.`)).toEqual([{ url: dotted }])
   })
 
   it("finds nothing in plain text", () => {
