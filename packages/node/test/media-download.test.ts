@@ -17,6 +17,8 @@ const video = Buffer.from(Array.from({ length: 64 * 1024 }, (_, i) => i % 251))
 const closed = (server: http.Server) =>
   Effect.async<void>((resume) => {
     server.close(() => resume(Effect.void))
+    // Endless bodies and keep-alive sockets would hold close() for seconds.
+    server.closeAllConnections()
   })
 
 /** `/video.mp4` whole, `/missing.mp4` 404, `/cut.mp4` dropped after a third of its declared length. */
