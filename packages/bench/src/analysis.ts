@@ -52,6 +52,15 @@ processes, interleaved, medians; CPU time, as the machine was busy):
 - **The browser over \`fetch\`, and chat alone.** \`BrowserHttpWire\` talks to \`fetch\` directly (the platform's
   request, response, headers, cookies and URL-parameter modules weighed about 4.5 KB of gzip), and
   \`BrowserSwitchboard.layerChat\` gives a page that only chats none of the other capabilities (about 6 KB).
+
+Issues 26 and 27 (untrusted data at the edges, compressed replies, one chunk fold) put work on the hot paths,
+each kept off the common case: the wire reads \`content-encoding\` once per reply and loads \`node:zlib\` only at the
+first compressed one; the \`accept-encoding\` headers are made once per settings; header values are checked when
+the layer is built, and per call only under \`withRequestOptions\`; \`ChatFold\` folds a chunk with the same work as
+the fold it replaced (\`Chat.accumulate\` over 100,000 chunks: 32.6 ms before, 32.7 ms after, best of 7).
+Non-streaming \`Chat.create\` (runPromise), two runs each of this commit's build and 7026b0c's, alternated
+(2026-11-25): medians of client CPU per request 132 and 134 µs against 123 and 137 µs, inside the spread of one
+build's runs.
 `
 
 export const analysis: Readonly<Record<string, string>> = {
