@@ -49,22 +49,32 @@ export const isRunning = (pid: number): boolean => {
   }
 }
 
-/** This process table: the kernel's boot and the PID namespace (Linux only; elsewhere none). */
-const processTable: { readonly bootId?: string; readonly pidNamespace?: string } = (() => {
-  try {
-    return {
-      bootId: Fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim(),
-      pidNamespace: Fs.readlinkSync("/proc/self/ns/pid")
-    }
-  } catch {
-    return {}
-  }
-})()
+interface ProcessTable {
+  readonly bootId?: string
+  readonly pidNamespace?: string
+  /** A short tag of it for temporary file names; empty when it is unknown. */
+  readonly tag: string
+}
 
-/** A short tag of this process table for temporary file names; empty when it is unknown. */
-const tableTag = processTable.bootId === undefined
-  ? ""
-  : Crypto.createHash("sha256").update(`${processTable.bootId} ${processTable.pidNamespace}`).digest("hex").slice(0, 12)
+let table: ProcessTable | undefined
+
+/**
+ * This process table: the kernel's boot and the PID namespace (Linux only;
+ * elsewhere none). Read at the first journal use, not at import: most
+ * programs that import `@switchboard/node` never open a journal.
+ */
+const processTable = (): ProcessTable => {
+  if (table !== undefined) return table
+  try {
+    const bootId = Fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()
+    const pidNamespace = Fs.readlinkSync("/proc/self/ns/pid")
+    const tag = Crypto.createHash("sha256").update(`${bootId} ${pidNamespace}`).digest("hex").slice(0, 12)
+    table = { bootId, pidNamespace, tag }
+  } catch {
+    table = { tag: "" }
+  }
+  return table
+}
 
 /**
  * This process as a claim names it: a random id, its pid and host, and on
@@ -73,12 +83,10 @@ const tableTag = processTable.bootId === undefined
  * @since 0.1.0
  * @category processes
  */
-export const makeOwner = (): TaskJournal.Owner => ({
-  id: TaskJournal.randomId(),
-  pid: process.pid,
-  host: Os.hostname(),
-  ...processTable
-})
+export const makeOwner = (): TaskJournal.Owner => {
+  const { bootId, pidNamespace } = processTable()
+  return { id: TaskJournal.randomId(), pid: process.pid, host: Os.hostname(), ...(bootId === undefined ? {} : { bootId, pidNamespace }) }
+}
 
 /**
  * Whether a claim's owner still runs: probed by its pid only when it ran in
@@ -89,21 +97,23 @@ export const makeOwner = (): TaskJournal.Owner => ({
  * @since 0.1.0
  * @category processes
  */
-export const isAlive = (other: TaskJournal.Owner): boolean | undefined =>
-  other.pid !== undefined && processTable.bootId !== undefined && other.bootId === processTable.bootId &&
-    other.pidNamespace === processTable.pidNamespace
+export const isAlive = (other: TaskJournal.Owner): boolean | undefined => {
+  const { bootId, pidNamespace } = processTable()
+  return other.pid !== undefined && bootId !== undefined && other.bootId === bootId && other.pidNamespace === pidNamespace
     ? isRunning(other.pid)
     : undefined
+}
 
 let writes = 0
 
 /** `<pid>-<table>.<counter>.<random>`: unique among the processes and fibers writing one directory. */
-const uniqueSuffix = () => `${process.pid}-${tableTag}.${++writes}.${TaskJournal.randomId()}`
+const uniqueSuffix = () => `${process.pid}-${processTable().tag}.${++writes}.${TaskJournal.randomId()}`
 
 /** Whether a temporary file `<name>.<pid>-<table>.<counter>.<random>.tmp` is of a process of this table that is gone. */
 const isOfGoneProcess = (name: string): boolean => {
   const match = /\.(\d+)-([0-9a-f]*)\.\d+\.[a-z0-9]+\.tmp$/.exec(name)
-  return match !== null && tableTag !== "" && match[2] === tableTag && !isRunning(Number(match[1]))
+  const { tag } = processTable()
+  return match !== null && tag !== "" && match[2] === tag && !isRunning(Number(match[1]))
 }
 
 const loneSurrogate = /(\p{Surrogate})/u
