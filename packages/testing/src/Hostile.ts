@@ -25,7 +25,7 @@ export type Handler = (request: Http.IncomingMessage, response: Http.ServerRespo
 /** A server answering every request with `handler`, for the scope's lifetime. */
 export const serve = (handler: Handler): Effect.Effect<Hostile, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<{ readonly server: Http.Server; readonly hostile: Hostile }>((resume) => {
+    Effect.callback<{ readonly server: Http.Server; readonly hostile: Hostile }>((resume) => {
       const sockets = new Set<Net.Socket>()
       const bodies: Array<string> = []
       const server = Http.createServer((request, response) => {
@@ -56,7 +56,7 @@ export const serve = (handler: Handler): Effect.Effect<Hostile, never, Scope.Sco
       server.on("close", () => sockets.forEach((socket) => socket.destroy()))
     }),
     ({ server }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })
