@@ -4,11 +4,11 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import type * as PlatformError from "@effect/platform/Error"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Attachment from "@switchboard/core/Attachment"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import type * as PlatformError from "effect/PlatformError"
 import * as Stream from "effect/Stream"
 
 /**
@@ -27,7 +27,7 @@ const unreadable = (path: string, why: string) =>
   new Attachment.AttachmentError({ source: path, reason: "Unreadable", message: `${path} cannot be read: ${why}` })
 
 const fromPlatformError = (path: string) => (error: PlatformError.PlatformError): Attachment.AttachmentError =>
-  error._tag === "SystemError" && error.reason === "NotFound" ?
+  error.reason._tag === "NotFound" ?
     new Attachment.AttachmentError({ source: path, reason: "NotFound", message: `${path} does not exist` }) :
     unreadable(path, error.message)
 

@@ -10,10 +10,11 @@
  */
 import * as HttpWire from "@switchboard/core/HttpWire"
 import * as Decoding from "@switchboard/core/internal/decoding"
-import * as Chunk from "effect/Chunk"
+import type * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Pull from "effect/Pull"
 import * as Stream from "effect/Stream"
 import { createRequire } from "node:module"
 import type { Agent as UndiciAgent, Dispatcher } from "undici"
@@ -30,6 +31,8 @@ let zlib: Decoding.Zlib | undefined
 const zlibModule = () => (zlib ??= require("node:zlib") as Decoding.Zlib)
 
 type Controller = Dispatcher.DispatchController
+/** One read of a body: a batch of bytes, a failure, or `Cause.Done` at its end. */
+type BodyPull = Pull.Pull<Arr.NonEmptyReadonlyArray<Uint8Array>, HttpWire.WireError>
 type RawHeaders = Record<string, string | Array<string> | undefined>
 
 /** Repeated headers joined, as `Headers` does; most responses have none. */
@@ -267,7 +270,7 @@ class StreamExchange extends Exchange {
   private ended = false
   private failure: HttpWire.WireError | undefined
   private reads = 0
-  private waiting: ((effect: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>>) => void) | undefined
+  private waiting: ((effect: BodyPull) => void) | undefined
   private idleTimer: ReturnType<typeof setTimeout> | undefined
   private totalTimer: ReturnType<typeof setTimeout> | undefined
   private firstByteTimer: ReturnType<typeof setTimeout> | undefined
@@ -291,10 +294,10 @@ class StreamExchange extends Exchange {
     this.firstByteTimer = undefined
   }
 
-  readonly pull: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>> = Effect.suspend(() => {
+  readonly pull: BodyPull = Effect.suspend(() => {
     const next = this.next()
     if (next !== undefined) return next
-    return Effect.async((resume) => {
+    return Effect.callback((resume) => {
       this.waiting = resume
       if (this.reads > 0 && this.idleMillis !== undefined) {
         this.lastActivity = Date.now()
@@ -317,9 +320,9 @@ class StreamExchange extends Exchange {
   }
 
   /** What a pull gets without waiting, if anything. */
-  private next(): Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>> | undefined {
+  private next(): BodyPull | undefined {
     if (this.chunks.length > 0) {
-      const batch = Chunk.unsafeFromArray<Uint8Array>(this.chunks)
+      const batch = this.chunks as unknown as Arr.NonEmptyReadonlyArray<Uint8Array>
       this.chunks = []
       this.buffered = 0
       this.reads++
@@ -327,8 +330,8 @@ class StreamExchange extends Exchange {
       else if (this.controller?.paused) this.controller.resume()
       return Effect.succeed(batch)
     }
-    if (this.failure !== undefined) return Effect.fail(Option.some(this.failure))
-    if (this.ended) return Effect.fail(Option.none())
+    if (this.failure !== undefined) return Effect.fail(this.failure)
+    if (this.ended) return Cause.done()
     return undefined
   }
 
@@ -346,7 +349,7 @@ class StreamExchange extends Exchange {
     this.opened(Effect.succeed({
       status: this.status,
       headers: this.headers,
-      body: Stream.repeatEffectChunkOption(this.pull),
+      body: Stream.fromPull(Effect.succeed(this.pull)),
       commit: this.commit
     }))
     // The head is the caller's either way (a 4xx keeps its status); the body fails.
@@ -424,14 +427,14 @@ class StreamExchange extends Exchange {
  * @category constructors
  */
 export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
-  // `onInterrupt` around a canceler-less `Effect.async`, not a canceler
-  // returned from it: measured, the latter costs a call about 40 MB more
-  // peak RSS under load (docs/performance.md).
+  // `onInterrupt` around a canceler-less `Effect.callback`, not a canceler
+  // returned from it: measured on Effect 3, the latter cost a call about
+  // 40 MB more peak RSS under load (docs/performance.md).
   text: (request, limits) =>
     Effect.suspend(() => {
       const exchange = new TextExchange(limits?.timeoutMillis, limits?.maxBytes)
       return Effect.onInterrupt(
-        Effect.async<HttpWire.TextResponse, HttpWire.WireError>((resume) => {
+        Effect.callback<HttpWire.TextResponse, HttpWire.WireError>((resume) => {
           exchange.resume = resume
           dispatcher.dispatch(dispatchOptions(request), exchange)
         }),
@@ -443,9 +446,9 @@ export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
   open: (request, limits) =>
     Effect.suspend(() => {
       const exchange = new StreamExchange(limits?.idleMillis, limits)
-      return Effect.zipRight(
+      return Effect.andThen(
         Effect.addFinalizer(() => Effect.sync(() => exchange.abort())),
-        Effect.async<HttpWire.OpenResponse, HttpWire.WireError>((resume) => {
+        Effect.callback<HttpWire.OpenResponse, HttpWire.WireError>((resume) => {
           exchange.opened = resume
           dispatcher.dispatch(dispatchOptions(request), exchange)
           return Effect.sync(() => exchange.abort())
@@ -462,7 +465,7 @@ export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<HttpWire.HttpWire> = Layer.scoped(
+export const layer: Layer.Layer<HttpWire.HttpWire> = Layer.effect(
   HttpWire.HttpWire,
   Effect.map(
     Effect.acquireRelease(

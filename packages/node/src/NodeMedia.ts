@@ -9,8 +9,6 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import type { GeneratedImage } from "@switchboard/core/Images"
@@ -21,13 +19,16 @@ import type { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import type * as TaskPoller from "@switchboard/core/TaskPoller"
 import * as Videos from "@switchboard/core/Videos"
-import type * as Chunk from "effect/Chunk"
+import type * as Arr from "effect/Array"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Encoding from "effect/Encoding"
+import * as Base64 from "effect/encoding/Base64"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
+import type * as PlatformError from "effect/PlatformError"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
@@ -52,6 +53,8 @@ const extensionOf: Record<string, string> = {
   "video/mp4": ".mp4"
 }
 
+const isAlreadyExists = (error: PlatformError.PlatformError) => error.reason._tag === "AlreadyExists"
+
 /**
  * `mkdir -p`, one level at a time. Node's recursive `mkdir` never returns
  * under `/proc` (it spins at full CPU): each missing level is made on its
@@ -67,7 +70,7 @@ const makeDirectories = (fs: FileSystem.FileSystem, paths: Path.Path, directory:
     for (const dir of missing) {
       yield* fs.makeDirectory(dir).pipe(
         // Made meanwhile by someone else: as good.
-        Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "AlreadyExists", () => Effect.void)
+        Effect.catchIf(isAlreadyExists, () => Effect.void)
       )
     }
   })
@@ -100,7 +103,7 @@ const sameBytes = (fs: FileSystem.FileSystem, a: string, b: string) =>
     const [infoA, infoB] = yield* Effect.all([fs.stat(a), fs.stat(b)])
     if (isLink || infoB.type !== "File" || infoA.size !== infoB.size) return false
     const digest = (path: string) =>
-      Stream.runFold(fs.stream(path), Crypto.createHash("sha256"), (hash, chunk) => hash.update(chunk)).pipe(
+      Stream.runFold(fs.stream(path), () => Crypto.createHash("sha256"), (hash, chunk) => hash.update(chunk)).pipe(
         Effect.map((hash) => hash.digest("hex"))
       )
     const [digestA, digestB] = yield* Effect.all([digest(a), digest(b)])
@@ -129,19 +132,17 @@ const writeNew = <E, R>(path: string, bytes: Stream.Stream<Uint8Array, E, R>, sa
     const temporary = `${path}.${Crypto.randomBytes(12).toString("hex")}.part`
     const claim = (attempt: number): Effect.Effect<string, SaveError> => {
       const target = candidate(path, attempt)
-      const taken = Effect.if(sameIsSaved ? sameBytes(fs, temporary, target) : Effect.succeed(false), {
-        onTrue: () => Effect.succeed(target),
-        onFalse: () => claim(attempt + 1)
-      })
+      const taken = Effect.flatMap(
+        sameIsSaved ? sameBytes(fs, temporary, target) : Effect.succeed(false),
+        (same) => same ? Effect.succeed(target) : claim(attempt + 1)
+      )
       return fs.link(temporary, target).pipe(
         Effect.as(target),
-        Effect.catchAll((e) =>
-          e._tag === "SystemError" && e.reason === "AlreadyExists" && attempt < 1000 ? taken : Effect.fail(failed(target)(e))
-        )
+        Effect.catch((e) => isAlreadyExists(e) && attempt < 1000 ? taken : Effect.fail(failed(target)(e)))
       )
     }
     return yield* Stream.run(bytes, Sink.mapError(fs.sink(temporary, { flag: "wx" }), failed(path))).pipe(
-      Effect.zipRight(claim(1)),
+      Effect.andThen(claim(1)),
       Effect.ensuring(Effect.ignore(fs.remove(temporary)))
     )
   })
@@ -191,28 +192,27 @@ const tooLarge = (url: string, limit: number) =>
  * `maxBytes`. Only waits on the network count: a slow writer never trips it.
  */
 const withinReadLimits = <E>(bytes: Stream.Stream<Uint8Array, E>, url: string, limits: Limits) =>
-  Stream.unwrapScoped(Effect.map(Stream.toPull(bytes), (pull) => {
+  Stream.transformPull(bytes, (pull) => {
     let first = true
     let read = 0
-    type Failure = Option.Option<E | SwitchboardError.TimeoutError | SwitchboardError.ResponseTooLargeError>
-    const counted = Effect.flatMap(pull, (chunk): Effect.Effect<Chunk.Chunk<Uint8Array>, Failure> => {
+    const counted = Effect.flatMap(pull, (chunk: Arr.NonEmptyReadonlyArray<Uint8Array>) => {
       for (const bytes of chunk) read += bytes.length
-      return read > limits.maxBytes ? Effect.fail(Option.some(tooLarge(url, limits.maxBytes))) : Effect.succeed(chunk)
+      return read > limits.maxBytes ? Effect.fail(tooLarge(url, limits.maxBytes)) : Effect.succeed(chunk)
     })
-    return Stream.repeatEffectChunkOption(Effect.suspend((): Effect.Effect<Chunk.Chunk<Uint8Array>, Failure> => {
+    return Effect.succeed(Effect.suspend(() => {
       const [limit, phase, what] = first
         ? [limits.firstByte, "first-byte" as const, "sent no data within"]
         : [limits.idle, "idle" as const, "sent no data for"]
       first = false
       return Duration.isFinite(limit)
-        ? Effect.timeoutFail(counted, {
+        ? Effect.timeoutOrElse(counted, {
           duration: limit,
-          onTimeout: () =>
-            Option.some(new SwitchboardError.TimeoutError({ message: `download of ${url} ${what} ${Duration.format(limit)}`, phase }))
+          orElse: () =>
+            Effect.fail(new SwitchboardError.TimeoutError({ message: `download of ${url} ${what} ${Duration.format(limit)}`, phase }))
         })
         : counted
     }))
-  }))
+  })
 
 /**
  * Downloads with Node's own `fetch`, loaded only when a download happens:
@@ -226,7 +226,7 @@ const download = (url: string, limits: Limits) => {
     new SwitchboardError.TimeoutError({ message: `download of ${url} took longer than ${Duration.format(limits.total)}`, phase: "total" })
   )
   const refuse = (response: Response, error: SwitchboardError.SwitchboardError) =>
-    Effect.zipRight(Effect.promise(() => response.body?.cancel() ?? Promise.resolve()), Effect.fail(error))
+    Effect.andThen(Effect.promise(() => response.body?.cancel() ?? Promise.resolve()), Effect.fail(error))
   const bytes = Stream.unwrap(
     Effect.gen(function*() {
       const response = yield* Effect.tryPromise({
@@ -261,7 +261,7 @@ const download = (url: string, limits: Limits) => {
   )
   const read = withinReadLimits(bytes, url, limits)
   // The whole download, from the request to the last byte.
-  return Duration.isFinite(limits.total) ? Stream.interruptWhen(read, Effect.zipRight(Effect.sleep(limits.total), timedOut)) : read
+  return Duration.isFinite(limits.total) ? Stream.interruptWhen(read, Effect.andThen(Effect.sleep(limits.total), timedOut)) : read
 }
 
 /**
@@ -273,24 +273,24 @@ const download = (url: string, limits: Limits) => {
  */
 export interface SaveOptions {
   /** The whole download, from the request to its last byte. Default 10 minutes. */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
   /** From the request to the first byte of the body (redirects and headers included). Default 60 seconds. */
-  readonly firstByteTimeout?: Duration.DurationInput | undefined
+  readonly firstByteTimeout?: Duration.Input | undefined
   /** The longest silence between two reads of the body. Default 60 seconds. */
-  readonly idleTimeout?: Duration.DurationInput | undefined
+  readonly idleTimeout?: Duration.Input | undefined
   /** Most bytes saved (decoded, when the server compresses). Default `defaultMaxBytes`, 2 GiB. */
   readonly maxBytes?: number | undefined
 }
 
-const maxBytesOf = (input: number | undefined): Either.Either<number, ConfigurationError> =>
+const maxBytesOf = (input: number | undefined): Result.Result<number, ConfigurationError> =>
   input === undefined
-    ? Either.right(defaultMaxBytes)
+    ? Result.succeed(defaultMaxBytes)
     : Number.isInteger(input) && input >= 1
-    ? Either.right(input)
-    : Either.left(new SwitchboardError.ConfigurationError({ field: "maxBytes", message: "maxBytes must be a whole number of bytes, 1 or more" }))
+    ? Result.succeed(input)
+    : Result.fail(new SwitchboardError.ConfigurationError({ field: "maxBytes", message: "maxBytes must be a whole number of bytes, 1 or more" }))
 
-const limitsOf = (options: SaveOptions): Either.Either<Limits, ConfigurationError> =>
-  Either.all({
+const limitsOf = (options: SaveOptions): Result.Result<Limits, ConfigurationError> =>
+  Result.all({
     total: SwitchboardConfig.duration("timeout", options.timeout ?? Duration.minutes(10)),
     firstByte: SwitchboardConfig.duration("firstByteTimeout", options.firstByteTimeout ?? Duration.seconds(60)),
     idle: SwitchboardConfig.duration("idleTimeout", options.idleTimeout ?? Duration.seconds(60)),
@@ -300,9 +300,9 @@ const limitsOf = (options: SaveOptions): Either.Either<Limits, ConfigurationErro
 const bytesOf = (url: string, limits: Limits): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError> => {
   const data = Protocol.parseDataUri(url)
   if (data === undefined) return download(url, limits)
-  const decoded = Encoding.decodeBase64(data.base64.replace(/\s+/g, ""))
-  return decoded._tag === "Right"
-    ? Stream.make(decoded.right)
+  const decoded = Base64.decode(data.base64.replace(/\s+/g, ""))
+  return Result.isSuccess(decoded)
+    ? Stream.make(decoded.success)
     : Stream.fail(new SwitchboardError.ResponseDecodeError({ message: "image data URI is not valid base64", body: url.slice(0, 80) }))
 }
 
@@ -320,7 +320,7 @@ const bytesOf = (url: string, limits: Limits): Stream.Stream<Uint8Array, Switchb
  * @category saving
  */
 export const save = (url: string, path: string, options: SaveOptions = {}) =>
-  Effect.flatMap(limitsOf(options), (limits) => writeNew(path, bytesOf(url, limits), true))
+  Effect.flatMap(Effect.fromResult(limitsOf(options)), (limits) => writeNew(path, bytesOf(url, limits), true))
 
 /**
  * Saves generated images into `directory` as `<prefix>-<n><ext>` (the
@@ -333,7 +333,7 @@ export const save = (url: string, path: string, options: SaveOptions = {}) =>
  * @category saving
  */
 export const saveImages = (images: ReadonlyArray<GeneratedImage>, directory: string, prefix = "image", options: SaveOptions = {}) =>
-  Effect.flatMap(Effect.zip(Path.Path, limitsOf(options)), ([paths, limits]) => {
+  Effect.flatMap(Effect.zip(Path.Path, Effect.fromResult(limitsOf(options))), ([paths, limits]) => {
     const name = safeFileName(prefix, "image")
     return Effect.forEach(images, (image, i) => {
       const fromUrl = /\.(png|jpe?g|gif|webp)(?:$|\?)/i.exec(image.url)?.[1]

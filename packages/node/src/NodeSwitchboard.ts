@@ -9,7 +9,7 @@ import * as Switchboard from "@switchboard/core/Switchboard"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
 import type { ConfigurationError, JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
-import type * as ConfigError from "effect/ConfigError"
+import type * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -62,7 +62,7 @@ const memoryWithWarning: Layer.Layer<TaskJournal.TaskJournal> = Layer.effect(
           "Give NodeSwitchboard.layer a journalDirectory (or use NodeSwitchboard.layerConfig, which keeps them on disk)."
       )
     })
-    return { ...journal, record: (entry) => Effect.zipRight(warn, journal.record(entry)) }
+    return { ...journal, record: (entry) => Effect.andThen(warn, journal.record(entry)) }
   })
 ).pipe(Layer.provide(TaskJournal.layerMemory))
 
@@ -112,10 +112,10 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigurationErro
  */
 export const layerConfig = (
   options: Omit<Options, "baseUrl" | "apiKey"> = {}
-): Layer.Layer<Services, ConfigurationError | JournalError | ConfigError.ConfigError> =>
+): Layer.Layer<Services, ConfigurationError | JournalError | Config.ConfigError> =>
   overUndici(
     SwitchboardConfig.layerConfig(options),
-    journalOf(options, Layer.unwrapEffect(Effect.map(NodeTaskJournal.defaultDirectory, NodeTaskJournal.layerOnFirstUse)))
+    journalOf(options, Layer.unwrap(Effect.map(NodeTaskJournal.defaultDirectory, NodeTaskJournal.layerOnFirstUse)))
   )
 
 /**

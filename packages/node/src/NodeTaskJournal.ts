@@ -11,16 +11,18 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
+import * as PlatformError from "effect/PlatformError"
+import * as Semaphore from "effect/Semaphore"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -196,10 +198,8 @@ const keyOfHashed = (name: string, text: string): string | undefined => {
 const failure = (action: string) => (error: unknown) =>
   new JournalError({ message: `task journal could not ${action}: ${error instanceof Error ? error.message : String(error)}` })
 
-const isAlreadyExists = (error: unknown) =>
-  typeof error === "object" && error !== null && (error as { reason?: string }).reason === "AlreadyExists"
-const isNotFound = (error: unknown) =>
-  typeof error === "object" && error !== null && (error as { reason?: string }).reason === "NotFound"
+const isAlreadyExists = (error: unknown) => PlatformError.isPlatformError(error) && error.reason._tag === "AlreadyExists"
+const isNotFound = (error: unknown) => PlatformError.isPlatformError(error) && error.reason._tag === "NotFound"
 
 /**
  * The `Storage` of a journal in `directory` (created if missing). Opening it
@@ -240,7 +240,7 @@ export const makeStorage = (directory: string) =>
     const viaTemporary = <A, E>(file: string, value: string, commit: (temporary: string) => Effect.Effect<A, E>) => {
       const temporary = `${file}.${uniqueSuffix()}${temporaryExtension}`
       return fs.writeFileString(temporary, value).pipe(
-        Effect.zipRight(commit(temporary)),
+        Effect.andThen(commit(temporary)),
         Effect.ensuring(Effect.ignore(fs.remove(temporary, { force: true })))
       )
     }
@@ -282,7 +282,7 @@ export const makeStorage = (directory: string) =>
         const file = path.join(directory, name)
         return Effect.ignore(fs.link(file, fileOf(key)).pipe(
           Effect.catchIf(isAlreadyExists, () => Effect.void),
-          Effect.zipRight(fs.remove(file))
+          Effect.andThen(fs.remove(file))
         ))
       }, { discard: true }))
 
@@ -400,7 +400,7 @@ export const stateDirectory = (
  * @since 0.1.0
  * @category directories
  */
-export const defaultDirectory: Config.Config<string> = Config.string("SWITCHBOARD_JOURNAL_DIR").pipe(
+export const defaultDirectory: Config.Config<string> = Config.String("SWITCHBOARD_JOURNAL_DIR").pipe(
   Config.withDefault(""),
   Config.map((directory) => directory === "" ? NodePathModule.join(stateDirectory(), "switchboard", "tasks") : directory)
 )
@@ -419,7 +419,7 @@ export const layerOnFirstUse = (directory: string): Layer.Layer<TaskJournal.Task
   Layer.effect(
     TaskJournal.TaskJournal,
     Effect.gen(function*() {
-      const lock = yield* Effect.makeSemaphore(1)
+      const lock = yield* Semaphore.make(1)
       let opened: TaskJournal.Service | undefined
       const open = lock.withPermits(1)(Effect.suspend(() =>
         opened !== undefined ? Effect.succeed(opened) : Effect.flatMap(
