@@ -9,11 +9,15 @@
  */
 import * as HttpWire from "@switchboard/core/HttpWire"
 import * as Decoding from "@switchboard/core/internal/decoding"
-import * as Chunk from "effect/Chunk"
+import type * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Pull from "effect/Pull"
 import * as Stream from "effect/Stream"
+
+/** One read of a body: bytes, a failure, or `Cause.Done` at its end. */
+type BodyPull = Pull.Pull<Arr.NonEmptyReadonlyArray<Uint8Array>, HttpWire.WireError>
 
 /** Names in lower case, repeated values joined by `, `: what `Headers` iterates as. */
 const headersOf = (headers: Headers): Record<string, string> => {
@@ -67,7 +71,7 @@ const bodyOf = (
   const reader = body.getReader()
   let reads = 0
   let lastActivity = 0
-  let waiting: ((effect: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>>) => void) | undefined
+  let waiting: ((effect: BodyPull) => void) | undefined
   let timer: ReturnType<typeof setTimeout> | undefined
   const checkIdle = () => {
     timer = undefined
@@ -76,19 +80,19 @@ const bodyOf = (
     if (waiting !== undefined && silent >= idleMillis) {
       const resume = waiting
       waiting = undefined
-      resume(Effect.fail(Option.some(HttpWire.timeout("idle"))))
+      resume(Effect.fail(HttpWire.timeout("idle")))
       controller.abort()
       return
     }
     timer = setTimeout(checkIdle, waiting === undefined ? idleMillis : idleMillis - silent)
   }
-  const pull = Effect.async<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>>((resume) => {
+  const pull: BodyPull = Effect.callback((resume) => {
     waiting = resume
     if (reads > 0 && idleMillis !== undefined) {
       lastActivity = Date.now()
       timer ??= setTimeout(checkIdle, idleMillis)
     }
-    const settle = (effect: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpWire.WireError>>) => {
+    const settle = (effect: BodyPull) => {
       if (waiting !== resume) return
       waiting = undefined
       lastActivity = Date.now()
@@ -101,18 +105,18 @@ const bodyOf = (
           clearTimeout(timer)
           onEnd()
         }
-        settle(done ? Effect.fail(Option.none()) : Effect.succeed(Chunk.of(value)))
+        settle(done ? Cause.done() : Effect.succeed([value]))
       },
       (cause: unknown) => {
         clearTimeout(timer)
-        settle(Effect.fail(Option.some(Decoding.readFailure(cause))))
+        settle(Effect.fail(Decoding.readFailure(cause)))
       }
     )
     return Effect.sync(() => {
       waiting = undefined
     })
   })
-  return Stream.ensuring(Stream.repeatEffectChunkOption(pull), Effect.sync(() => clearTimeout(timer)))
+  return Stream.ensuring(Stream.fromPull(Effect.succeed(pull)), Effect.sync(() => clearTimeout(timer)))
 }
 
 /**
@@ -145,7 +149,7 @@ const readAtMost = async (response: Response, max: number): Promise<{ text: stri
  */
 export const make = (): HttpWire.Service => ({
   text: (request, limits) =>
-    Effect.async<HttpWire.TextResponse, HttpWire.WireError>((resume) => {
+    Effect.callback<HttpWire.TextResponse, HttpWire.WireError>((resume) => {
       const controller = new AbortController()
       let settled = false
       const settle = (effect: Effect.Effect<HttpWire.TextResponse, HttpWire.WireError>) => {

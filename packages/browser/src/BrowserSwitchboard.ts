@@ -67,7 +67,7 @@ export type Services = Switchboard.Services | SwitchboardConfig.SwitchboardConfi
  * @category errors
  */
 export class ApiKeyInBrowserError extends Schema.TaggedError<ApiKeyInBrowserError>()("ApiKeyInBrowserError", {
-  where: Schema.Literal("apiKey", "headers.authorization"),
+  where: Schema.Literals(["apiKey", "headers.authorization"]),
   message: Schema.String
 }) {}
 
@@ -127,7 +127,7 @@ const configLayer = (
 ): Layer.Layer<SwitchboardConfig.SwitchboardConfig, ApiKeyInBrowserError | ConfigurationError> =>
   Layer.effect(
     SwitchboardConfig.SwitchboardConfig,
-    Effect.zipRight(checkApiKey(options), SwitchboardConfig.make({ ...options, baseUrl: resolveBaseUrl(options.baseUrl) }))
+    Effect.andThen(checkApiKey(options), SwitchboardConfig.make({ ...options, baseUrl: resolveBaseUrl(options.baseUrl) }))
   )
 
 /**

@@ -59,7 +59,7 @@ const storageError = (action: string) => (cause: unknown) =>
  */
 const webLock = (locks: LockManager, name: string): Effect.Effect<boolean, JournalError, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<Option.Option<() => void>, JournalError>((resume) => {
+    Effect.callback<Option.Option<() => void>, JournalError>((resume) => {
       let settled = false
       const settle = (outcome: Effect.Effect<Option.Option<() => void>, JournalError>) => {
         if (!settled) resume(outcome)
@@ -99,7 +99,7 @@ export const makeStorage = (storage: globalThis.Storage, locks: LockManager | un
   const keys = () => Array.from({ length: storage.length }, (_, i) => storage.key(i)).filter((k): k is string => k !== null)
   return {
     keys: attempt("list its records", () => keys().filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length))),
-    read: (key) => attempt(`read ${key}`, () => Option.fromNullable(storage.getItem(prefix + key))),
+    read: (key) => attempt(`read ${key}`, () => Option.fromNullOr(storage.getItem(prefix + key))),
     write: (key, value) => attempt(`write ${key}`, () => storage.setItem(prefix + key, value)),
     create: (key, value) =>
       attempt(`create ${key}`, () => storage.getItem(prefix + key) === null && (storage.setItem(prefix + key, value), true)),
@@ -118,7 +118,7 @@ export const makeStorage = (storage: globalThis.Storage, locks: LockManager | un
     lock: locks === undefined ? undefined : (key) => webLock(locks, prefix + key),
     shared: true,
     legacy: {
-      read: attempt("read the old journal", () => Option.fromNullable(storage.getItem(legacyKey))),
+      read: attempt("read the old journal", () => Option.fromNullOr(storage.getItem(legacyKey))),
       remove: attempt("remove the old journal", () => storage.removeItem(legacyKey))
     }
   }
@@ -152,7 +152,7 @@ export const layerSessionStorage: Layer.Layer<TaskJournal.TaskJournal, JournalEr
  * @category layers
  */
 export const layer = (storage: Storage = "auto"): Layer.Layer<TaskJournal.TaskJournal, JournalError> =>
-  Layer.unwrapEffect(Effect.sync(() => {
+  Layer.unwrap(Effect.sync(() => {
     switch (storage) {
       case "memory":
         return TaskJournal.layerMemory

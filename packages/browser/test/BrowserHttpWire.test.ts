@@ -8,7 +8,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, type Protocol, type SwitchboardConfig } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -24,21 +23,21 @@ const hello = {
 
 /** The chat-only browser layer over the emulator. */
 const emulated = (options: Partial<SwitchboardConfig.Options> = {}) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(Emulator.Emulator, (emulator) =>
       BrowserSwitchboard.layerChat({ baseUrl: emulator.url, apiKey: emulator.apiKey, allowApiKeyInBrowser: true, ...options }))
   ).pipe(Layer.provideMerge(Emulator.layer()))
 
 /** Polls (on the live clock) until `effect` gives a value that passes `done`. */
 const eventually = <A, R>(effect: Effect.Effect<A, never, R>, done: (a: A) => boolean): Effect.Effect<A, never, R> =>
-  Effect.flatMap(effect, (a) => (done(a) ? Effect.succeed(a) : Effect.zipRight(Effect.sleep("10 millis"), eventually(effect, done))))
+  Effect.flatMap(effect, (a) => (done(a) ? Effect.succeed(a) : Effect.andThen(Effect.sleep("10 millis"), eventually(effect, done))))
 
 describe("BrowserHttpWire", () => {
-  it.scoped("layerChat calls and streams; a service error is typed", () =>
+  it.effect("layerChat calls and streams; a service error is typed", () =>
     Effect.gen(function*() {
       const completion = yield* Chat.create(hello)
       const deltas = yield* Stream.runCollect(Chat.streamText(hello))
-      expect(Chunk.join(deltas, "")).toBe(completion.choices[0]?.message.content)
+      expect(deltas.join("")).toBe(completion.choices[0]?.message.content)
       const error = yield* Effect.flip(Chat.create({ ...hello, model: "no-such-model" }))
       expect(error._tag).toBe("NotFoundError")
     }).pipe(Effect.provide(emulated())))
@@ -76,7 +75,7 @@ describe("BrowserHttpWire", () => {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "StallStream", afterChunks: 2 }] })
       const seen: Array<Protocol.ChatCompletionChunk> = []
-      const fiber = yield* Effect.fork(Stream.runForEach(Chat.stream(hello), (chunk) => Effect.sync(() => seen.push(chunk))))
+      const fiber = yield* Effect.forkChild(Stream.runForEach(Chat.stream(hello), (chunk) => Effect.sync(() => seen.push(chunk))))
       yield* eventually(Effect.sync(() => seen.length), (n) => n === 2)
       expect(yield* emulator.openConnections).toBe(1)
       yield* Fiber.interrupt(fiber)
@@ -94,7 +93,7 @@ describe("BrowserHttpWire", () => {
       expect(error._tag).toBe("TransportError")
     }))
 
-  it.scoped("a reply over maxResponseBytes fails with ResponseTooLargeError, not retried", () =>
+  it.effect("a reply over maxResponseBytes fails with ResponseTooLargeError, not retried", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       const error = yield* Effect.flip(Chat.create(hello))
@@ -106,7 +105,7 @@ describe("BrowserHttpWire", () => {
     Effect.gen(function*() {
       // Chunked, no content-length: the limit is found while reading.
       const server = yield* Effect.acquireRelease(
-        Effect.async<Http.Server>((resume) => {
+        Effect.callback<Http.Server>((resume) => {
           const server = Http.createServer((_request, response) => {
             response.writeHead(200, { "content-type": "application/json" })
             response.write(`{"id":"${"x".repeat(600)}`)
@@ -115,7 +114,7 @@ describe("BrowserHttpWire", () => {
           server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
         }),
         (server) =>
-          Effect.async<void>((resume) => {
+          Effect.callback<void>((resume) => {
             server.close(() => resume(Effect.void))
           })
       )
