@@ -3,12 +3,22 @@
  * no policy. Retries, status errors, decoding and spans stay in `Transport`;
  * a wire only sends, reads and reports how it failed.
  *
- * Two wires exist: `HttpClientWire`, over any `@effect/platform` `HttpClient`
- * (the browser's fetch, a test's scripted client), and `NodeHttpWire` in
- * `@switchboard/node`, straight over undici, which keeps a call's overhead
- * near the floor (`docs/performance.md`). This module loads no
- * `@effect/platform`: on Node its `HttpClient` would cost every program
- * about 25 ms at start for a wire it does not use.
+ * Three wires exist: `HttpClientWire`, over any `effect/http` `HttpClient`
+ * (fetch, a client of the user's choice, a test's scripted one),
+ * `NodeHttpWire` in `@switchboard/node`, straight over undici, which keeps a
+ * call's overhead near the floor (`docs/performance.md`), and
+ * `BrowserHttpWire` in `@switchboard/browser`. This module loads no
+ * `effect/http`: a Node program would pay for a client it does not use.
+ *
+ * What every wire shares, so the three behave alike:
+ * - `traced(request)`: the W3C `traceparent` of the current span, sent on
+ *   every request (each wire calls it before it sends);
+ * - `@switchboard/core/WireLimits`: the time and size limits of `Limits`
+ *   (first-byte, idle, total and request timeouts, `maxBytes` counted
+ *   decoded, the `content-length` check, error bodies cut at
+ *   `maxErrorBytes`), written once;
+ * - `@switchboard/core/internal/decoding`: `content-encoding`;
+ * - `@switchboard/testing/WireConformance`: the suite every wire passes.
  *
  * @since 0.1.0
  */
@@ -18,6 +28,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
 
 /**
  * Every method a request may use.
@@ -28,44 +39,19 @@ import * as Stream from "effect/Stream"
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS"
 
 /**
- * One part of a `multipart/form-data` body: a field, or a file.
+ * A request body: JSON text. Each wire sends it with its `content-type`
+ * (`encode`).
  *
  * @since 0.1.0
  * @category models
  */
-export type FormPart =
-  | { readonly name: string; readonly value: string }
-  | { readonly name: string; readonly bytes: Uint8Array; readonly filename: string; readonly contentType: string }
-
-/**
- * A request body: JSON text, bytes of a given type, or form data. Each wire
- * sends it with its `content-type` (`encode`).
- *
- * @since 0.1.0
- * @category models
- */
-export type Body =
-  | { readonly _tag: "Json"; readonly text: string }
-  | { readonly _tag: "Bytes"; readonly bytes: Uint8Array; readonly contentType: string }
-  | { readonly _tag: "FormData"; readonly parts: ReadonlyArray<FormPart> }
+export type Body = { readonly _tag: "Json"; readonly text: string }
 
 /**
  * @since 0.1.0
  * @category constructors
  */
 export const json = (text: string): Body => ({ _tag: "Json", text })
-
-/**
- * @since 0.1.0
- * @category constructors
- */
-export const bytes = (bytes: Uint8Array, contentType: string): Body => ({ _tag: "Bytes", bytes, contentType })
-
-/**
- * @since 0.1.0
- * @category constructors
- */
-export const formData = (parts: ReadonlyArray<FormPart>): Body => ({ _tag: "FormData", parts })
 
 /**
  * @since 0.1.0
@@ -151,53 +137,19 @@ export const timeout = (limit: "request" | "first-byte" | "idle" | "total"): Wir
 export const maxErrorBytes = 64 * 1024
 
 // As `URL` in SwitchboardConfig: present everywhere the SDK runs, untyped in core's build.
-declare const TextDecoder: new () => { readonly decode: (bytes: Uint8Array) => string }
-declare const TextEncoder: new () => { readonly encode: (text: string) => Uint8Array }
-
-/** A boundary no part holds: random, and checked. */
-const boundaryFor = (parts: ReadonlyArray<Uint8Array>): string => {
-  for (;;) {
-    const boundary = `----switchboard${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`
-    const text = new TextDecoder().decode(joinBytes(parts, parts.reduce((n, p) => n + p.length, 0)))
-    if (!text.includes(boundary)) return boundary
-  }
-}
-
-// A quote, CR or LF in a name would end the header line.
-const quoted = (text: string) => `"${text.replace(/["\r\n]/g, (c) => encodeURIComponent(c))}"`
-
-const multipart = (parts: ReadonlyArray<FormPart>): { readonly contentType: string; readonly payload: Uint8Array } => {
-  const utf8 = new TextEncoder()
-  const contents = parts.map((part) => ("value" in part ? utf8.encode(part.value) : part.bytes))
-  const boundary = boundaryFor(contents)
-  const pieces: Array<Uint8Array> = []
-  parts.forEach((part, i) => {
-    const disposition = `form-data; name=${quoted(part.name)}` + ("value" in part ? "" : `; filename=${quoted(part.filename)}`)
-    const type = "value" in part ? "" : `content-type: ${part.contentType.replace(/[\r\n]/g, "")}\r\n`
-    pieces.push(utf8.encode(`--${boundary}\r\ncontent-disposition: ${disposition}\r\n${type}\r\n`), contents[i]!, utf8.encode("\r\n"))
-  })
-  pieces.push(utf8.encode(`--${boundary}--\r\n`))
-  const size = pieces.reduce((n, p) => n + p.length, 0)
-  return { contentType: `multipart/form-data; boundary=${boundary}`, payload: joinBytes(pieces, size) }
-}
+declare const TextDecoder: new() => { readonly decode: (bytes: Uint8Array) => string }
 
 /**
- * What a wire sends for a body: its `content-type` and its bytes (or text,
- * sent as UTF-8).
+ * What a wire sends for a body: its `content-type` and its text (sent as
+ * UTF-8).
  *
  * @since 0.1.0
  * @category encoding
  */
-export const encode = (body: Body): { readonly contentType: string; readonly payload: string | Uint8Array } => {
-  switch (body._tag) {
-    case "Json":
-      return { contentType: "application/json", payload: body.text }
-    case "Bytes":
-      return { contentType: body.contentType, payload: body.bytes }
-    case "FormData":
-      return multipart(body.parts)
-  }
-}
+export const encode = (body: Body): { readonly contentType: string; readonly payload: string } => ({
+  contentType: "application/json",
+  payload: body.text
+})
 
 /**
  * The request's headers with the body's `content-type` (unless the caller set
@@ -208,11 +160,44 @@ export const encode = (body: Body): { readonly contentType: string; readonly pay
  */
 export const outgoing = (
   request: Request
-): { readonly headers: Readonly<Record<string, string>>; readonly payload: string | Uint8Array | undefined } => {
+): { readonly headers: Readonly<Record<string, string>>; readonly payload: string | undefined } => {
   if (request.body === undefined) return { headers: request.headers, payload: undefined }
   const { contentType, payload } = encode(request.body)
-  return { headers: "content-type" in request.headers ? request.headers : Object.assign({}, request.headers, { "content-type": contentType }), payload }
+  return {
+    headers: "content-type" in request.headers ?
+      request.headers :
+      Object.assign({}, request.headers, { "content-type": contentType }),
+    payload
+  }
 }
+
+/**
+ * The W3C `traceparent` header naming `span` as the parent of what the
+ * service does.
+ *
+ * @since 0.2.0
+ * @category tracing
+ */
+export const traceparent = (span: Tracer.AnySpan): string =>
+  `00-${span.traceId.padStart(32, "0")}-${span.spanId}-${span.sampled ? "01" : "00"}`
+
+/**
+ * The request with the `traceparent` of the fiber's current span (the call's
+ * span under `Transport`), unless there is none, propagation is disabled
+ * (`Tracer.DisablePropagation`) or the caller set one. Every wire sends its
+ * requests through this, so each one propagates the trace the same way.
+ *
+ * @since 0.2.0
+ * @category tracing
+ */
+export const traced = (request: Request): Effect.Effect<Request> =>
+  Effect.withFiber((fiber) => {
+    const span = Context.getOption(fiber.context, Tracer.ParentSpan)
+    if (Option.isNone(span) || fiber.getRef(Tracer.DisablePropagation) || "traceparent" in request.headers) {
+      return Effect.succeed(request)
+    }
+    return Effect.succeed({ ...request, headers: { ...request.headers, traceparent: traceparent(span.value) } })
+  })
 
 const joinBytes = (parts: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
   if (parts.length === 1) return parts[0]!.subarray(0, size)
@@ -244,19 +229,24 @@ export const readText = <E>(body: Stream.Stream<Uint8Array, E>, maxBytes: number
  * @since 0.1.0
  * @category combinators
  */
-export const readUpTo = <E>(body: Stream.Stream<Uint8Array, E>, maxBytes: number) =>
-  Effect.map(
-    Stream.runFoldWhile(
-      body,
-      { parts: [] as Array<Uint8Array>, size: 0 },
-      (state) => state.size <= maxBytes,
-      (state, part) => {
-        state.parts.push(part)
-        return { parts: state.parts, size: state.size + part.length }
-      }
-    ),
-    ({ parts, size }) => ({ size, text: new TextDecoder().decode(joinBytes(parts, Math.min(size, maxBytes))) })
-  )
+export const readUpTo = <E>(
+  body: Stream.Stream<Uint8Array, E>,
+  maxBytes: number
+): Effect.Effect<{ readonly size: number; readonly text: string }, E> =>
+  Effect.suspend(() => {
+    const parts: Array<Uint8Array> = []
+    let size = 0
+    // `takeUntil` keeps the part that crosses the limit: `size` then says the body is longer.
+    const read = Stream.takeUntil(body, (part) => {
+      parts.push(part)
+      size += part.length
+      return size > maxBytes
+    })
+    return Effect.map(
+      Stream.runDrain(read),
+      () => ({ size, text: new TextDecoder().decode(joinBytes(parts, Math.min(size, maxBytes))) })
+    )
+  })
 
 /**
  * The time and size limits of one exchange. `Transport` always hands its
@@ -307,7 +297,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class HttpWire extends Context.Tag("@switchboard/core/HttpWire")<HttpWire, Service>() {}
+export class HttpWire extends Context.Service<HttpWire, Service>()("@switchboard/core/HttpWire") {}
 
 /**
  * Fails `body` with a `timeout` `WireError` when a read after the first takes
@@ -321,15 +311,12 @@ export const timeoutBetweenReads = <A>(
   body: Stream.Stream<A, WireError>,
   millis: number
 ): Stream.Stream<A, WireError> =>
-  Stream.unwrapScoped(Effect.map(Stream.toPull(body), (pull) => {
+  Stream.scoped(Stream.fromPull(Effect.map(Stream.toPull(body), (pull) => {
     let started = false
-    const timed = Effect.timeoutFail(pull, {
-      duration: millis,
-      onTimeout: () => Option.some(timeout("idle"))
-    })
-    return Stream.repeatEffectChunkOption(Effect.suspend(() => {
+    const timed = Effect.timeoutOrElse(pull, { duration: millis, orElse: () => Effect.fail(timeout("idle")) })
+    return Effect.suspend(() => {
       if (started) return timed
       started = true
       return pull
-    }))
-  }))
+    })
+  })))
