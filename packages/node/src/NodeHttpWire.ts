@@ -421,7 +421,8 @@ class StreamExchange extends Exchange {
 }
 
 /**
- * A wire over `dispatcher`.
+ * A wire over `dispatcher`. Each request carries the current span's
+ * `traceparent` (`HttpWire.traced`).
  *
  * @since 0.1.0
  * @category constructors
@@ -431,7 +432,7 @@ export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
   // returned from it: measured on Effect 3, the latter cost a call about
   // 40 MB more peak RSS under load (docs/performance.md).
   text: (request, limits) =>
-    Effect.suspend(() => {
+    Effect.flatMap(HttpWire.traced(request), (request) => {
       const exchange = new TextExchange(limits?.timeoutMillis, limits?.maxBytes)
       return Effect.onInterrupt(
         Effect.callback<HttpWire.TextResponse, HttpWire.WireError>((resume) => {
@@ -444,7 +445,7 @@ export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
   // The abort is in the scope before the request leaves: whatever ends the
   // scope (interruption while waiting for headers included) ends the exchange.
   open: (request, limits) =>
-    Effect.suspend(() => {
+    Effect.flatMap(HttpWire.traced(request), (request) => {
       const exchange = new StreamExchange(limits?.idleMillis, limits)
       return Effect.andThen(
         Effect.addFinalizer(() => Effect.sync(() => exchange.abort())),
