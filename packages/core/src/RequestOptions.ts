@@ -9,7 +9,6 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
-import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import type * as Retry from "./Retry.js"
 
@@ -21,11 +20,11 @@ import type * as Retry from "./Retry.js"
  */
 export interface RequestOptions {
   /** Time limit of each attempt of a JSON call. */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
   /** Retries after the first attempt. */
   readonly maxRetries?: number | undefined
-  readonly retryBaseDelay?: Duration.DurationInput | undefined
-  readonly maxRetryDelay?: Duration.DurationInput | undefined
+  readonly retryBaseDelay?: Duration.Input | undefined
+  readonly maxRetryDelay?: Duration.Input | undefined
   /** Decides which failures are retried, in place of `Retry.standard`. */
   readonly retry?: Retry.Rule | undefined
   /**
@@ -35,9 +34,9 @@ export interface RequestOptions {
    * configured and redacted. Such a header is a `ConfigurationError`.
    */
   readonly headers?: Readonly<Record<string, string>> | undefined
-  readonly streamFirstByteTimeout?: Duration.DurationInput | undefined
-  readonly streamIdleTimeout?: Duration.DurationInput | undefined
-  readonly streamTotalTimeout?: Duration.DurationInput | undefined
+  readonly streamFirstByteTimeout?: Duration.Input | undefined
+  readonly streamIdleTimeout?: Duration.Input | undefined
+  readonly streamTotalTimeout?: Duration.Input | undefined
 }
 
 const none: RequestOptions = {}
@@ -48,10 +47,10 @@ const none: RequestOptions = {}
  * @since 0.1.0
  * @category references
  */
-export class CurrentRequestOptions extends Context.Reference<CurrentRequestOptions>()(
+export const CurrentRequestOptions: Context.Reference<RequestOptions> = Context.Reference<RequestOptions>(
   "@switchboard/core/CurrentRequestOptions",
   { defaultValue: () => none }
-) {}
+)
 
 /**
  * Whether no option is set: calls then use the layer's settings as built.
@@ -72,8 +71,6 @@ const merge = (outer: RequestOptions, inner: RequestOptions): RequestOptions =>
 /** What per-call options can scope: an effect or a stream (its type is kept). */
 type Scoped = Effect.Effect<unknown, unknown, unknown> | Stream.Stream<unknown, unknown, unknown>
 
-const isStream = (u: unknown): u is Stream.Stream<unknown, unknown, unknown> => Predicate.hasProperty(u, Stream.StreamTypeId)
-
 /**
  * Runs an effect or a stream with these options for every call inside it,
  * over any set by an enclosing `withRequestOptions`. Options are checked when
@@ -91,7 +88,7 @@ export const withRequestOptions: {
   (options: RequestOptions): <Self extends Scoped>(self: Self) => Self
   <Self extends Scoped>(self: Self, options: RequestOptions): Self
 } = dual(2, <Self extends Scoped>(self: Self, options: RequestOptions): Self => {
-  if (isStream(self)) {
+  if (Stream.isStream(self)) {
     return Stream.unwrap(
       Effect.map(CurrentRequestOptions, (outer) => Stream.provideService(self, CurrentRequestOptions, merge(outer, options)))
     ) as Self

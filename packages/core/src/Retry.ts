@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { isTransient, type SwitchboardError } from "./SwitchboardError.js"
 
@@ -65,8 +66,8 @@ export const standard: Rule = (error, call) => {
  */
 export interface ScheduleSettings {
   readonly maxRetries: number
-  readonly retryBaseDelay: Duration.DurationInput
-  readonly maxRetryDelay: Duration.DurationInput
+  readonly retryBaseDelay: Duration.Input
+  readonly maxRetryDelay: Duration.Input
 }
 
 const retryAfterOf = (error: SwitchboardError): number | undefined =>
@@ -84,14 +85,16 @@ export const schedule = (
   settings: ScheduleSettings,
   call: CallClass = "safe",
   rule: Rule = standard
-): Schedule.Schedule<unknown, SwitchboardError> =>
-  Schedule.exponential(settings.retryBaseDelay).pipe(
+): Schedule.Schedule<unknown, SwitchboardError> => {
+  const maxDelay = Duration.fromInputUnsafe(settings.maxRetryDelay)
+  return Schedule.exponential(settings.retryBaseDelay).pipe(
     Schedule.jittered,
-    Schedule.intersect(Schedule.recurs(settings.maxRetries)),
-    Schedule.intersect(Schedule.identity<SwitchboardError>()),
-    Schedule.whileInput((error: SwitchboardError) => rule(error, call)),
-    Schedule.modifyDelay(([, error], delay) => {
-      const asked = retryAfterOf(error)
-      return Duration.min(asked === undefined ? delay : Duration.millis(asked), settings.maxRetryDelay)
+    Schedule.upTo({ times: settings.maxRetries }),
+    Schedule.setInputType<SwitchboardError>(),
+    Schedule.while(({ input }) => rule(input, call)),
+    Schedule.modifyDelay(({ duration, input }) => {
+      const asked = retryAfterOf(input)
+      return Effect.succeed(Duration.min(asked === undefined ? duration : Duration.millis(asked), maxDelay))
     })
   )
+}

@@ -6,14 +6,13 @@
  * @since 0.1.0
  */
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import type * as Schedule from "effect/Schedule"
 import { ConfigurationError } from "./SwitchboardError.js"
 import * as TaskPoller from "./TaskPoller.js"
@@ -30,19 +29,19 @@ export interface Options {
   readonly baseUrl: string
   readonly apiKey?: Redacted.Redacted<string> | string | undefined
   /** Whole-request time limit for JSON calls, per attempt. Default 60 s. */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
   /** Retries after the first attempt for transient failures. Default 2. */
   readonly maxRetries?: number | undefined
   /** First backoff delay; doubles each retry, jittered. Default 500 ms. */
-  readonly retryBaseDelay?: Duration.DurationInput | undefined
+  readonly retryBaseDelay?: Duration.Input | undefined
   /** Upper bound of any wait between retries, `Retry-After` included. Default 60 s. */
-  readonly maxRetryDelay?: Duration.DurationInput | undefined
+  readonly maxRetryDelay?: Duration.Input | undefined
   /** Time limit for the first byte of a stream. Default 60 s. */
-  readonly streamFirstByteTimeout?: Duration.DurationInput | undefined
+  readonly streamFirstByteTimeout?: Duration.Input | undefined
   /** Time limit between two events of a stream. Default 60 s. */
-  readonly streamIdleTimeout?: Duration.DurationInput | undefined
+  readonly streamIdleTimeout?: Duration.Input | undefined
   /** Time limit of a whole stream, from the request to its last event. Default 10 minutes. */
-  readonly streamTotalTimeout?: Duration.DurationInput | undefined
+  readonly streamTotalTimeout?: Duration.Input | undefined
   /**
    * Most bytes of a JSON reply (and of the events an `accumulate` gathers);
    * past it a `ResponseTooLargeError`, the connection closed. Default 32 MiB.
@@ -53,7 +52,7 @@ export interface Options {
   /** The wait between status calls of a video task, unless a call gives its own. Default `TaskPoller.defaultSchedule`. */
   readonly pollSchedule?: Schedule.Schedule<unknown> | undefined
   /** How long a video task is polled before `TaskTimeoutError`, unless a call says. Default 10 minutes. */
-  readonly pollDeadline?: Duration.DurationInput | undefined
+  readonly pollDeadline?: Duration.Input | undefined
   /** Extra headers sent with every request. */
   readonly headers?: Readonly<Record<string, string>> | undefined
 }
@@ -90,10 +89,9 @@ export interface ResolvedConfig {
  * @since 0.1.0
  * @category tags
  */
-export class SwitchboardConfig extends Context.Tag("@switchboard/core/SwitchboardConfig")<
-  SwitchboardConfig,
-  ResolvedConfig
->() {}
+export class SwitchboardConfig extends Context.Service<SwitchboardConfig, ResolvedConfig>()(
+  "@switchboard/core/SwitchboardConfig"
+) {}
 
 /** `https://host/` and `https://host/v1/` both become `https://host/v1`. */
 const apiUrlOf = (baseUrl: string): string => {
@@ -102,26 +100,29 @@ const apiUrlOf = (baseUrl: string): string => {
 }
 
 /**
- * A time limit given by a caller: a `DurationInput` that is not negative and
+ * A time limit given by a caller: a `Duration.Input` that is not negative and
  * not NaN (Effect would read both as 0, a limit every call reaches at once).
  * `Infinity` is no limit.
  *
  * @since 0.1.0
  * @category validation
  */
-export const duration = (field: string, input: unknown): Either.Either<Duration.Duration, ConfigurationError> => {
+export const duration = (field: string, input: unknown): Result.Result<Duration.Duration, ConfigurationError> => {
   const invalid = () =>
-    Either.left(new ConfigurationError({ field, message: `${field} must be a duration of 0 or more, e.g. "30 seconds"` }))
-  if (typeof input === "number") return Number.isNaN(input) || input < 0 ? invalid() : Either.right(Duration.millis(input))
+    Result.fail(new ConfigurationError({ field, message: `${field} must be a duration of 0 or more, e.g. "30 seconds"` }))
+  if (typeof input === "number") return Number.isNaN(input) || input < 0 ? invalid() : Result.succeed(Duration.millis(input))
   if (typeof input === "string" && /^\s*-|nan/i.test(input)) return invalid()
   if (Array.isArray(input) && input.some((n) => typeof n !== "number" || !Number.isFinite(n) || n < 0)) return invalid()
-  return Option.match(Duration.decodeUnknown(input), { onNone: invalid, onSome: Either.right })
+  if (typeof input === "number" || typeof input === "string" || typeof input === "bigint" || typeof input === "object") {
+    return Option.match(Duration.fromInput(input as Duration.Input), { onNone: invalid, onSome: Result.succeed })
+  }
+  return invalid()
 }
 
-const durationOr = (field: keyof Options, options: Options, fallback: Duration.DurationInput) =>
+const durationOr = (field: keyof Options, options: Options, fallback: Duration.Input) =>
   duration(field, options[field] ?? fallback)
 
-const invalid = (field: string, message: string) => Either.left(new ConfigurationError({ field, message: `${field} ${message}` }))
+const invalid = (field: string, message: string) => Result.fail(new ConfigurationError({ field, message: `${field} ${message}` }))
 
 // Every runtime the SDK runs on (Node 20+, browsers) has the WHATWG `URL`;
 // core is built without DOM or Node typings, hence the declaration.
@@ -140,7 +141,7 @@ declare const URL: new(input: string) => {
  * config would show them. A query or fragment is refused too: the paths are
  * appended after it, so the requests would go to the wrong place.
  */
-const checkBaseUrl = (baseUrl: unknown): Either.Either<string, ConfigurationError> => {
+const checkBaseUrl = (baseUrl: unknown): Result.Result<string, ConfigurationError> => {
   if (typeof baseUrl !== "string") return invalid("baseUrl", "must be an http(s) URL")
   let url: InstanceType<typeof URL>
   try {
@@ -156,7 +157,7 @@ const checkBaseUrl = (baseUrl: unknown): Either.Either<string, ConfigurationErro
   }
   // An empty `?` or `#` is no query or fragment to `URL`, but the paths would still follow it.
   if (url.search !== "" || url.hash !== "" || /[?#]/.test(baseUrl)) return invalid("baseUrl", "must not have a query or a fragment")
-  return Either.right(baseUrl)
+  return Result.succeed(baseUrl)
 }
 
 // What every wire can send in a header value: tab, space, visible ASCII and
@@ -193,7 +194,7 @@ const valueRule = "must be a string of visible ASCII or Latin-1 characters, spac
 export const checkHeaders = (
   field: string,
   headers: Readonly<Record<string, unknown>>
-): Either.Either<void, ConfigurationError> => {
+): Result.Result<void, ConfigurationError> => {
   for (const [name, value] of Object.entries(headers)) {
     if (!headerName.test(name)) return invalid(`${field}.${name}`, "is not a valid header name")
     const lower = name.toLowerCase()
@@ -202,15 +203,15 @@ export const checkHeaders = (
     }
     if (typeof value !== "string" || badHeaderValue.test(value)) return invalid(`${field}.${name}`, valueRule)
   }
-  return Either.void
+  return Result.void
 }
 
 /** The key: what a header value may hold (it is sent as `Bearer <key>`). Never echoes it. */
-const checkKey = (options: Options): Either.Either<void, ConfigurationError> => {
+const checkKey = (options: Options): Result.Result<void, ConfigurationError> => {
   const key = options.apiKey
   const keyText = key === undefined ? "" : typeof key === "string" ? key : Redacted.value(key)
   if (typeof keyText !== "string" || badHeaderValue.test(keyText)) return invalid("apiKey", valueRule)
-  return Either.void
+  return Result.void
 }
 
 /**
@@ -219,8 +220,8 @@ const checkKey = (options: Options): Either.Either<void, ConfigurationError> => 
  * @since 0.1.0
  * @category validation
  */
-export const checkCount = (field: string, value: number, min: number): Either.Either<number, ConfigurationError> =>
-  Number.isSafeInteger(value) && value >= min ? Either.right(value) : invalid(field, `must be an integer of ${min} or more`)
+export const checkCount = (field: string, value: number, min: number): Result.Result<number, ConfigurationError> =>
+  Number.isSafeInteger(value) && value >= min ? Result.succeed(value) : invalid(field, `must be an integer of ${min} or more`)
 
 /**
  * Validates options and fills in the defaults: a base URL that does not
@@ -232,7 +233,10 @@ export const checkCount = (field: string, value: number, min: number): Either.Ei
  * @category constructors
  */
 export const make = (options: Options): Effect.Effect<ResolvedConfig, ConfigurationError> =>
-  Either.gen(function*() {
+  Effect.fromResult(resolve(options))
+
+const resolve = (options: Options): Result.Result<ResolvedConfig, ConfigurationError> =>
+  Result.gen(function*() {
     const baseUrl = yield* checkBaseUrl(options.baseUrl)
     yield* checkKey(options)
     yield* checkHeaders("headers", options.headers ?? {})
@@ -279,15 +283,15 @@ export const layer = (options: Options): Layer.Layer<SwitchboardConfig, Configur
  */
 export const layerConfig = (
   options: Omit<Options, "baseUrl" | "apiKey"> = {}
-): Layer.Layer<SwitchboardConfig, ConfigurationError | ConfigError.ConfigError> =>
+): Layer.Layer<SwitchboardConfig, ConfigurationError | Config.ConfigError> =>
   Layer.effect(
     SwitchboardConfig,
     Effect.flatMap(
       Config.all({
-        baseUrl: Config.string("SWITCHBOARD_BASE_URL"),
+        baseUrl: Config.String("SWITCHBOARD_BASE_URL"),
         // Read as a string, then redacted: `Config.redacted` redacts the
         // "missing" explanation too, leaving `Missing data at …: "<redacted>"`.
-        apiKey: Config.map(Config.string("SWITCHBOARD_API_KEY"), Redacted.make)
+        apiKey: Config.map(Config.String("SWITCHBOARD_API_KEY"), Redacted.make)
       }),
       (env) => make({ ...options, ...env })
     )

@@ -10,9 +10,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
-import type * as MetricKeyType from "effect/MetricKeyType"
-import type * as MetricState from "effect/MetricState"
 import * as GenAi from "./internal/genAi.js"
 
 /**
@@ -43,9 +40,10 @@ export const spanName: (operation: string, target: string | undefined) => string
  * @since 0.1.0
  * @category content
  */
-export class CaptureContent extends Context.Reference<CaptureContent>()("@switchboard/core/Telemetry/CaptureContent", {
-  defaultValue: () => false
-}) {}
+export const CaptureContent: Context.Reference<boolean> = Context.Reference<boolean>(
+  "@switchboard/core/Telemetry/CaptureContent",
+  { defaultValue: () => false }
+)
 
 /**
  * Records message contents on the spans of the calls inside `effect`.
@@ -62,23 +60,23 @@ export const withContentCapture = <A, E, R>(effect: Effect.Effect<A, E, R>): Eff
  * @since 0.1.0
  * @category content
  */
-export const layerContentCapture: Layer.Layer<CaptureContent> = /* @__PURE__ */ Layer.succeed(CaptureContent, true)
+export const layerContentCapture: Layer.Layer<never> = /* @__PURE__ */ Layer.succeed(CaptureContent, true)
 
 // The bucket boundaries the conventions advise.
-const tokenBoundaries = MetricBoundaries.fromIterable([
+const tokenBoundaries = [
   1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864
-])
+]
 /**
  * A histogram of numbers, as `Metric.histogram` makes.
  *
  * @since 0.1.0
  * @category metrics
  */
-export type Histogram = Metric.Metric<MetricKeyType.MetricKeyType.Histogram, number, MetricState.MetricState.Histogram>
+export type Histogram = Metric.Histogram<number>
 
-const secondBoundaries = MetricBoundaries.fromIterable([
+const secondBoundaries = [
   0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92
-])
+]
 
 /**
  * `gen_ai.client.token.usage`: tokens per call, tagged `gen_ai.token.type`
@@ -90,11 +88,10 @@ const secondBoundaries = MetricBoundaries.fromIterable([
  * @since 0.1.0
  * @category metrics
  */
-export const tokenUsage: Histogram = Metric.histogram(
-  "gen_ai.client.token.usage",
-  tokenBoundaries,
-  "Number of input and output tokens used"
-)
+export const tokenUsage: Histogram = Metric.histogram("gen_ai.client.token.usage", {
+  boundaries: tokenBoundaries,
+  description: "Number of input and output tokens used"
+})
 
 /**
  * `gen_ai.client.operation.duration`: seconds per call, from the request
@@ -104,11 +101,10 @@ export const tokenUsage: Histogram = Metric.histogram(
  * @since 0.1.0
  * @category metrics
  */
-export const operationDuration: Histogram = Metric.histogram(
-  "gen_ai.client.operation.duration",
-  secondBoundaries,
-  "GenAI operation duration"
-)
+export const operationDuration: Histogram = Metric.histogram("gen_ai.client.operation.duration", {
+  boundaries: secondBoundaries,
+  description: "GenAI operation duration"
+})
 
 /**
  * `gen_ai.client.operation.time_to_first_chunk`: seconds from the request
@@ -117,8 +113,7 @@ export const operationDuration: Histogram = Metric.histogram(
  * @since 0.1.0
  * @category metrics
  */
-export const timeToFirstChunk: Histogram = Metric.histogram(
-  "gen_ai.client.operation.time_to_first_chunk",
-  secondBoundaries,
-  "Time to receive the first chunk of a streamed reply"
-)
+export const timeToFirstChunk: Histogram = Metric.histogram("gen_ai.client.operation.time_to_first_chunk", {
+  boundaries: secondBoundaries,
+  description: "Time to receive the first chunk of a streamed reply"
+})

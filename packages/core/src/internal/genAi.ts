@@ -4,7 +4,7 @@
  * attributes known at start and those read from the reply. Pure functions:
  * `Transport` owns when spans start and end, and calls these.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as ChatFold from "../ChatFold.js"
 import type * as Protocol from "../Protocol.js"
 import { defaultMaxResponseBytes } from "../SwitchboardConfig.js"
@@ -214,7 +214,7 @@ export class ChunkFacts implements Facts<Protocol.ChatCompletionChunk> {
   readonly output = (): Attributes =>
     this.contents === undefined || this.contents.chunks() === 0 ?
       {} :
-      Either.match(this.contents.completion(), { onLeft: () => ({}), onRight: outputMessages })
+      Result.match(this.contents.completion(), { onFailure: () => ({}), onSuccess: outputMessages })
 
   /** What the chunks so far add to the span; time to first chunk in seconds, as the conventions measure it. */
   readonly reply = (): Reply => {

@@ -4,8 +4,9 @@
  * The attributes themselves come from `genAi.ts`.
  *
  * Every call pays for this, so the recording itself is synchronous: the
- * clock and the caller's metric labels are read from the fiber once, and the
- * label arrays of a kind of call are made once (`LabelSets`).
+ * clock and the fiber's context (where the caller's metric attributes are)
+ * are read from the fiber once, and the metrics of a kind of call are made
+ * once (`LabelSets`).
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -13,8 +14,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
-import * as MetricLabel from "effect/MetricLabel"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
@@ -41,8 +41,7 @@ export interface Observation<A> {
 }
 
 /** Whether the fiber's scope opted in to message contents (`Telemetry.CaptureContent`). */
-export const capturing = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
-  Context.get(fiber.currentContext, Telemetry.CaptureContent)
+export const capturing = (fiber: Fiber.Fiber<unknown, unknown>): boolean => fiber.getRef(Telemetry.CaptureContent)
 
 /**
  * The observation of `call`, and its span's options: the start attributes
@@ -74,13 +73,16 @@ const redacted = (attributes: GenAi.Attributes, redact: (text: string) => string
   return out
 }
 
-type Labels = ReadonlyArray<MetricLabel.MetricLabel>
-
-/** The label arrays of the values of one kind of call: its operation, models and error type. */
+/**
+ * The metrics of one kind of call, tagged with its operation, models and
+ * error type (`Metric.withAttributes`); the caller's own attributes
+ * (`Metric.CurrentMetricAttributes`) join them from the fiber's context.
+ */
 class LabelSet {
-  readonly duration: Labels
-  readonly input: Labels
-  readonly output: Labels
+  readonly duration: Telemetry.Histogram
+  readonly firstChunk: Telemetry.Histogram
+  readonly input: Telemetry.Histogram
+  readonly output: Telemetry.Histogram
 
   constructor(
     readonly operation: string,
@@ -89,19 +91,21 @@ class LabelSet {
     readonly errorType: string | undefined,
     server: GenAi.Server
   ) {
-    const base = [
-      MetricLabel.make("gen_ai.operation.name", operation),
-      MetricLabel.make("gen_ai.provider.name", GenAi.providerName),
-      MetricLabel.make("server.address", server.address),
-      MetricLabel.make("server.port", String(server.port))
-    ]
-    if (model !== undefined) base.push(MetricLabel.make("gen_ai.request.model", model))
-    if (responseModel !== undefined) base.push(MetricLabel.make("gen_ai.response.model", responseModel))
-    if (errorType !== undefined) base.push(MetricLabel.make("error.type", errorType))
-    const tokens = [...base, MetricLabel.make("unit", "{token}")]
-    this.duration = [...base, MetricLabel.make("unit", "s")]
-    this.input = [...tokens, MetricLabel.make("gen_ai.token.type", "input")]
-    this.output = [...tokens, MetricLabel.make("gen_ai.token.type", "output")]
+    const base: Record<string, string> = {
+      "gen_ai.operation.name": operation,
+      "gen_ai.provider.name": GenAi.providerName,
+      "server.address": server.address,
+      "server.port": String(server.port)
+    }
+    if (model !== undefined) base["gen_ai.request.model"] = model
+    if (responseModel !== undefined) base["gen_ai.response.model"] = responseModel
+    if (errorType !== undefined) base["error.type"] = errorType
+    const seconds = { ...base, unit: "s" }
+    const tokens = { ...base, unit: "{token}" }
+    this.duration = Metric.withAttributes(Telemetry.operationDuration, seconds)
+    this.firstChunk = Metric.withAttributes(Telemetry.timeToFirstChunk, seconds)
+    this.input = Metric.withAttributes(Telemetry.tokenUsage, { ...tokens, "gen_ai.token.type": "input" })
+    this.output = Metric.withAttributes(Telemetry.tokenUsage, { ...tokens, "gen_ai.token.type": "output" })
   }
 
   is(operation: string, model: string | undefined, responseModel: string | undefined, errorType: string | undefined) {
@@ -110,9 +114,8 @@ class LabelSet {
   }
 }
 
-// A metric's hook is cached by the identity of its label array; a new array
-// per call would cost a registry lookup (hashing every label) per value, some
-// 10 µs. So the arrays are made once per kind of call, which are few.
+// The tagged metrics are made once per kind of call, which are few, rather
+// than once per call.
 class LabelSets {
   private last: LabelSet | undefined
   private readonly byKey = new Map<string, LabelSet>()
@@ -135,13 +138,13 @@ class LabelSets {
 
 /** `error.type` of a failed call: the error's tag, `_OTHER` for a defect, none for an interruption. */
 const errorTypeOf = (exit: Exit.Exit<unknown, unknown>): string | undefined => {
-  if (exit._tag === "Success" || Cause.isInterruptedOnly(exit.cause)) return undefined
-  return Option.match(Cause.failureOption(exit.cause), { onNone: () => "_OTHER", onSome: GenAi.errorType })
+  if (exit._tag === "Success" || Cause.hasInterruptsOnly(exit.cause)) return undefined
+  return Option.match(Cause.findErrorOption(exit.cause), { onNone: () => "_OTHER", onSome: GenAi.errorType })
 }
 
-/** One value, with the labels a caller set with `Effect.tagMetrics` too. */
-const update = (metric: Telemetry.Histogram, labels: Labels, value: number, scoped: Labels) =>
-  metric.unsafeUpdate(value, scoped.length === 0 ? labels : [...scoped, ...labels])
+/** One value, with the attributes a caller set in `context` (`Metric.CurrentMetricAttributes`) too. */
+const update = (metric: Telemetry.Histogram, value: number, context: Context.Context<never>) =>
+  metric.updateUnsafe(value, context)
 
 /** How a call ended, as `end` records it. */
 interface Ending {
@@ -154,9 +157,15 @@ interface Ending {
 /**
  * Annotates `span` with what the call's end says (the reply's attributes, or
  * `error.type`) and records its duration and tokens, with the caller's
- * metric labels `scoped`.
+ * metric attributes in `context`.
  */
-const end = <A>(observation: Observation<A>, span: Tracer.Span, millis: number, ending: Ending, scoped: Labels) => {
+const end = <A>(
+  observation: Observation<A>,
+  span: Tracer.Span,
+  millis: number,
+  ending: Ending,
+  context: Context.Context<never>
+) => {
   const { reply, output, firstMillis } = ending
   if (reply !== undefined) for (const key in reply.attributes) span.attribute(key, reply.attributes[key])
   if (observation.capture && output !== undefined) {
@@ -172,13 +181,13 @@ const end = <A>(observation: Observation<A>, span: Tracer.Span, millis: number, 
     typeof model === "string" ? model : undefined,
     errorType
   )
-  update(Telemetry.operationDuration, labels.duration, millis / 1000, scoped)
-  if (reply?.usage?.input !== undefined) update(Telemetry.tokenUsage, labels.input, reply.usage.input, scoped)
-  if (reply?.usage?.output !== undefined) update(Telemetry.tokenUsage, labels.output, reply.usage.output, scoped)
-  if (firstMillis !== undefined) update(Telemetry.timeToFirstChunk, labels.duration, firstMillis / 1000, scoped)
+  update(labels.duration, millis / 1000, context)
+  if (reply?.usage?.input !== undefined) update(labels.input, reply.usage.input, context)
+  if (reply?.usage?.output !== undefined) update(labels.output, reply.usage.output, context)
+  if (firstMillis !== undefined) update(labels.firstChunk, firstMillis / 1000, context)
 }
 
-const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => Context.get(fiber.currentDefaultServices, Clock.Clock)
+const clockOf = (fiber: Fiber.Fiber<unknown, unknown>) => fiber.getRef(Clock.Clock)
 
 /** `end`, as an effect: the call started at `startMillis` of the fiber's clock. */
 export const finish = <A>(
@@ -187,9 +196,9 @@ export const finish = <A>(
   startMillis: number,
   ending: Ending
 ): Effect.Effect<void> =>
-  Effect.withFiberRuntime((fiber) => {
-    const millis = clockOf(fiber).unsafeCurrentTimeMillis() - startMillis
-    end(observation, span, millis, ending, fiber.getFiberRef(FiberRef.currentMetricLabels))
+  Effect.withFiber((fiber) => {
+    const millis = clockOf(fiber).currentTimeMillisUnsafe() - startMillis
+    end(observation, span, millis, ending, fiber.context)
     return Effect.void
   })
 
@@ -210,9 +219,9 @@ export const observeCall = <A, E, R>(
   call: (span: Tracer.Span) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
   Effect.useSpan(observation.name, spanOptions, (span) =>
-    Effect.withFiberRuntime<A, E, R>((fiber) => {
+    Effect.withFiber<A, E, R>((fiber) => {
       const clock = clockOf(fiber)
-      const startMillis = clock.unsafeCurrentTimeMillis()
+      const startMillis = clock.currentTimeMillisUnsafe()
       return Effect.onExit(Effect.withParentSpan(call(span), span), (exit) => {
         const genAi = observation.call
         const value = exit._tag === "Success" ? exit.value : undefined
@@ -220,8 +229,8 @@ export const observeCall = <A, E, R>(
         const output = !observation.capture || value === undefined || genAi.output === undefined
           ? undefined
           : genAi.output(value)
-        const millis = clock.unsafeCurrentTimeMillis() - startMillis
-        end(observation, span, millis, { exit, reply, output }, fiber.getFiberRef(FiberRef.currentMetricLabels))
+        const millis = clock.currentTimeMillisUnsafe() - startMillis
+        end(observation, span, millis, { exit, reply, output }, fiber.context)
         return Effect.void
       })
     }))
@@ -240,12 +249,12 @@ export const observeStream = <A, E, R>(
   now: () => number
 ): Stream.Stream<A, E, R> => {
   // Synchronous, and the clock read only until the first element: this runs for every chunk.
-  const watched = Stream.mapChunks(elements, (chunk) => {
+  const watched = Stream.mapArray(elements, (chunk) => {
     const since = facts.firstMillis() === undefined ? now() - startMillis : 0
     for (const element of chunk) facts.add(element, since)
     return chunk
   })
-  return Stream.ensuringWith(watched, (exit) =>
+  return Stream.onExit(watched, (exit) =>
     finish(observation, span, startMillis, {
       exit,
       reply: facts.reply(),
