@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import type * as Either from "effect/Either"
+import type * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Json from "./internal/json.js"
 import * as Parts from "./internal/protocolParts.js"
@@ -32,13 +32,13 @@ export const parseJson: (text: string) => unknown = Json.parse
 
 /**
  * A model's JSON (tool arguments, structured output): `parseJson`, and no
- * nesting deeper than `maxModelJsonDepth`. `Left` says why in words that
+ * nesting deeper than `maxModelJsonDepth`. A failure says why in words that
  * never quote the text: a model may echo anything, the API key included.
  *
  * @since 0.1.0
  * @category parsing
  */
-export const parseModelJson: (text: string) => Either.Either<unknown, string> = Json.parseModel
+export const parseModelJson: (text: string) => Result.Result<unknown, string> = Json.parseModel
 
 /**
  * How deep `parseModelJson` lets a value nest: far beyond any tool's
@@ -75,19 +75,13 @@ const dataUriPattern = /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/=
  * @since 0.1.0
  * @category content
  */
-export const ImageAddress = Schema.String.pipe(
-  Schema.filter(
+export const ImageAddress = Schema.String.check(
+  Schema.makeFilter(
     (url) =>
       /^https?:\/\/\S+$/i.test(url) || dataUriPattern.test(url) ||
       "must be an http(s) URL or a data URI of the form data:<media type>;base64,<data>",
-    {
-      // Random strings almost never pass the filter: generate addresses.
-      arbitrary: () => (fc) =>
-        fc.oneof(
-          fc.webUrl({ validSchemes: ["http", "https"] }),
-          fc.base64String({ maxLength: 24 }).map((data) => `data:image/png;base64,${data}`)
-        )
-    }
+    // Random strings almost never pass the filter: generate addresses.
+    { arbitraryConstraint: { patterns: [{ source: "^(https?://[a-z0-9]+\\.[a-z]{2,}/[a-z0-9]*|data:image/png;base64,[A-Za-z0-9+/]*)$", flags: "" }] } }
   )
 )
 
@@ -119,7 +113,7 @@ export const ImagePart = Schema.Struct({
   type: Schema.Literal("image_url"),
   image_url: Schema.Struct({
     url: ImageAddress,
-    detail: optional(Schema.Literal("auto", "low", "high"))
+    detail: optional(Schema.Literals(["auto", "low", "high"]))
   })
 })
 
@@ -127,7 +121,7 @@ export const ImagePart = Schema.Struct({
  * @since 0.1.0
  * @category content
  */
-export const ContentPart = Schema.Union(TextPart, ImagePart)
+export const ContentPart = Schema.Union([TextPart, ImagePart])
 /**
  * @since 0.1.0
  * @category content
@@ -137,15 +131,13 @@ export type ContentPart = typeof ContentPart.Type
 // The message names the empty list, where the element-level "is required"
 // would point at a part that is not there; for a list with bad parts the
 // parts' own messages (and paths) are kept.
-const Content = Schema.Union(
+const Content = Schema.Union([
   Schema.String,
-  Schema.NonEmptyArray(ContentPart).annotations({
-    message: (issue) => ({
-      message: Array.isArray(issue.actual) ? "must not be an empty list of parts" : "must be a string or a non-empty list of parts",
-      override: Array.isArray(issue.actual) && issue.actual.length === 0
-    })
-  })
-)
+  Schema.Array(ContentPart).pipe(Schema.refine(
+    (parts): parts is readonly [ContentPart, ...Array<ContentPart>] => parts.length > 0,
+    { message: "must not be an empty list of parts" }
+  ))
+]).annotate({ message: "must be a string or a non-empty list of parts" })
 
 /**
  * @since 0.1.0
@@ -153,7 +145,7 @@ const Content = Schema.Union(
  */
 export const ToolCall = Schema.Struct({
   id: Schema.String,
-  type: Schema.optionalWith(Schema.Literal("function"), { default: () => "function" as const }),
+  type: Parts.withDefault(Schema.Literal("function"), () => "function" as const),
   function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
 })
 /**
@@ -176,7 +168,7 @@ const systemMessage = <Role extends "system" | "developer">(role: Role) =>
  * @since 0.1.0
  * @category messages
  */
-export const SystemMessage = Schema.Union(systemMessage("system"), systemMessage("developer"))
+export const SystemMessage = Schema.Union([systemMessage("system"), systemMessage("developer")])
 
 /**
  * @since 0.1.0
@@ -215,12 +207,12 @@ export type AssistantMessage = typeof AssistantMessage.Type
  * @since 0.1.0
  * @category messages
  */
-export const ReplyMessage = Schema.Struct({
+export const ReplyMessage = Parts.open({
   ...AssistantMessage.fields,
-  role: Schema.optionalWith(Schema.Literal("assistant"), { nullable: true, default: () => "assistant" as const }),
-  tool_calls: absentOrNull(Schema.Array(Schema.Struct({
+  role: Parts.absentOrNullOr(Schema.Literal("assistant"), () => "assistant" as const),
+  tool_calls: absentOrNull(Schema.Array(Parts.open({
     ...ToolCall.fields,
-    type: Schema.optionalWith(Schema.Literal("function"), { nullable: true, default: () => "function" as const })
+    type: Parts.absentOrNullOr(Schema.Literal("function"), () => "function" as const)
   }))),
   name: absentOrNull(Schema.String)
 })
@@ -232,16 +224,14 @@ export const ReplyMessage = Schema.Struct({
 export const ToolMessage = Schema.Struct({
   role: Schema.Literal("tool"),
   content: Content,
-  tool_call_id: Schema.propertySignature(NonEmptyString).annotations({
-    missingMessage: () => `is required when role is "tool"`
-  })
+  tool_call_id: NonEmptyString.pipe(Schema.annotateKey({ messageMissingKey: `is required when role is "tool"` }))
 })
 
 /**
  * @since 0.1.0
  * @category messages
  */
-export const Message = Schema.Union(...SystemMessage.members, UserMessage, AssistantMessage, ToolMessage)
+export const Message = Schema.Union([...SystemMessage.members, UserMessage, AssistantMessage, ToolMessage])
 /**
  * @since 0.1.0
  * @category messages
@@ -257,8 +247,10 @@ export type MessageEncoded = typeof Message.Encoded
 // Tools (spec 2.3, 2.4)
 // ---------------------------------------------------------------------------
 
-const FunctionName = Schema.String.pipe(
-  Schema.filter((name) => /^[A-Za-z0-9_-]{1,64}$/.test(name) || "must be 1-64 letters, digits, _ or -")
+const FunctionName = Schema.String.check(
+  Schema.makeFilter((name) => /^[A-Za-z0-9_-]{1,64}$/.test(name) || "must be 1-64 letters, digits, _ or -", {
+    arbitraryConstraint: { patterns: [{ source: "^[A-Za-z0-9_-]{1,64}$", flags: "" }] }
+  })
 )
 
 /**
@@ -270,8 +262,8 @@ export const Tool = Schema.Struct({
   function: Schema.Struct({
     name: FunctionName,
     description: optional(Schema.String),
-    parameters: Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
-      Schema.filter((p) => p["type"] === "object" || `must be a JSON Schema with type "object"`)
+    parameters: Schema.Record(Schema.String, Schema.Unknown).check(
+      Schema.makeFilter((p) => p["type"] === "object" || `must be a JSON Schema with type "object"`)
     ),
     strict: optional(Schema.Boolean)
   })
@@ -286,10 +278,10 @@ export type Tool = typeof Tool.Type
  * @since 0.1.0
  * @category tools
  */
-export const ToolChoice = Schema.Union(
-  Schema.Literal("auto", "none", "required"),
+export const ToolChoice = Schema.Union([
+  Schema.Literals(["auto", "none", "required"]),
   Schema.Struct({ type: Schema.Literal("function"), function: Schema.Struct({ name: Schema.String }) })
-)
+])
 /**
  * @since 0.1.0
  * @category tools
@@ -300,8 +292,8 @@ export type ToolChoice = typeof ToolChoice.Type
 // Response format (JSON output; not promised by the service contract)
 // ---------------------------------------------------------------------------
 
-const JsonSchemaObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
-  message: () => ({ message: "must be a JSON Schema (an object)", override: true })
+const JsonSchemaObject = Schema.Record(Schema.String, Schema.Unknown).annotate({
+  message: "must be a JSON Schema (an object)"
 })
 
 /**
@@ -310,7 +302,7 @@ const JsonSchemaObject = Schema.Record({ key: Schema.String, value: Schema.Unkno
  * @since 0.1.0
  * @category chat
  */
-export const ResponseFormat = Schema.Union(
+export const ResponseFormat = Schema.Union([
   Schema.Struct({ type: Schema.Literal("text") }),
   Schema.Struct({ type: Schema.Literal("json_object") }),
   Schema.Struct({
@@ -322,14 +314,9 @@ export const ResponseFormat = Schema.Union(
       strict: optional(Schema.Boolean)
     })
   })
-).annotations({
-  message: (issue) => ({
-    message: "must be {type: \"text\"}, {type: \"json_object\"} or {type: \"json_schema\", json_schema: {name, schema, strict?}}",
-    // Keep a member's own message (a bad `json_schema.name`) when the type matched.
-    override: !["text", "json_object", "json_schema"].includes(
-      (issue.actual as { readonly type?: unknown } | undefined)?.type as string
-    )
-  })
+]).annotate({
+  // A member's own message (a bad `json_schema.name`) is kept when the type matched.
+  message: "must be {type: \"text\"}, {type: \"json_object\"} or {type: \"json_schema\", json_schema: {name, schema, strict?}}"
 })
 /**
  * @since 0.1.0
@@ -345,8 +332,8 @@ export type ResponseFormat = typeof ResponseFormat.Type
  * @since 0.1.0
  * @category images
  */
-export const ImageSize = Schema.Literal("1024x1024", "1024x1792", "1792x1024").annotations({
-  message: () => ({ message: "must be one of 1024x1024, 1024x1792, 1792x1024", override: true })
+export const ImageSize = Schema.Literals(["1024x1024", "1024x1792", "1792x1024"]).annotate({
+  message: "must be one of 1024x1024, 1024x1792, 1792x1024"
 })
 /**
  * @since 0.1.0
@@ -358,17 +345,13 @@ export type ImageSize = typeof ImageSize.Type
  * @since 0.1.0
  * @category images
  */
-export const ImageQuality = Schema.Literal("standard", "hd").annotations({
-  message: () => ({ message: "must be one of standard, hd", override: true })
-})
+export const ImageQuality = Schema.Literals(["standard", "hd"]).annotate({ message: "must be one of standard, hd" })
 
 /**
  * @since 0.1.0
  * @category images
  */
-export const ImageStyle = Schema.Literal("vivid", "natural").annotations({
-  message: () => ({ message: "must be one of vivid, natural", override: true })
-})
+export const ImageStyle = Schema.Literals(["vivid", "natural"]).annotate({ message: "must be one of vivid, natural" })
 
 // ---------------------------------------------------------------------------
 // Chat request and response (spec 2.1, 2.6)
@@ -385,17 +368,17 @@ const requestRules = (request: {
     if (message.role === "tool" && !called.has(message.tool_call_id)) {
       return {
         path: ["messages", i, "tool_call_id"],
-        message: `must answer a tool call of an earlier assistant message (no call has id "${message.tool_call_id}")`
+        issue: `must answer a tool call of an earlier assistant message (no call has id "${message.tool_call_id}")`
       }
     }
   }
   const choice = request.tool_choice
   if (choice !== undefined && choice !== "auto" && choice !== "none") {
     if (!request.tools || request.tools.length === 0) {
-      return { path: ["tool_choice"], message: "requires tools to be given" }
+      return { path: ["tool_choice"], issue: "requires tools to be given" }
     }
     if (typeof choice === "object" && !request.tools.some((tool) => tool.function.name === choice.function.name)) {
-      return { path: ["tool_choice", "function", "name"], message: `must name one of the tools (got "${choice.function.name}")` }
+      return { path: ["tool_choice", "function", "name"], issue: `must name one of the tools (got "${choice.function.name}")` }
     }
   }
   return true
@@ -409,7 +392,7 @@ const requestRules = (request: {
  */
 export const ChatRequest = Schema.Struct({
   model: NonEmptyString,
-  messages: Schema.Array(Message).pipe(Schema.minItems(1, { message: () => "must not be empty" })),
+  messages: Schema.Array(Message).check(Schema.isMinLength(1, { message: "must not be empty" })),
   max_tokens: optional(PositiveInt),
   /** Today's name for `max_tokens` in the chat-completions format; checked the same way. */
   max_completion_tokens: optional(PositiveInt),
@@ -421,14 +404,14 @@ export const ChatRequest = Schema.Struct({
   parallel_tool_calls: optional(Schema.Boolean),
   temperature: optional(Schema.Number),
   top_p: optional(Schema.Number),
-  stop: optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
+  stop: optional(Schema.Union([Schema.String, Schema.Array(Schema.String)])),
   seed: optional(Schema.Number),
   user: optional(Schema.String),
   size: optional(ImageSize),
   quality: optional(ImageQuality),
   style: optional(ImageStyle),
   n: optional(PositiveInt)
-}).pipe(Schema.filter(requestRules))
+}).check(Schema.makeFilter(requestRules))
 /**
  * @since 0.1.0
  * @category chat
@@ -443,7 +426,7 @@ const tokenCount = Parts.tokenCount
  * @since 0.1.0
  * @category chat
  */
-export const Usage = Schema.Struct({
+export const Usage = Parts.open({
   prompt_tokens: tokenCount,
   completion_tokens: tokenCount,
   total_tokens: tokenCount
@@ -460,7 +443,7 @@ export type Usage = typeof Usage.Type
  */
 const choiceFields = {
   message: ReplyMessage,
-  finish_reason: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
+  finish_reason: Parts.withDefault(Schema.NullOr(Schema.String), () => null)
 }
 
 /**
@@ -470,7 +453,7 @@ const choiceFields = {
  * @since 0.1.0
  * @category chat
  */
-export const ChatChoice = Schema.Struct({ index: Schema.Number, ...choiceFields })
+export const ChatChoice = Parts.open({ index: Schema.Number, ...choiceFields })
 
 /**
  * A chat completion. Required: `id` (a video's task id) and `choices`; the
@@ -479,12 +462,12 @@ export const ChatChoice = Schema.Struct({ index: Schema.Number, ...choiceFields 
  * @since 0.1.0
  * @category chat
  */
-export const ChatCompletion = Schema.Struct({
+export const ChatCompletion = Parts.open({
   id: Schema.String,
   object: absentOrNull(Schema.String),
   created: absentOrNull(Schema.Number),
   model: absentOrNull(Schema.String),
-  choices: Parts.positioned(Schema.Struct({ index: absentOrNull(Schema.Number), ...choiceFields }), ChatChoice),
+  choices: Parts.positioned(Parts.open({ index: absentOrNull(Schema.Number), ...choiceFields }), ChatChoice),
   usage: optional(Schema.NullOr(Usage))
 })
 /**
@@ -500,11 +483,11 @@ export type ChatCompletion = typeof ChatCompletion.Type
  * @since 0.1.0
  * @category streaming
  */
-export const ToolCallDelta = Schema.Struct({
+export const ToolCallDelta = Parts.open({
   index: absentOrNull(Schema.Number),
   id: absentOrNull(Schema.String),
   type: absentOrNull(Schema.String),
-  function: absentOrNull(Schema.Struct({ name: absentOrNull(Schema.String), arguments: absentOrNull(Schema.String) }))
+  function: absentOrNull(Parts.open({ name: absentOrNull(Schema.String), arguments: absentOrNull(Schema.String) }))
 })
 /**
  * @since 0.1.0
@@ -513,14 +496,14 @@ export const ToolCallDelta = Schema.Struct({
 export type ToolCallDelta = typeof ToolCallDelta.Type
 
 const chunkChoiceFields = {
-  delta: Schema.optionalWith(
-    Schema.Struct({
+  delta: Parts.absentOrNullOr(
+    Parts.open({
       role: absentOrNull(Schema.String),
       content: optional(Schema.NullOr(Schema.String)),
       refusal: optional(Schema.NullOr(Schema.String)),
       tool_calls: absentOrNull(Schema.Array(ToolCallDelta))
     }),
-    { nullable: true, default: () => ({}) }
+    () => ({})
   ),
   finish_reason: optional(Schema.NullOr(Schema.String))
 }
@@ -532,7 +515,7 @@ const chunkChoiceFields = {
  * @since 0.1.0
  * @category streaming
  */
-export const ChunkChoice = Schema.Struct({ index: Schema.Number, ...chunkChoiceFields })
+export const ChunkChoice = Parts.open({ index: Schema.Number, ...chunkChoiceFields })
 
 /**
  * One `data:` event of a streamed chat completion (decision 1). Required:
@@ -542,12 +525,12 @@ export const ChunkChoice = Schema.Struct({ index: Schema.Number, ...chunkChoiceF
  * @since 0.1.0
  * @category streaming
  */
-export const ChatCompletionChunk = Schema.Struct({
+export const ChatCompletionChunk = Parts.open({
   id: absentOrNull(Schema.String),
   object: absentOrNull(Schema.String),
   created: absentOrNull(Schema.Number),
   model: absentOrNull(Schema.String),
-  choices: Parts.positioned(Schema.Struct({ index: absentOrNull(Schema.Number), ...chunkChoiceFields }), ChunkChoice),
+  choices: Parts.positioned(Parts.open({ index: absentOrNull(Schema.Number), ...chunkChoiceFields }), ChunkChoice),
   usage: optional(Schema.NullOr(Usage))
 })
 /**

@@ -25,7 +25,7 @@ const apiFields = {
  * @since 0.1.0
  * @category symbols
  */
-export const TypeId: unique symbol = Symbol.for("@switchboard/core/SwitchboardError")
+export const TypeId = "~@switchboard/core/SwitchboardError" as const
 
 /**
  * @since 0.1.0
@@ -44,7 +44,9 @@ export type TypeId = typeof TypeId
 export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()("ConfigurationError", {
   field: Schema.String,
   message: Schema.String
-}) {}
+}) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * A request was rejected before anything was sent: `field` names the offending
@@ -56,7 +58,9 @@ export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()
 export class InvalidRequestError extends Schema.TaggedError<InvalidRequestError>()("InvalidRequestError", {
   field: Schema.String,
   message: Schema.String
-}) {}
+}) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * 400 or 422 from the service.
@@ -64,7 +68,9 @@ export class InvalidRequestError extends Schema.TaggedError<InvalidRequestError>
  * @since 0.1.0
  * @category errors
  */
-export class BadRequestError extends Schema.TaggedError<BadRequestError>()("BadRequestError", apiFields) {}
+export class BadRequestError extends Schema.TaggedError<BadRequestError>()("BadRequestError", apiFields) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * 401: the key is missing or wrong.
@@ -75,7 +81,9 @@ export class BadRequestError extends Schema.TaggedError<BadRequestError>()("BadR
 export class AuthenticationError extends Schema.TaggedError<AuthenticationError>()(
   "AuthenticationError",
   apiFields
-) {}
+) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * 403.
@@ -86,7 +94,9 @@ export class AuthenticationError extends Schema.TaggedError<AuthenticationError>
 export class PermissionDeniedError extends Schema.TaggedError<PermissionDeniedError>()(
   "PermissionDeniedError",
   apiFields
-) {}
+) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * 404: unknown model, path or task.
@@ -94,7 +104,9 @@ export class PermissionDeniedError extends Schema.TaggedError<PermissionDeniedEr
  * @since 0.1.0
  * @category errors
  */
-export class NotFoundError extends Schema.TaggedError<NotFoundError>()("NotFoundError", apiFields) {}
+export class NotFoundError extends Schema.TaggedError<NotFoundError>()("NotFoundError", apiFields) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * 409: a conflict, retried like a transient failure.
@@ -102,7 +114,9 @@ export class NotFoundError extends Schema.TaggedError<NotFoundError>()("NotFound
  * @since 0.1.0
  * @category errors
  */
-export class ConflictError extends Schema.TaggedError<ConflictError>()("ConflictError", apiFields) {}
+export class ConflictError extends Schema.TaggedError<ConflictError>()("ConflictError", apiFields) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * 429. `retryAfterMillis` comes from `retry-after-ms` or `Retry-After`.
@@ -113,7 +127,9 @@ export class ConflictError extends Schema.TaggedError<ConflictError>()("Conflict
 export class RateLimitError extends Schema.TaggedError<RateLimitError>()("RateLimitError", {
   ...apiFields,
   retryAfterMillis: Schema.optional(Schema.Number)
-}) {}
+}) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * A status that says the request, as sent, will not succeed and that has no
@@ -124,7 +140,9 @@ export class RateLimitError extends Schema.TaggedError<RateLimitError>()("RateLi
  * @since 0.1.0
  * @category errors
  */
-export class ClientError extends Schema.TaggedError<ClientError>()("ClientError", apiFields) {}
+export class ClientError extends Schema.TaggedError<ClientError>()("ClientError", apiFields) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * 5xx.
@@ -135,7 +153,9 @@ export class ClientError extends Schema.TaggedError<ClientError>()("ClientError"
 export class ServerError extends Schema.TaggedError<ServerError>()("ServerError", {
   ...apiFields,
   retryAfterMillis: Schema.optional(Schema.Number)
-}) {}
+}) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * The connection failed. `sent` is false only when the request surely did not
@@ -148,7 +168,9 @@ export class ServerError extends Schema.TaggedError<ServerError>()("ServerError"
 export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
   message: Schema.String,
   sent: Schema.Boolean
-}) {}
+}) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * A time limit was reached: the whole request, the first event of a stream,
@@ -160,9 +182,11 @@ export class TransportError extends Schema.TaggedError<TransportError>()("Transp
  */
 export class TimeoutError extends Schema.TaggedError<TimeoutError>()("TimeoutError", {
   message: Schema.String,
-  phase: Schema.Literal("request", "first-byte", "idle", "total", "service"),
+  phase: Schema.Literals(["request", "first-byte", "idle", "total", "service"]),
   requestId: Schema.optional(Schema.String)
-}) {}
+}) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * A response body that is not what the protocol says. `body` is the start of
@@ -181,7 +205,9 @@ export class ResponseDecodeError extends Schema.TaggedError<ResponseDecodeError>
   type: Schema.optional(Schema.String),
   code: Schema.optional(Schema.String),
   param: Schema.optional(Schema.String)
-}) {}
+}) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * A stream that failed after it started. `reason` tells a caller whether a
@@ -197,10 +223,12 @@ export class ResponseDecodeError extends Schema.TaggedError<ResponseDecodeError>
  */
 export class StreamError extends Schema.TaggedError<StreamError>()("StreamError", {
   message: Schema.String,
-  reason: Schema.Literal("cut", "error-event"),
+  reason: Schema.Literals(["cut", "error-event"]),
   requestId: Schema.optional(Schema.String),
   code: Schema.optional(Schema.String)
-}) {}
+}) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * A reply past a size limit: a JSON body over `maxResponseBytes`, a stream
@@ -216,7 +244,9 @@ export class ResponseTooLargeError extends Schema.TaggedError<ResponseTooLargeEr
   limit: Schema.Number,
   status: Schema.optional(Schema.Number),
   requestId: Schema.optional(Schema.String)
-}) {}
+}) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * A video task ended `failed`. `reason` is read from the usual fields
@@ -231,7 +261,9 @@ export class TaskFailedError extends Schema.TaggedError<TaskFailedError>()("Task
   taskId: Schema.String,
   reason: Schema.optional(Schema.String),
   body: Schema.optional(Schema.String)
-}) {}
+}) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * A poll reached its deadline before the task ended. The task may still
@@ -244,7 +276,9 @@ export class TaskTimeoutError extends Schema.TaggedError<TaskTimeoutError>()("Ta
   message: Schema.String,
   taskId: Schema.String,
   lastStatus: Schema.optional(Schema.String)
-}) {}
+}) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * The service answered a task's status with 404: it does not know the task
@@ -262,7 +296,9 @@ export class TaskNotFoundError extends Schema.TaggedError<TaskNotFoundError>()("
   taskId: Schema.String,
   model: Schema.optional(Schema.String),
   hint: Schema.optional(Schema.String)
-}) {}
+}) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * An `image2` reply without any image in it.
@@ -273,7 +309,9 @@ export class TaskNotFoundError extends Schema.TaggedError<TaskNotFoundError>()("
 export class NoImageInResponseError extends Schema.TaggedError<NoImageInResponseError>()(
   "NoImageInResponseError",
   { message: Schema.String, content: Schema.String }
-) {}
+) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * The task journal could not be read or written. The task itself may exist:
@@ -285,7 +323,9 @@ export class NoImageInResponseError extends Schema.TaggedError<NoImageInResponse
 export class JournalError extends Schema.TaggedError<JournalError>()("JournalError", {
   message: Schema.String,
   taskId: Schema.optional(Schema.String)
-}) {}
+}) {
+  readonly [TypeId] = TypeId
+}
 
 /**
  * Every error class, in one list: the `SwitchboardError` union, `errorTags`
@@ -318,8 +358,6 @@ export const errorClasses = [
   JournalError
 ] as const
 
-for (const errorClass of errorClasses) Object.defineProperty(errorClass.prototype, TypeId, { value: TypeId })
-
 /**
  * Every error the SDK's calls can fail with.
  *
@@ -344,6 +382,41 @@ export type ApiError =
   | ClientError
   | ServerError
   | TimeoutError
+
+/**
+ * What any call to the service can fail with, whatever the capability: a
+ * request refused before sending (`InvalidRequestError`, a per-call
+ * `ConfigurationError`), a status, the connection, a time limit, or a reply
+ * that does not decode or is too large. Each capability's error type is
+ * this and its own errors.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type RequestError =
+  | ConfigurationError
+  | InvalidRequestError
+  | ApiError
+  | TransportError
+  | ResponseDecodeError
+  | ResponseTooLargeError
+
+/**
+ * What a streamed call can fail with: a `RequestError` until the stream
+ * starts, a `StreamError` after.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type StreamRequestError = RequestError | StreamError
+
+/**
+ * What a video task's polling and journal add to `RequestError`.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type TaskError = TaskFailedError | TaskTimeoutError | TaskNotFoundError | JournalError
 
 /**
  * The `_tag` of every `SwitchboardError`.

@@ -2,7 +2,7 @@
  * Reading what a server (or a model) wrote: JSON that cannot set a
  * prototype, and the service's own message out of the usual error shapes.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { isObject } from "./plain.js"
 
 // `JSON.parse` makes `"__proto__"` an own property, harmless until a copy
@@ -41,19 +41,19 @@ const deeperThan = (value: unknown, max: number): boolean => {
 /**
  * A model's JSON (tool arguments, structured output): `parse`, and no
  * nesting deeper than `maxModelDepth`, which a decoder's recursion could
- * not survive. `Left` says why in words that never quote the text (a
+ * not survive. A failure says why in words that never quote the text (a
  * model may echo anything, the key included).
  */
-export const parseModel = (text: string): Either.Either<unknown, string> => {
+export const parseModel = (text: string): Result.Result<unknown, string> => {
   let value: unknown
   try {
     value = parse(text)
   } catch (e) {
     // V8's messages quote the text near the fault: only their position is kept.
     const at = e instanceof Error ? /at position \d+/.exec(e.message)?.[0] : undefined
-    return Either.left(`not JSON${at === undefined ? "" : ` (${at})`}`)
+    return Result.fail(`not JSON${at === undefined ? "" : ` (${at})`}`)
   }
-  return deeperThan(value, maxModelDepth) ? Either.left(`nested deeper than ${maxModelDepth} levels`) : Either.right(value)
+  return deeperThan(value, maxModelDepth) ? Result.fail(`nested deeper than ${maxModelDepth} levels`) : Result.succeed(value)
 }
 
 const text = (u: unknown): string | undefined => (typeof u === "string" && u.trim() !== "" ? u : undefined)

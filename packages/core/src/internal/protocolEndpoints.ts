@@ -4,7 +4,8 @@
  * documents them; kept apart so that a chat-only bundle does not carry them.
  */
 import * as Schema from "effect/Schema"
-import { absentOrNull, NonEmptyString, PositiveInt, positioned } from "./protocolParts.js"
+import * as SchemaTransformation from "effect/SchemaTransformation"
+import { absentOrNull, NonEmptyString, open, PositiveInt, positioned, tokenCount } from "./protocolParts.js"
 
 const optional = Schema.optional
 const orNull = absentOrNull
@@ -19,10 +20,10 @@ const orNull = absentOrNull
  */
 export const EmbeddingRequest = Schema.Struct({
   model: NonEmptyString,
-  input: Schema.Union(
+  input: Schema.Union([
     NonEmptyString,
-    Schema.Array(NonEmptyString).pipe(Schema.minItems(1, { message: () => "must not be empty" }))
-  ),
+    Schema.Array(NonEmptyString).check(Schema.isMinLength(1, { message: "must not be empty" }))
+  ]),
   dimensions: optional(PositiveInt),
   encoding_format: optional(Schema.Literal("float")),
   user: optional(Schema.String)
@@ -47,10 +48,11 @@ const isVector = (u: unknown): u is ReadonlyArray<number> => {
  * @since 0.1.0
  * @category embeddings
  */
-export const Vector: Schema.Schema<ReadonlyArray<number>> = Schema.declare(isVector, {
+export const Vector: Schema.declare<ReadonlyArray<number>> = Schema.declare(isVector, {
   identifier: "Vector",
-  description: "an array of numbers",
-  arbitrary: () => (fc) => fc.array(fc.double({ noNaN: true }))
+  expected: "an array of numbers",
+  toCodecArbitrary: () =>
+    Schema.link<ReadonlyArray<number>>()(Schema.Array(Schema.Finite), SchemaTransformation.passthrough())
 })
 
 /**
@@ -59,10 +61,7 @@ export const Vector: Schema.Schema<ReadonlyArray<number>> = Schema.declare(isVec
  * @since 0.1.0
  * @category embeddings
  */
-export const Embedding = Schema.Struct({ object: orNull(Schema.String), index: Schema.Number, embedding: Vector })
-
-/** A token count of an embeddings reply; one left out (or `null`) is 0. */
-const tokenCount = Schema.optionalWith(Schema.Number, { nullable: true, default: () => 0 })
+export const Embedding = open({ object: orNull(Schema.String), index: Schema.Number, embedding: Vector })
 
 /**
  * Required: `data` and each element's `embedding`; `index` defaults to the
@@ -71,14 +70,14 @@ const tokenCount = Schema.optionalWith(Schema.Number, { nullable: true, default:
  * @since 0.1.0
  * @category embeddings
  */
-export const EmbeddingResponse = Schema.Struct({
+export const EmbeddingResponse = open({
   object: orNull(Schema.String),
   model: orNull(Schema.String),
   data: positioned(
-    Schema.Struct({ object: orNull(Schema.String), index: orNull(Schema.Number), embedding: Vector }),
+    open({ object: orNull(Schema.String), index: orNull(Schema.Number), embedding: Vector }),
     Embedding
   ),
-  usage: orNull(Schema.Struct({ prompt_tokens: tokenCount, total_tokens: tokenCount }))
+  usage: orNull(open({ prompt_tokens: tokenCount, total_tokens: tokenCount }))
 })
 /**
  * @since 0.1.0
@@ -91,10 +90,10 @@ export type EmbeddingResponse = typeof EmbeddingResponse.Type
  * @category moderations
  */
 export const ModerationRequest = Schema.Struct({
-  input: Schema.Union(
+  input: Schema.Union([
     NonEmptyString,
-    Schema.Array(NonEmptyString).pipe(Schema.minItems(1, { message: () => "must not be empty" }))
-  ),
+    Schema.Array(NonEmptyString).check(Schema.isMinLength(1, { message: "must not be empty" }))
+  ]),
   model: optional(NonEmptyString)
 })
 /**
@@ -107,10 +106,10 @@ export type ModerationRequest = typeof ModerationRequest.Type
  * @since 0.1.0
  * @category moderations
  */
-export const ModerationResult = Schema.Struct({
+export const ModerationResult = open({
   flagged: Schema.Boolean,
-  categories: orNull(Schema.Record({ key: Schema.String, value: Schema.Boolean })),
-  category_scores: Schema.Record({ key: Schema.String, value: Schema.Number })
+  categories: orNull(Schema.Record(Schema.String, Schema.Boolean)),
+  category_scores: Schema.Record(Schema.String, Schema.Number)
 })
 /**
  * @since 0.1.0
@@ -122,7 +121,7 @@ export type ModerationResult = typeof ModerationResult.Type
  * @since 0.1.0
  * @category moderations
  */
-export const ModerationResponse = Schema.Struct({
+export const ModerationResponse = open({
   id: orNull(Schema.String),
   model: orNull(Schema.String),
   results: Schema.Array(ModerationResult)
@@ -137,7 +136,7 @@ export type ModerationResponse = typeof ModerationResponse.Type
  * @since 0.1.0
  * @category models
  */
-export const Model = Schema.Struct({
+export const Model = open({
   id: Schema.String,
   object: orNull(Schema.String),
   created: orNull(Schema.Number),
@@ -156,14 +155,13 @@ export type Model = typeof Model.Type
  * @since 0.1.0
  * @category models
  */
-export const ModelList = Schema.Union(
-  Schema.Struct({ object: orNull(Schema.String), data: Schema.Array(Model) }),
-  Schema.transform(Schema.Array(Model), Schema.Struct({ data: Schema.Array(Schema.typeSchema(Model)) }), {
-    strict: true,
-    decode: (data) => ({ data }),
-    encode: ({ data }) => data
-  })
-)
+export const ModelList = Schema.Union([
+  open({ object: orNull(Schema.String), data: Schema.Array(Model) }),
+  Schema.Array(Model).pipe(Schema.decodeTo(
+    Schema.Struct({ data: Schema.Array(Schema.toType(Model)) }),
+    SchemaTransformation.transform({ decode: (data) => ({ data }), encode: ({ data }) => data })
+  ))
+])
 /**
  * @since 0.1.0
  * @category models
@@ -202,11 +200,10 @@ const progressText = (text: string): number | undefined => {
  * @since 0.1.0
  * @category tasks
  */
-export const Progress = Schema.transform(Schema.Unknown, Schema.UndefinedOr(Schema.Number), {
-  strict: true,
-  decode: progressOf,
-  encode: (n) => n
-})
+export const Progress = Schema.Unknown.pipe(Schema.decodeTo(
+  Schema.UndefinedOr(Schema.Number),
+  SchemaTransformation.transform<number | undefined, unknown>({ decode: progressOf, encode: (n) => n })
+))
 
 /**
  * `status` is `succeed` or `failed` when terminal; any other value is in
@@ -217,7 +214,7 @@ export const Progress = Schema.transform(Schema.Unknown, Schema.UndefinedOr(Sche
  * @since 0.1.0
  * @category tasks
  */
-export const TaskStatusResponse = Schema.Struct({
+export const TaskStatusResponse = open({
   status: Schema.String,
   video_url: orNull(Schema.String),
   progress: optional(Progress),
@@ -246,7 +243,7 @@ export const ErrorBody = Schema.Struct({
     message: Schema.String,
     type: optional(Schema.NullOr(Schema.String)),
     param: optional(Schema.NullOr(Schema.String)),
-    code: optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Number)))
+    code: optional(Schema.NullOr(Schema.Union([Schema.String, Schema.Number])))
   })
 })
 /**

@@ -1,29 +1,28 @@
 /**
- * Request validation: a request schema is compiled once into an encoder whose
- * failures become an `InvalidRequestError` naming the first offending field.
+ * Request validation and reply decoding: a schema is compiled once into a
+ * function that returns a `Result`. A request's failure is an
+ * `InvalidRequestError` naming the first offending field; a reply's is the
+ * schema's issue, which `Issue.describe` puts in one line (`Transport`'s
+ * and the stream's `decode` take these functions).
  */
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
+import type * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaParser from "effect/SchemaParser"
 import { InvalidRequestError } from "../SwitchboardError.js"
+import { leafOf } from "./issue.js"
 import { formatPath } from "./path.js"
 
-
-/**
- * Picks the most specific issue: the longest path, and among those one with a
- * message written for the field over a generic "Expected …" (a union reports
- * one issue per member).
- */
-const specificity = (issue: ParseResult.ArrayFormatterIssue) =>
-  issue.path.length * 2 + (issue.message.startsWith("Expected ") ? 0 : 1)
-
-const firstIssue = (error: ParseResult.ParseError): InvalidRequestError => {
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
-  const best = issues.reduce((a, b) => (specificity(b) > specificity(a) ? b : a), issues[0]!)
-  const field = formatPath(best.path) || "request"
-  const message = best._tag === "Missing" && best.message === "is missing" ? "is required" : best.message
+const firstIssue = (issue: SchemaIssue.Issue): InvalidRequestError => {
+  const leaf = leafOf(issue)
+  const field = formatPath(leaf.path) || "request"
+  const message = leaf.reason === "is missing" ? "is required" : leaf.reason
   return new InvalidRequestError({ field, message: `${field} ${message}` })
 }
+
+// The input is reported on an issue only to name its kind (`got null`):
+// `Issue.kindOf` never prints more than a short string.
+const parseOptions = { errors: "all", reportInput: true } as const
 
 // `encoder` and `plainDecoder` first ask `Schema.is`, several times cheaper
 // than encoding or decoding, and pass a value it accepts on as it is. That is
@@ -109,23 +108,28 @@ export const jsonProblem = (value: unknown): InvalidRequestError | undefined => 
  * carry is refused first (`jsonProblem`), so nothing after it meets a cycle
  * or a value deep enough to overflow the stack.
  */
-export const encoder = <A, I>(schema: Schema.Schema<A, I>) => {
-  const is = Schema.is(schema)
-  const encode = Schema.encodeUnknownEither(schema, { errors: "all", onExcessProperty: "preserve" })
-  return (value: unknown): Either.Either<I, InvalidRequestError> => {
+export const encoder = <S extends Schema.Top & { readonly EncodingServices: never }>(schema: S) => {
+  const is = SchemaParser.is(schema)
+  const encode = SchemaParser.encodeUnknownResult(schema, parseOptions)
+  return (value: unknown): Result.Result<S["Encoded"], InvalidRequestError> => {
     const problem = jsonProblem(value)
-    if (problem !== undefined) return Either.left(problem)
-    return is(value) ? Either.right(value as unknown as I) : Either.mapLeft(encode(value), firstIssue)
+    if (problem !== undefined) return Result.fail(problem)
+    return is(value) ? Result.succeed(value as S["Encoded"]) : Result.mapError(encode(value), firstIssue)
   }
 }
 
-/** Compiles `schema` into a tolerant decoder (unknown fields kept). */
-export const decoder = <A, I>(schema: Schema.Schema<A, I>) =>
-  Schema.decodeUnknownEither(schema, { onExcessProperty: "preserve" })
+/** Compiles `schema` into a tolerant decoder (an `open` struct keeps unknown fields). */
+export const decoder = <S extends Schema.Top & { readonly DecodingServices: never }>(
+  schema: S
+): (value: unknown) => Result.Result<S["Type"], SchemaIssue.Issue> => {
+  const decode = SchemaParser.decodeUnknownResult(schema, parseOptions)
+  return (value) => decode(value)
+}
 
 /** `decoder`, with the `Schema.is` shortcut: for response schemas on a hot path. */
-export const plainDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
-  const is = Schema.is(schema)
+export const plainDecoder = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S) => {
+  const is = SchemaParser.is(schema)
   const decode = decoder(schema)
-  return (value: unknown): Either.Either<A, ParseResult.ParseError> => is(value) ? Either.right(value) : decode(value)
+  return (value: unknown): Result.Result<S["Type"], SchemaIssue.Issue> =>
+    is(value) ? Result.succeed(value) : decode(value)
 }
