@@ -54,7 +54,7 @@ describe("NodeHttpWire on the live clock", () => {
       // by the wire's high-water mark and the socket buffers, far below the body.
       yield* Effect.sleep("300 millis")
       expect(server.written()).toBeLessThan(bodySize / 2)
-      const rest = yield* Stream.runCollect(Stream.repeatEffectChunkOption(pull))
+      const rest = yield* Stream.runCollect(Stream.fromPull(Effect.succeed(pull)))
       const text = new TextDecoder().decode(Buffer.concat([...first, ...rest]))
       expect(text.length).toBe(bodySize)
       expect(text === expectedBody).toBe(true)
@@ -69,7 +69,7 @@ const expectedBody = Array.from({ length: lines }, (_, i) => line(i)).join("")
 
 /** A loopback server writing `expectedBody` as fast as the socket takes it. */
 const bigBodyServer = Effect.acquireRelease(
-  Effect.async<{ readonly url: string; readonly written: () => number; readonly server: Http.Server }>((resume) => {
+  Effect.callback<{ readonly url: string; readonly written: () => number; readonly server: Http.Server }>((resume) => {
     let written = 0
     const server = Http.createServer((_req, res) => {
       res.writeHead(200, { "content-type": "text/plain" })
@@ -90,7 +90,7 @@ const bigBodyServer = Effect.acquireRelease(
       resume(Effect.succeed({ url: `http://127.0.0.1:${port}/big`, written: () => written, server }))
     })
   }),
-  ({ server }) => Effect.async<void>((resume) => {
+  ({ server }) => Effect.callback<void>((resume) => {
     server.closeAllConnections()
     server.close(() => resume(Effect.void))
   })

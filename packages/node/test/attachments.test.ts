@@ -3,7 +3,6 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Attachment, Chat } from "@switchboard/core"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { NodeAttachment } from "../src/index.js"
@@ -26,7 +25,7 @@ const tempDir = Effect.acquireRelease(
 const writeFile = (path: string, bytes: Uint8Array | string) => Effect.promise(() => Fs.writeFile(path, bytes))
 
 describe("NodeAttachment.fromFile", () => {
-  it.scoped("reads a file into a data URI with its sniffed media type", () =>
+  it.effect("reads a file into a data URI with its sniffed media type", () =>
     Effect.gen(function*() {
       const path = Path.join(yield* tempDir, "photo.bin")
       yield* writeFile(path, png)
@@ -35,7 +34,7 @@ describe("NodeAttachment.fromFile", () => {
       expect(attachment.url).toBe(`data:image/png;base64,${Buffer.from(png).toString("base64")}`)
     }))
 
-  it.scoped("a given media type is used for bytes that cannot be sniffed", () =>
+  it.effect("a given media type is used for bytes that cannot be sniffed", () =>
     Effect.gen(function*() {
       const path = Path.join(yield* tempDir, "drawing.svg")
       yield* writeFile(path, `<svg xmlns="http://www.w3.org/2000/svg"/>`)
@@ -52,7 +51,7 @@ describe("NodeAttachment.fromFile", () => {
       expect(error.message).toContain(path)
     }))
 
-  it.scoped("a path that cannot be read as a file (a directory, for root too) is an Unreadable error naming it", () =>
+  it.effect("a path that cannot be read as a file (a directory, for root too) is an Unreadable error naming it", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const error = yield* Effect.flip(NodeAttachment.fromFile(dir))
@@ -60,7 +59,7 @@ describe("NodeAttachment.fromFile", () => {
       expect(error.message).toContain(dir)
     }))
 
-  it.scoped("a file over maxBytes is refused, with both sizes in the message", () =>
+  it.effect("a file over maxBytes is refused, with both sizes in the message", () =>
     Effect.gen(function*() {
       const path = Path.join(yield* tempDir, "big.png")
       yield* writeFile(path, png)
@@ -73,7 +72,7 @@ describe("NodeAttachment.fromFile", () => {
 })
 
 describe("attachments reach the service intact", () => {
-  it.scoped("a file's image part, streamed: the reply names its media type and byte count", () =>
+  it.effect("a file's image part, streamed: the reply names its media type and byte count", () =>
     Effect.gen(function*() {
       const path = Path.join(yield* tempDir, "photo.png")
       yield* writeFile(path, png)
@@ -82,7 +81,7 @@ describe("attachments reach the service intact", () => {
       const text = yield* Stream.runCollect(
         Chat.streamText({ model: "gpt-4o-mini", messages: [Attachment.message("Describe these", photo, link)] })
       )
-      const reply = Chunk.join(text, "")
+      const reply = text.join("")
       expect(reply).toContain("Received 2 images")
       expect(reply).toContain("image/png 1000 bytes")
       expect(reply).toContain("https://example.com/cat.jpg")

@@ -2,8 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chat, Embeddings, Models, Moderations, type Protocol, Videos } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { emulated } from "./fixtures.js"
 
 const model = "gpt-4o-mini"
@@ -188,15 +189,15 @@ describe(`capabilities over HTTP to the emulator (${mode} replies)`, () => {
       const taskId = yield* Videos.submit({ model: Emulator.videoModel, prompt: "a fox in the snow" })
       const first = yield* Videos.status(taskId)
       expect(first._tag).toBe("InProgress")
-      const fiber = yield* Effect.fork(Videos.generate({ model: Emulator.videoModel, prompt: "a heron" }))
+      const fiber = yield* Effect.forkChild(Videos.generate({ model: Emulator.videoModel, prompt: "a heron" }))
       for (let i = 0; i < 10; i++) yield* TestClock.adjust("20 seconds")
-      const done = yield* Effect.flatMap(Effect.succeed(fiber), (f) => f.await)
+      const done = yield* Fiber.await(fiber)
       expect(done._tag).toBe("Success")
       if (done._tag === "Success") expect(done.value.videoUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/files\//)
       const failed = yield* Effect.flip(Effect.gen(function*() {
-        const f = yield* Effect.fork(Videos.generate({ model: Emulator.videoModel, prompt: "please fail" }))
+        const f = yield* Effect.forkChild(Videos.generate({ model: Emulator.videoModel, prompt: "please fail" }))
         for (let i = 0; i < 10; i++) yield* TestClock.adjust("20 seconds")
-        return yield* f
+        return yield* Fiber.join(f)
       }))
       expect(failed._tag).toBe("TaskFailedError")
     }).pipe(Effect.provide(emulated_())))

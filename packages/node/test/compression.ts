@@ -51,7 +51,7 @@ interface Server {
 /** A loopback server answering with `handler` for the scope's lifetime; every socket is destroyed with it. */
 const serve = (handler: Handler): Effect.Effect<Server, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<{ readonly server: Http.Server; readonly url: string; readonly requests: Array<Http.IncomingHttpHeaders> }>(
+    Effect.callback<{ readonly server: Http.Server; readonly url: string; readonly requests: Array<Http.IncomingHttpHeaders> }>(
       (resume) => {
         const requests: Array<Http.IncomingHttpHeaders> = []
         const server = Http.createServer((request, response) => {
@@ -65,7 +65,7 @@ const serve = (handler: Handler): Effect.Effect<Server, never, Scope.Scope> =>
       }
     ),
     ({ server }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })
@@ -132,7 +132,7 @@ const peakGrowth = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   })
 
 /** What the cases' calls need. */
-type Needs = Effect.Effect.Context<ReturnType<typeof Chat.create>> | Stream.Stream.Context<ReturnType<typeof Chat.stream>>
+type Needs = Effect.Services<ReturnType<typeof Chat.create>> | Stream.Services<ReturnType<typeof Chat.stream>>
 
 export type LayerFor = (url: string, options: Partial<SwitchboardConfig.Options>) => Layer.Layer<Needs, unknown>
 

@@ -3,10 +3,9 @@ import { Chat, Embeddings, Models, Moderations, type Protocol } from "@switchboa
 import { Emulator } from "@switchboard/emulator"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Inspectable from "effect/Inspectable"
-import * as TestClock from "effect/TestClock"
-import * as Chunk from "effect/Chunk"
-import { emulated, passBackoff, recordingSpans, waitUntil } from "./fixtures.js"
+import * as Formatter from "effect/Formatter"
+import * as TestClock from "effect/testing/TestClock"
+import { emulated, passBackoff, recordingSpans, sleeps, waitUntil } from "./fixtures.js"
 
 const model = "gpt-4o-mini"
 const hello = { model, messages: [{ role: "user", content: "Hello" }] } satisfies Protocol.ChatRequest
@@ -87,9 +86,9 @@ describe("service failures are typed", () => {
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Status", status: 429, retryAfter: 3 }] })
-      const fiber = yield* Effect.fork(Models.list)
+      const fiber = yield* Effect.forkChild(Models.list)
       // The backoff is a sleep due exactly 3 s from now: nothing is sent before.
-      yield* waitUntil(TestClock.sleeps(), (s) => Chunk.some(s, (t) => t === 3000))
+      yield* waitUntil(sleeps, (s) => s.some((t) => t === 3000))
       yield* TestClock.adjust("2999 millis")
       expect(yield* emulator.requestCount).toBe(1)
       yield* TestClock.adjust("1 millis")
@@ -102,8 +101,8 @@ describe("service failures are typed", () => {
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Status", status: 503, retryAfterMs: 1500 }] })
-      const fiber = yield* Effect.fork(Chat.create(hello))
-      yield* waitUntil(TestClock.sleeps(), (s) => Chunk.some(s, (t) => t === 1500))
+      const fiber = yield* Effect.forkChild(Chat.create(hello))
+      yield* waitUntil(sleeps, (s) => s.some((t) => t === 1500))
       yield* TestClock.adjust("1499 millis")
       expect(yield* emulator.requestCount).toBe(1)
       yield* TestClock.adjust("1 millis")
@@ -115,7 +114,7 @@ describe("service failures are typed", () => {
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Status", status: 500 }, { _tag: "Status", status: 500 }] })
-      const fiber = yield* Effect.fork(Chat.create(hello))
+      const fiber = yield* Effect.forkChild(Chat.create(hello))
       for (let i = 0; i < 2; i++) yield* passBackoff()
       const completion = yield* Fiber.join(fiber)
       expect(completion.choices[0]?.message.content).toBeTruthy()
@@ -128,7 +127,7 @@ describe("service failures are typed", () => {
       yield* emulator.setFaults({
         script: [{ _tag: "Status", status: 500 }, { _tag: "Status", status: 502 }, { _tag: "Status", status: 503 }]
       })
-      const fiber = yield* Effect.fork(Effect.flip(Chat.create(hello)))
+      const fiber = yield* Effect.forkChild(Effect.flip(Chat.create(hello)))
       for (let i = 0; i < 2; i++) yield* passBackoff()
       const error = yield* Fiber.join(fiber)
       expect(error).toMatchObject({ _tag: "ServerError", status: 503 })
@@ -148,7 +147,7 @@ describe("service failures are typed", () => {
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Reset" }, { _tag: "Reset" }, { _tag: "Reset" }] })
-      const fiber = yield* Effect.fork(Effect.flip(Models.list))
+      const fiber = yield* Effect.forkChild(Effect.flip(Models.list))
       for (let i = 0; i < 2; i++) yield* passBackoff()
       const error = yield* Fiber.join(fiber)
       expect(error).toMatchObject({ _tag: "TransportError", sent: true })
@@ -160,7 +159,7 @@ describe("service failures are typed", () => {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Delay", delay: "10 minutes" }] })
       // A real timer in the Node wire, hence a short limit.
-      const fiber = yield* Effect.fork(Effect.flip(Models.list))
+      const fiber = yield* Effect.forkChild(Effect.flip(Models.list))
       yield* emulator.awaitRequests(1)
       const error = yield* Fiber.join(fiber)
       expect(error).toMatchObject({ _tag: "TimeoutError", phase: "request" })
@@ -179,13 +178,13 @@ describe("the API key never leaks", () => {
         yield* recordingSpans(Chat.create({ ...hello, model: "unknown-model" }))
       ]
       for (const { result, spans } of failures) {
-        expect(result._tag).toBe("Left")
-        const error = result._tag === "Left" ? result.left : undefined
+        expect(result._tag).toBe("Failure")
+        const error = result._tag === "Failure" ? result.failure : undefined
         const seen = [
           String(error),
           (error as Error).message,
           JSON.stringify(error),
-          Inspectable.format(error),
+          Formatter.format(error),
           ...spans.flatMap((span) => [span.name, JSON.stringify([...span.attributes])])
         ]
         expect(spans.length).toBeGreaterThan(0)

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -60,7 +60,7 @@ describe("NodeMedia.save against a hostile host", () => {
         started()
       })
       const dir = directory()
-      const fiber = yield* Effect.fork(Effect.flip(NodeMedia.save(`${server.url}/v.mp4`, join(dir, "v.mp4"), { timeout: "30 seconds" })))
+      const fiber = yield* Effect.forkChild(Effect.flip(NodeMedia.save(`${server.url}/v.mp4`, join(dir, "v.mp4"), { timeout: "30 seconds" })))
       yield* Effect.promise(() => begun)
       yield* TestClock.adjust("30 seconds")
       const error = yield* Fiber.join(fiber)

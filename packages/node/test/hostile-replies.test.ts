@@ -8,7 +8,7 @@ import { Chat, Embeddings, Models, Moderations, type Protocol, type Switchboard,
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Inspectable from "effect/Inspectable"
+import * as Formatter from "effect/Formatter"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type * as Http from "node:http"
@@ -238,7 +238,7 @@ describe("time: every call and stream ends", () => {  it.effect("comments are no
       () =>
         Effect.gen(function*() {
           // The Node wire keeps the limit with a real timer (Transport.test.ts drives one with a TestClock).
-          const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(Chat.stream(hello))))
+          const fiber = yield* Effect.forkChild(Effect.flip(Stream.runDrain(Chat.stream(hello))))
           yield* Effect.promise(() => pings)
           const error = yield* Fiber.join(fiber)
           expect(error).toMatchObject({ _tag: "TimeoutError", phase: "first-byte" })
@@ -266,7 +266,7 @@ describe("time: every call and stream ends", () => {  it.effect("comments are no
         Effect.gen(function*() {
           // The Node wire keeps the limit with a plain timer, so it runs on real
           // time (under a TestClock too); Transport.test.ts drives it with one.
-          const fiber = yield* Effect.fork(
+          const fiber = yield* Effect.forkChild(
             Effect.flip(Stream.runDrain(Chat.stream(hello, { totalTimeout: "300 millis", idleTimeout: "1 hour" })))
           )
           yield* Effect.promise(() => started)
@@ -286,7 +286,7 @@ describe("time: every call and stream ends", () => {  it.effect("comments are no
         Effect.gen(function*() {
           const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length
           const before = timers()
-          const fibers = yield* Effect.forEach(Array.from({ length: 20 }), () => Effect.fork(Chat.create(hello)))
+          const fibers = yield* Effect.forEach(Array.from({ length: 20 }), () => Effect.forkChild(Chat.create(hello)))
           yield* waitUntil(Effect.sync(server.requests), (n) => n === 20)
           const during = timers()
           yield* Fiber.interruptAll(fibers)
@@ -305,7 +305,7 @@ describe("secrets: the key never appears in what the SDK surfaces", () => {
     (error as Error).message,
     JSON.stringify(error),
     Util.inspect(error, { depth: 10 }),
-    Inspectable.format(error),
+    Formatter.format(error),
     Cause.pretty(Cause.fail(error))
   ]
   const echo = `Incorrect API key provided: ${apiKey}. You can find your API key at https://example.com.`

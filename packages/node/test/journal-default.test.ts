@@ -11,7 +11,6 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -21,11 +20,11 @@ const temporaryDirectory = () => mkdtempSync(join(tmpdir(), "switchboard-default
 
 /** `layerConfig()` as a program started with `env` would build it. */
 const fromEnvironment = (env: Record<string, string>) =>
-  Layer.unwrapEffect(Effect.map(Emulator.Emulator, (emulator) =>
+  Layer.unwrap(Effect.map(Emulator.Emulator, (emulator) =>
     NodeSwitchboard.layerConfig().pipe(
-      Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(
-        new Map(Object.entries({ SWITCHBOARD_BASE_URL: emulator.url, SWITCHBOARD_API_KEY: emulator.apiKey, ...env }))
-      )))
+      Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({
+        env: { SWITCHBOARD_BASE_URL: emulator.url, SWITCHBOARD_API_KEY: emulator.apiKey, ...env }
+      })))
     )))
 
 const submissions = Effect.map(
@@ -81,7 +80,7 @@ describe("NodeSwitchboard.layerConfig's journal", () => {
   it.effect("SWITCHBOARD_JOURNAL_DIR wins; empty or missing means the state directory", () =>
     Effect.gen(function*() {
       const read = (env: Record<string, string>) =>
-        Effect.withConfigProvider(NodeTaskJournal.defaultDirectory, ConfigProvider.fromMap(new Map(Object.entries(env))))
+        Effect.provideService(NodeTaskJournal.defaultDirectory, ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
       const fallback = join(NodeTaskJournal.stateDirectory(), "switchboard", "tasks")
       expect(yield* read({ SWITCHBOARD_JOURNAL_DIR: "/srv/tasks" })).toBe("/srv/tasks")
       expect(yield* read({ SWITCHBOARD_JOURNAL_DIR: "" })).toBe(fallback)
@@ -94,7 +93,7 @@ describe("NodeSwitchboard.layer's memory journal", () => {
     Effect.gen(function*() {
       const warnings: Array<string> = []
       const logger = Logger.make(({ logLevel, message }) => {
-        if (logLevel === LogLevel.Warning) warnings.push(String(message))
+        if (logLevel === "Warn") warnings.push(String(message))
       })
       const emulator = yield* Emulator.Emulator
       yield* Effect.gen(function*() {
@@ -102,7 +101,7 @@ describe("NodeSwitchboard.layer's memory journal", () => {
         yield* Videos.submit({ model: "video-1", prompt: "A boat" })
       }).pipe(
         Effect.provide(NodeSwitchboard.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey })),
-        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+        Effect.provide(Logger.layer([logger]))
       )
       expect(warnings).toHaveLength(1)
       expect(warnings[0]).toContain("journalDirectory")

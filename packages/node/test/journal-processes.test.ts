@@ -23,7 +23,7 @@ import type { Job } from "./journal/worker.js"
 
 const here = Path.dirname(fileURLToPath(import.meta.url))
 const runtime = ManagedRuntime.make(Emulator.layer())
-let emulator: Context.Tag.Service<typeof Emulator.Emulator>
+let emulator: Context.Service.Shape<typeof Emulator.Emulator>
 let workDir: string
 let worker: string
 

@@ -9,13 +9,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Images, TaskJournal, Videos } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
-import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
@@ -24,13 +24,13 @@ import type { AddressInfo } from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { NodeMedia, NodeSwitchboard, NodeTaskJournal } from "../src/index.js"
-import { emulated, eventually, waitUntil } from "./fixtures.js"
+import { emulated, eventually, recordingClock, sleeps, waitUntil } from "./fixtures.js"
 
 const temporaryDirectory = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-journal-"))
 const instant = { schedule: Schedule.spaced("0 millis") } as const
 
 const sdkAt = (journalDirectory: string, options: Partial<NodeSwitchboard.Options> = {}) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(Emulator.Emulator, (emulator) =>
       NodeSwitchboard.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey, journalDirectory, ...options }))
   )
@@ -73,7 +73,7 @@ describe("the journal before paying", () => {
         const another = yield* Videos.submit({ model: "video-1", prompt: "submitted beside a bad record" })
         const { pending, quarantined } = yield* Videos.resumePending(instant)
         const finished = yield* Effect.forEach(pending, (p) =>
-          Effect.zipRight(Stream.runDrain(p.updates), Effect.as(Videos.complete(p.entry.taskId), p.entry.taskId)))
+          Effect.andThen(Stream.runDrain(p.updates), Effect.as(Videos.complete(p.entry.taskId), p.entry.taskId)))
         return { another, finished, quarantined }
       }).pipe(Effect.provide(sdkAt(directory)))
       expect([...outcome.finished].sort()).toEqual([...taskIds, outcome.another].sort())
@@ -116,25 +116,25 @@ describe("the journal before paying", () => {
 })
 
 describe("claims", () => {
-  it.scoped("a renewal that fails does not end the renewals: the next one lands, and the claim outlives its first expiry", () =>
+  it.effect("a renewal that fails does not end the renewals: the next one lands, and the claim outlives its first expiry", () =>
     Effect.gen(function*() {
       const directory = temporaryDirectory()
       const claimFile = Path.join(directory, "claim-t1.json")
       const journal = yield* Effect.provide(TaskJournal.TaskJournal, NodeTaskJournal.layer(directory))
       expect(yield* journal.claim("t1")).toBe(true)
-      yield* eventually(TestClock.sleeps(), Chunk.isNonEmpty)
+      yield* eventually(sleeps, (s) => s.length > 0)
       // The claim cannot be read for one renewal (the disk hiccups).
       const held = Fs.readFileSync(claimFile, "utf8")
       Fs.rmSync(claimFile)
       Fs.mkdirSync(claimFile)
       yield* TestClock.adjust("40 seconds")
-      yield* eventually(TestClock.sleeps(), Chunk.isNonEmpty)
+      yield* eventually(sleeps, (s) => s.length > 0)
       Fs.rmdirSync(claimFile)
       Fs.writeFileSync(claimFile, held)
       yield* TestClock.adjust("40 seconds")
-      const now = yield* TestClock.currentTimeMillis
+      const now = yield* Clock.currentTimeMillis
       yield* eventually(Effect.sync(() => JSON.parse(Fs.readFileSync(claimFile, "utf8")).expiresAt), (at) => at >= now + 120_000)
-    }))
+    }).pipe(Effect.provide(recordingClock)))
 })
 
 describe("kept until the video is saved", () => {
@@ -143,7 +143,7 @@ describe("kept until the video is saved", () => {
       const emulator = yield* Emulator.Emulator
       const directory = temporaryDirectory()
       const out = temporaryDirectory()
-      const first = yield* Effect.fork(
+      const first = yield* Effect.forkChild(
         Effect.flatMap(Videos.submit({ model: "video-1", prompt: "A boat" }, { output: out }), (taskId) =>
           NodeMedia.finishVideo(taskId, instant)).pipe(Effect.provide(Layer.merge(sdkAt(directory), NodeMedia.layer)))
       )
@@ -233,7 +233,7 @@ describe("stale and wrong tasks", () => {
 /** A service on 127.0.0.1 answering every submission with `reply` and every status with `status`; `bodies` are the status requests'. */
 const fakeService = (reply: unknown, status: unknown) =>
   Effect.acquireRelease(
-    Effect.async<{ server: Http.Server; url: string; submissions: () => number; bodies: () => ReadonlyArray<string> }>((resume) => {
+    Effect.callback<{ server: Http.Server; url: string; submissions: () => number; bodies: () => ReadonlyArray<string> }>((resume) => {
       let count = 0
       const bodies: Array<string> = []
       const server = Http.createServer((request, response) => {
@@ -254,7 +254,7 @@ const fakeService = (reply: unknown, status: unknown) =>
           bodies: () => bodies
         })))
     }),
-    ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+    ({ server }) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
   )
 
 const completion = (id: string) => ({
@@ -266,7 +266,7 @@ const completion = (id: string) => ({
 })
 
 describe("replies that carry no usable task", () => {
-  it.scoped("an empty task id is a typed error before anything is journaled", () =>
+  it.effect("an empty task id is a typed error before anything is journaled", () =>
     Effect.gen(function*() {
       const service = yield* fakeService(completion(" "), {})
       const directory = temporaryDirectory()
@@ -277,7 +277,7 @@ describe("replies that carry no usable task", () => {
       expect(Fs.readdirSync(directory).filter((name) => name.startsWith("task-"))).toEqual([])
     }))
 
-  it.scoped("a video_url that is not an http(s) URL is a typed error", () =>
+  it.effect("a video_url that is not an http(s) URL is a typed error", () =>
     Effect.gen(function*() {
       const service = yield* fakeService(completion("task_1"), { status: "succeed", video_url: "file:///etc/passwd" })
       const error = yield* Effect.flip(Videos.status("task_1")).pipe(
@@ -288,7 +288,7 @@ describe("replies that carry no usable task", () => {
 })
 
 describe("ids and names that are not valid URI text", () => {
-  it.scopedLive("a task id with a lone surrogate (valid JSON) is recorded, resumed, and polled with the very same id", () =>
+  it.live("a task id with a lone surrogate (valid JSON) is recorded, resumed, and polled with the very same id", () =>
     Effect.gen(function*() {
       const id = "task\ud800x/../\u0000%"
       const service = yield* fakeService(completion(id), { status: "succeed", video_url: "https://cdn.example/v.mp4" })
@@ -311,7 +311,7 @@ describe("ids and names that are not valid URI text", () => {
         .toMatchObject({ _tag: "Some", value: { taskId: id, videoUrl: "https://cdn.example/v.mp4" } })
     }))
 
-  it.scopedLive("an id too long for a file name is journaled under its hash, resumed, claimed and completed", () =>
+  it.live("an id too long for a file name is journaled under its hash, resumed, claimed and completed", () =>
     Effect.gen(function*() {
       // 300 two-byte letters (1,800 characters encoded), and 200 upper-case ones (600): no file system takes either as a name.
       for (const id of [`task_${"é".repeat(300)}`, `TASK_${"X".repeat(200)}`]) {

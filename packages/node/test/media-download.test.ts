@@ -15,7 +15,7 @@ import { NodeMedia } from "../src/index.js"
 const video = Buffer.from(Array.from({ length: 64 * 1024 }, (_, i) => i % 251))
 
 const closed = (server: http.Server) =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     server.close(() => resume(Effect.void))
     // Endless bodies and keep-alive sockets would hold close() for seconds.
     server.closeAllConnections()
@@ -23,7 +23,7 @@ const closed = (server: http.Server) =>
 
 /** `/video.mp4` whole, `/missing.mp4` 404, `/cut.mp4` dropped after a third of its declared length. */
 const mediaServer = Effect.acquireRelease(
-  Effect.async<http.Server & { readonly base: string }>((resume) => {
+  Effect.callback<http.Server & { readonly base: string }>((resume) => {
     const server = http.createServer((req, res) => {
       if (req.url === "/video.mp4") {
         res.writeHead(200, { "content-type": "video/mp4", "content-length": video.length })
@@ -56,7 +56,7 @@ const mediaServer = Effect.acquireRelease(
 const temporaryDirectory = () => mkdtempSync(join(tmpdir(), "switchboard-download-"))
 
 describe("NodeMedia downloads over HTTP", () => {
-  it.scoped("a whole download is saved byte for byte", () =>
+  it.effect("a whole download is saved byte for byte", () =>
     Effect.gen(function*() {
       const { base } = yield* mediaServer
       const directory = temporaryDirectory()
@@ -66,7 +66,7 @@ describe("NodeMedia downloads over HTTP", () => {
       expect(readdirSync(directory)).toEqual(["clip.mp4"])
     }).pipe(Effect.provide(NodeMedia.layer)))
 
-  it.scoped("a download that never ends stops at maxBytes: ResponseTooLargeError, and no file", () =>
+  it.effect("a download that never ends stops at maxBytes: ResponseTooLargeError, and no file", () =>
     Effect.gen(function*() {
       const { base } = yield* mediaServer
       const directory = temporaryDirectory()
@@ -75,7 +75,7 @@ describe("NodeMedia downloads over HTTP", () => {
       expect(readdirSync(directory)).toEqual([])
     }).pipe(Effect.provide(NodeMedia.layer)))
 
-  it.scoped("a download whose content-length is past maxBytes is refused at its headers", () =>
+  it.effect("a download whose content-length is past maxBytes is refused at its headers", () =>
     Effect.gen(function*() {
       const { base } = yield* mediaServer
       const directory = temporaryDirectory()
@@ -90,7 +90,7 @@ describe("NodeMedia downloads over HTTP", () => {
       Effect.map((error) => expect(error).toMatchObject({ _tag: "ConfigurationError", field: "maxBytes" }))
     )))
 
-  it.scoped("a download answered 404 → NotFoundError with the status, and no file", () =>
+  it.effect("a download answered 404 → NotFoundError with the status, and no file", () =>
     Effect.gen(function*() {
       const { base } = yield* mediaServer
       const directory = temporaryDirectory()
@@ -100,7 +100,7 @@ describe("NodeMedia downloads over HTTP", () => {
       expect(readdirSync(directory)).toEqual([])
     }).pipe(Effect.provide(NodeMedia.layer)))
 
-  it.scoped("a download cut off mid-body → TransportError, and no file, not even a partial one", () =>
+  it.effect("a download cut off mid-body → TransportError, and no file, not even a partial one", () =>
     Effect.gen(function*() {
       const { base } = yield* mediaServer
       const directory = temporaryDirectory()
@@ -110,7 +110,7 @@ describe("NodeMedia downloads over HTTP", () => {
       expect(readdirSync(directory)).toEqual([])
     }).pipe(Effect.provide(NodeMedia.layer)))
 
-  it.scoped("a server that refuses the connection → TransportError naming the download", () =>
+  it.effect("a server that refuses the connection → TransportError naming the download", () =>
     Effect.gen(function*() {
       const server = yield* mediaServer
       const base = server.base

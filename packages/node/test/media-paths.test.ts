@@ -7,17 +7,17 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as TaskPoller from "@switchboard/core/TaskPoller"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { basename, dirname, join } from "node:path"
 import { NodeMedia } from "../src/index.js"
-import { waitUntil } from "./fixtures.js"
+import { recordingClock, sleeps, waitUntil } from "./fixtures.js"
 import { type Hostile, sdk, serve } from "./hostile.js"
 
 const temporaryDirectory = () => mkdtempSync(join(tmpdir(), "switchboard-paths-"))
@@ -33,10 +33,10 @@ const videoHost = serve((_request, response) => {
 const withSdk = (host: Hostile) => Layer.merge(Layer.orDie(sdk(host)), NodeMedia.layer)
 
 /** Lets `after` pass once a sleep due exactly then is pending: the limit being watched has started. */
-const passWhenWaiting = (after: Duration.DurationInput) =>
+const passWhenWaiting = (after: Duration.Input) =>
   Effect.gen(function*() {
-    const due = (yield* TestClock.currentTimeMillis) + Duration.toMillis(after)
-    yield* waitUntil(TestClock.sleeps(), (sleeps) => Chunk.some(sleeps, (t) => t === due))
+    const due = (yield* Clock.currentTimeMillis) + Duration.toMillis(after)
+    yield* waitUntil(sleeps, (sleeps) => sleeps.some((t) => t === due))
     yield* TestClock.adjust(after)
   })
 
@@ -160,13 +160,13 @@ describe("download limits", () => {
       const asked = new Promise<void>((resolve) => (received = resolve))
       const host = yield* serve(() => received())
       const directory = temporaryDirectory()
-      const fiber = yield* Effect.fork(Effect.flip(NodeMedia.save(`${host.url}/v.mp4`, join(directory, "v.mp4"))))
+      const fiber = yield* Effect.forkChild(Effect.flip(NodeMedia.save(`${host.url}/v.mp4`, join(directory, "v.mp4"))))
       yield* Effect.promise(() => asked)
       yield* passWhenWaiting("60 seconds")
       const error = yield* Fiber.join(fiber)
       expect(error).toMatchObject({ _tag: "TimeoutError", phase: "first-byte" })
       expect(readdirSync(directory)).toEqual([])
-    }).pipe(Effect.provide(NodeMedia.layer))))
+    }).pipe(Effect.provide(Layer.merge(NodeMedia.layer, recordingClock)))))
 
   it.effect("a body that stops coming: TimeoutError (idle) after idleTimeout, nothing written", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -178,7 +178,7 @@ describe("download limits", () => {
         started()
       })
       const directory = temporaryDirectory()
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Effect.flip(NodeMedia.save(`${host.url}/v.mp4`, join(directory, "v.mp4"), { idleTimeout: "5 seconds" }))
       )
       yield* Effect.promise(() => begun)
@@ -186,7 +186,7 @@ describe("download limits", () => {
       const error = yield* Fiber.join(fiber)
       expect(error).toMatchObject({ _tag: "TimeoutError", phase: "idle" })
       expect(readdirSync(directory)).toEqual([])
-    }).pipe(Effect.provide(NodeMedia.layer))))
+    }).pipe(Effect.provide(Layer.merge(NodeMedia.layer, recordingClock)))))
 
   it.live("a negative limit is a ConfigurationError naming it, nothing fetched", () =>
     Effect.scoped(Effect.gen(function*() {

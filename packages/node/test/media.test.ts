@@ -1,18 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Images, TaskJournal, Videos } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeMedia, NodeSwitchboard, NodeTaskJournal } from "../src/index.js"
-import { driveSpaced, emulated, waitUntil } from "./fixtures.js"
+import { driveSpaced, emulated, recordingClock, sleeps, waitUntil } from "./fixtures.js"
 
 const pngSize = (bytes: Buffer) => {
   expect(bytes.subarray(0, 8).toString("hex")).toBe("89504e470d0a1a0a")
@@ -109,15 +108,15 @@ describe("videos over HTTP to the emulator", () => {
     Effect.gen(function*() {
       const taskId = yield* Videos.submit({ model: "video-1", prompt: "A calm sea" })
       expect(yield* Effect.flatMap(TaskJournal.TaskJournal, (j) => j.list)).toMatchObject([{ taskId, model: "video-1" }])
-      const fiber = yield* Effect.fork(Stream.runCollect(Videos.poll(taskId, { schedule })))
-      const sleepingUntil = (due: number) => waitUntil(TestClock.sleeps(), (s) => Chunk.some(s, (t) => t === due))
+      const fiber = yield* Effect.forkChild(Stream.runCollect(Videos.poll(taskId, { schedule })))
+      const sleepingUntil = (due: number) => waitUntil(sleeps, (s) => s.some((t) => t === due))
       yield* sleepingUntil(1000)
       yield* TestClock.adjust("1 second")
       yield* sleepingUntil(3000)
       yield* TestClock.adjust("1999 millis")
       expect(yield* statusCalls).toBe(2)
       yield* TestClock.adjust("1 millis")
-      const updates = Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+      const updates = (yield* Fiber.join(fiber))
       expect(updates.map((u) => (u._tag === "InProgress" ? u.status : u._tag))).toEqual(["queued", "processing", "Succeeded"])
       expect(updates[1]).toMatchObject({ progress: 50 })
       expect(updates[2]).toMatchObject({ _tag: "Succeeded", videoUrl: expect.stringContaining(".mp4") })
@@ -131,7 +130,7 @@ describe("videos over HTTP to the emulator", () => {
   it.effect("image-to-video sends the image part; generate returns the succeeded update and the video downloads", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Videos.generate({ model: "video-1", prompt: "Animate it", image: onePixelPng }, { schedule: everySecond })
       )
       const done = yield* driveSpaced(fiber, "1 second")
@@ -146,7 +145,7 @@ describe("videos over HTTP to the emulator", () => {
 
   it.effect("a failed task → TaskFailedError with the service's reason", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Effect.flip(Videos.generate({ model: "video-1", prompt: "This will fail" }, { schedule: everySecond }))
       )
       const error = yield* driveSpaced(fiber, "1 second")
@@ -156,7 +155,7 @@ describe("videos over HTTP to the emulator", () => {
 
   it.effect("the deadline → TaskTimeoutError, and the task stays in the journal", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Effect.flip(
           Videos.generate({ model: "video-1", prompt: "stuck forever" }, { schedule: Schedule.spaced("10 seconds"), deadline: "55 seconds" })
         )
@@ -176,8 +175,8 @@ describe("videos over HTTP to the emulator", () => {
         script: Array.from({ length: 4 }, () => ({ _tag: "Status" as const, status: 503, retryAfter: 1 }))
       })
       // Every wait is 1 s: the poll's, the transport's retry (Retry-After) and the poll's status retry.
-      const fiber = yield* Effect.fork(Stream.runCollect(Videos.poll(taskId, { schedule: everySecond, statusRetry: everySecond })))
-      const updates = Chunk.toReadonlyArray(yield* driveSpaced(fiber, "1 second"))
+      const fiber = yield* Effect.forkChild(Stream.runCollect(Videos.poll(taskId, { schedule: everySecond, statusRetry: everySecond })))
+      const updates = (yield* driveSpaced(fiber, "1 second"))
       expect(updates.at(-1)?._tag).toBe("Succeeded")
       expect(yield* statusCalls).toBe(7) // 4 faulted + queued, processing, succeed
     }).pipe(Effect.provide(emulated({ maxRetries: 1 }))))
@@ -195,9 +194,9 @@ describe("videos over HTTP to the emulator", () => {
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Status", status: 429, retryAfter: 1 }] })
-      const fiber = yield* Effect.fork(Videos.submit({ model: "video-1", prompt: "A calm sea" }))
+      const fiber = yield* Effect.forkChild(Videos.submit({ model: "video-1", prompt: "A calm sea" }))
       yield* emulator.awaitRequests(1)
-      yield* waitUntil(TestClock.sleeps(), (s) => s.length > 0)
+      yield* waitUntil(sleeps, (s) => s.length > 0)
       yield* TestClock.adjust("1 second")
       const taskId = yield* Fiber.join(fiber)
       expect(taskId).toMatch(/^task_/)
@@ -211,7 +210,7 @@ describe("videos over HTTP to the emulator", () => {
       const sdk = NodeSwitchboard.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey, journalDirectory })
 
       // Program 1: submits, starts polling, and is interrupted.
-      const first = yield* Effect.fork(
+      const first = yield* Effect.forkChild(
         Effect.flatMap(Videos.submit({ model: "video-1", prompt: "A slow sunrise" }), (id) =>
           Stream.runDrain(Videos.poll(id, { schedule: everySecond }))).pipe(Effect.provide(sdk))
       )
@@ -219,7 +218,7 @@ describe("videos over HTTP to the emulator", () => {
       yield* Fiber.interrupt(first)
 
       // Program 2: a fresh layer over the same journal directory.
-      const resumed = yield* Effect.fork(
+      const resumed = yield* Effect.forkChild(
         Effect.gen(function*() {
           const { pending } = yield* Videos.resumePending({ schedule: everySecond })
           expect(pending.map((p) => p.entry.prompt)).toEqual(["A slow sunrise"])
@@ -228,14 +227,14 @@ describe("videos over HTTP to the emulator", () => {
           return updates
         }).pipe(Effect.provide(sdk))
       )
-      const updates = Chunk.toReadonlyArray(yield* driveSpaced(resumed, "1 second"))
+      const updates = (yield* driveSpaced(resumed, "1 second"))
       expect(updates.at(-1)?._tag).toBe("Succeeded")
       expect(yield* submissions).toBe(1)
       const afterwards = yield* Effect.flatMap(TaskJournal.TaskJournal, (j) => j.list).pipe(
         Effect.provide(NodeTaskJournal.layer(journalDirectory))
       )
       expect(afterwards).toEqual([])
-    }).pipe(Effect.provide(Emulator.layer())))
+    }).pipe(Effect.provide(Layer.merge(Emulator.layer(), recordingClock))))
 
   it.effect("submission input is validated before sending", () =>
     Effect.gen(function*() {

@@ -13,8 +13,8 @@ import * as Embeddings from "@switchboard/core/Embeddings"
 import * as Images from "@switchboard/core/Images"
 import * as Telemetry from "@switchboard/core/Telemetry"
 import { Emulator } from "@switchboard/emulator"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Stream from "effect/Stream"
 import { emulated } from "./fixtures.js"
 
@@ -58,7 +58,7 @@ const exported = <A, E>(
     const emulator = yield* Emulator.Emulator
     // Read before the layer ends: shutting the SDK down empties the exporter.
     const [result, finished] = yield* Effect.provide(
-      Effect.zip(Effect.either(effect), Effect.sync(() => spans.getFinishedSpans())),
+      Effect.zip(Effect.result(effect), Effect.sync(() => spans.getFinishedSpans())),
       sdk
     )
     return { result, spans: finished, exporter: spans, reader, port: Number(new URL(emulator.url).port) }
@@ -81,8 +81,8 @@ describe("spans exported through @effect/opentelemetry", () => {
   it.effect("Chat.create: one client span named and annotated by the GenAI conventions", () =>
     Effect.gen(function*() {
       const { port, result, spans } = yield* exported(Chat.create(request))
-      expect(result._tag).toBe("Right")
-      const completion = result._tag === "Right" ? result.right : undefined
+      expect(result._tag).toBe("Success")
+      const completion = result._tag === "Success" ? result.success : undefined
       const [span, ...others] = named(spans, `chat ${model}`)
       expect(others).toEqual([])
       expect(span!.kind).toBe(SpanKind.CLIENT)
@@ -120,8 +120,8 @@ describe("spans exported through @effect/opentelemetry", () => {
         undefined,
         (created) => (exporter = created)
       )
-      expect(result._tag).toBe("Right")
-      const chunks = result._tag === "Right" ? Chunk.toReadonlyArray(result.right) : []
+      expect(result._tag).toBe("Success")
+      const chunks = result._tag === "Success" ? (result.success) : []
       expect(chunks.length).toBeGreaterThan(1)
       // While chunks were still arriving, the call's span had not ended.
       expect(openWhileStreaming).toEqual(chunks.map(() => true))
@@ -143,7 +143,7 @@ describe("spans exported through @effect/opentelemetry", () => {
   it.effect("a failed call: error.type is the error's tag and the span's status an error", () =>
     Effect.gen(function*() {
       const { result, spans } = yield* exported(Chat.create({ ...request, model: "no-such-model" }))
-      expect(result._tag).toBe("Left")
+      expect(result._tag).toBe("Failure")
       const [span] = named(spans, "chat no-such-model")
       expect(span!.attributes["error.type"]).toBe("NotFoundError")
       expect(span!.status.code).toBe(SpanStatusCode.ERROR)
@@ -155,7 +155,7 @@ describe("spans exported through @effect/opentelemetry", () => {
         Embeddings.create({ model: Emulator.embeddingModel, input: ["a", "b"], dimensions: 8 }),
         Images.generate({ prompt: "a lighthouse" })
       ]))
-      expect(result._tag).toBe("Right")
+      expect(result._tag).toBe("Success")
       const [embeddings] = named(spans, `embeddings ${Emulator.embeddingModel}`)
       expect(embeddings!.kind).toBe(SpanKind.CLIENT)
       expect(embeddings!.attributes).toMatchObject({
@@ -174,7 +174,7 @@ describe("spans exported through @effect/opentelemetry", () => {
         Stream.runDrain(Chat.stream(request)),
         Chat.create({ ...request, model: "no-such-model" }).pipe(Effect.ignore)
       ]))
-      expect(result._tag).toBe("Right")
+      expect(result._tag).toBe("Success")
       const text = everything(spans)
       expect(text).toContain(`chat ${model}`)
       expect(text).not.toContain(secret)
@@ -188,16 +188,16 @@ describe("spans exported through @effect/opentelemetry", () => {
         Chat.create({ ...request, messages: [{ role: "user", content: `${prompt} ${secret}` }] }),
         Stream.runCollect(Chat.streamText(request))
       ])))
-      expect(result._tag).toBe("Right")
+      expect(result._tag).toBe("Success")
       const [created, streamed] = named(spans, `chat ${model}`)
       const input = JSON.parse(String(created!.attributes["gen_ai.input.messages"]))
       expect(input).toEqual([{ role: "user", parts: [{ type: "text", content: `${prompt} [redacted]` }] }])
-      const reply = result._tag === "Right" ? result.right[0].choices[0]!.message.content : undefined
+      const reply = result._tag === "Success" ? result.success[0].choices[0]!.message.content : undefined
       expect(JSON.parse(String(created!.attributes["gen_ai.output.messages"]))).toEqual([
         // The emulator echoes the prompt: the key in it is redacted too.
         { role: "assistant", parts: [{ type: "text", content: reply?.replaceAll(secret, "[redacted]") }], finish_reason: "stop" }
       ])
-      const text = result._tag === "Right" ? Chunk.join(result.right[1], "") : ""
+      const text = result._tag === "Success" ? result.success[1].join("") : ""
       expect(JSON.parse(String(streamed!.attributes["gen_ai.output.messages"]))).toEqual([
         { role: "assistant", parts: [{ type: "text", content: text }], finish_reason: "stop" }
       ])
@@ -254,9 +254,9 @@ describe("metrics exported through @effect/opentelemetry", () => {
         }),
         reader
       )
-      expect(result._tag).toBe("Right")
-      if (result._tag === "Left") return
-      const { after, before, completions } = result.right
+      expect(result._tag).toBe("Success")
+      if (result._tag === "Failure") return
+      const { after, before, completions } = result.success
       const sum = (f: (c: typeof completions[number]) => number) => completions.reduce((n, c) => n + f(c), 0)
       expect(after.units).toEqual(["{token}", "s"])
       expect(after.input.count - before.input.count).toBe(2)
@@ -267,7 +267,7 @@ describe("metrics exported through @effect/opentelemetry", () => {
       expect(after.failed - before.failed).toBe(1)
     }))
 
-  it.effect("labels the caller set with Effect.tagMetrics go on the call's values too", () =>
+  it.effect("labels the caller set in Metric.CurrentMetricAttributes go on the call's values too", () =>
     Effect.gen(function*() {
       const reader = new CollectingReader()
       const tagged = { "gen_ai.operation.name": "chat", "gen_ai.request.model": model, tenant: "t-42" }
@@ -279,16 +279,16 @@ describe("metrics exported through @effect/opentelemetry", () => {
       const { result } = yield* exported(
         Effect.gen(function*() {
           const before = [yield* count, yield* tokens]
-          yield* Effect.tagMetrics(Chat.create(request), "tenant", "t-42")
+          yield* Effect.provideService(Chat.create(request), Metric.CurrentMetricAttributes, { tenant: "t-42" })
           yield* Chat.create(request)
           return { before, after: [yield* count, yield* tokens] }
         }),
         reader
       )
-      expect(result._tag).toBe("Right")
-      if (result._tag === "Left") return
+      expect(result._tag).toBe("Success")
+      if (result._tag === "Failure") return
       // Only the tagged call counts under the tag: the untagged one reuses no tagged labels.
-      expect(result.right.after[0]! - result.right.before[0]!).toBe(1)
-      expect(result.right.after[1]! - result.right.before[1]!).toBe(1)
+      expect(result.success.after[0]! - result.success.before[0]!).toBe(1)
+      expect(result.success.after[1]! - result.success.before[1]!).toBe(1)
     }))
 })

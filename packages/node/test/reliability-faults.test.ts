@@ -7,11 +7,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, Models, type Protocol, Videos } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { emulated } from "./fixtures.js"
 
 const model = "gpt-4o-mini"
@@ -70,7 +69,7 @@ describe("ResetAfterHeaders: the headers arrive, then the connection drops", () 
     Effect.gen(function*() {
       yield* faulted([{ _tag: "ResetAfterHeaders" }])
       const text = yield* Stream.runCollect(Chat.streamText(hello))
-      expect(Chunk.join(text, "")).toContain("Hello there")
+      expect(text.join("")).toContain("Hello there")
       expect(yield* faultsSeen).toEqual(["ResetAfterHeaders", "none"])
     }).pipe(Effect.provide(emulated(instant))))
 
@@ -137,9 +136,9 @@ describe("a slow first byte", () => {
       const emulator = yield* Emulator.Emulator
       yield* faulted([{ _tag: "Delay", delay: "1 hour" }])
       // The Node wire keeps the first-byte limit with a real timer: a short one.
-      const fiber = yield* Effect.fork(Stream.runCollect(Chat.streamText(hello)))
+      const fiber = yield* Effect.forkChild(Stream.runCollect(Chat.streamText(hello)))
       yield* emulator.awaitRequests(1)
-      expect(Chunk.join(yield* Fiber.join(fiber), "")).toContain("Hello there")
+      expect(yield* Fiber.join(fiber).join("")).toContain("Hello there")
       expect(yield* faultsSeen).toEqual(["Delay", "none"])
     }).pipe(Effect.provide(emulated({ ...instant, streamFirstByteTimeout: "1 second" }))))
 
@@ -147,7 +146,7 @@ describe("a slow first byte", () => {
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* faulted([{ _tag: "Delay", delay: "1 hour", afterHeaders: true }])
-      const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(Chat.stream(hello))))
+      const fiber = yield* Effect.forkChild(Effect.flip(Stream.runDrain(Chat.stream(hello))))
       yield* emulator.awaitRequests(1)
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "TimeoutError", phase: "first-byte" })
       expect(yield* emulator.requestCount).toBe(1)
@@ -158,7 +157,7 @@ describe("a slow first byte", () => {
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* faulted([{ _tag: "Delay", delay: "2 seconds", afterHeaders: true }])
-      const fiber = yield* Effect.fork(Chat.accumulate(Chat.stream(hello)))
+      const fiber = yield* Effect.forkChild(Chat.accumulate(Chat.stream(hello)))
       yield* emulator.awaitRequests(1)
       yield* TestClock.adjust("2 seconds")
       const completion = yield* Fiber.join(fiber)
@@ -170,7 +169,7 @@ describe("a slow first byte", () => {
       const emulator = yield* Emulator.Emulator
       yield* faulted([{ _tag: "Delay", delay: "1 hour", afterHeaders: true }])
       // A real timer in the Node wire, hence a short limit.
-      const fiber = yield* Effect.fork(Effect.flip(Chat.create(hello)))
+      const fiber = yield* Effect.forkChild(Effect.flip(Chat.create(hello)))
       yield* emulator.awaitRequests(1)
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "TimeoutError", phase: "request" })
       yield* emulator.awaitOpenConnections(0)

@@ -18,7 +18,7 @@ import { Chat, Embeddings, Models, Moderations, type Protocol, Videos } from "@s
 import { Emulator } from "@switchboard/emulator"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FastCheck from "effect/FastCheck"
+import * as FastCheck from "effect/testing/FastCheck"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -123,8 +123,8 @@ describe("interruption releases the connection", () => {
         yield* emulator.reset
         if (t.fault) yield* emulator.setFaults({ script: [t.fault] })
         const received = yield* Ref.make(0)
-        const fiber = yield* Effect.fork(callOf(t.kind, taskId, received))
-        const done = Effect.map(Fiber.poll(fiber), Option.isSome)
+        const fiber = yield* Effect.forkChild(callOf(t.kind, taskId, received))
+        const done = Effect.sync(() => fiber.pollUnsafe() !== undefined)
         switch (t.point._tag) {
           case "Turns":
             yield* turnsOf(t.point.turns)

@@ -1,7 +1,7 @@
 /**
  * Decision 8: the key never appears. Every capability and every error the
  * SDK can fail with is run with a known key while capturing everything a
- * user could see or ship: every log line (a `Logger.replace`d logger at log
+ * user could see or ship: every log line (the only logger, at log
  * level All, in three formats, each failure's `Cause` logged through it),
  * every error's message, `toString`, JSON, inspection and stack, every
  * success value, and every span with its attributes, events and exit (a
@@ -28,14 +28,15 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Formatter from "effect/Formatter"
 import * as Inspectable from "effect/Inspectable"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Ref from "effect/Ref"
+import * as References from "effect/References"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Tracer from "effect/Tracer"
 import * as NodeHttpWire from "../src/NodeHttpWire.js"
 import { emulated, waitUntil } from "./fixtures.js"
@@ -54,14 +55,14 @@ const outcomes: Array<{ readonly name: string; readonly tag: string }> = []
 const spans: Array<Tracer.Span> = []
 
 const capturingLogger = Logger.make((options) => {
-  seen.push(Logger.stringLogger.log(options), Logger.logfmtLogger.log(options), Logger.jsonLogger.log(options))
+  seen.push(Logger.formatSimple.log(options), Logger.formatLogFmt.log(options), Logger.formatJson.log(options))
 })
-const logging = Layer.merge(Logger.replace(Logger.defaultLogger, capturingLogger), Logger.minimumLogLevel(LogLevel.All))
+const logging = Layer.merge(Logger.layer([capturingLogger]), Layer.succeed(References.MinimumLogLevel, "All"))
 
 const recordingTracer = Effect.map(Effect.tracer, (base) =>
   Tracer.make({
-    span: (...args) => {
-      const span = base.span(...args)
+    span(options) {
+      const span = base.span(options)
       spans.push(span)
       return span
     },
@@ -72,7 +73,7 @@ const describeError = (error: unknown): ReadonlyArray<string> => [
   String(error),
   (error as Error).message,
   JSON.stringify(error),
-  Inspectable.format(error),
+  Formatter.format(error),
   Inspectable.toStringUnknown(error),
   String((error as Error).stack)
 ]
@@ -83,7 +84,7 @@ const observe = <A, E, R>(name: string, effect: Effect.Effect<A, E, R>) =>
     const exit = yield* Effect.exit(Effect.withLogSpan(Effect.annotateLogs(effect, "path", name), name))
     if (Exit.isSuccess(exit)) {
       outcomes.push({ name, tag: "success" })
-      seen.push(Inspectable.format(exit.value), Inspectable.toStringUnknown(exit.value))
+      seen.push(Formatter.format(exit.value), Inspectable.toStringUnknown(exit.value))
       yield* Effect.logDebug("succeeded", exit.value)
       return
     }
@@ -94,11 +95,11 @@ const observe = <A, E, R>(name: string, effect: Effect.Effect<A, E, R>) =>
   })
 
 /** Forks `effect`, lets it make `requests` requests, each followed by `step` of TestClock time. */
-const timed = <A, E, R>(effect: Effect.Effect<A, E, R>, requests: number, step: Duration.DurationInput) =>
+const timed = <A, E, R>(effect: Effect.Effect<A, E, R>, requests: number, step: Duration.Input) =>
   Effect.gen(function*() {
     const emulator = yield* Emulator.Emulator
     const before = yield* emulator.requestCount
-    const fiber = yield* Effect.fork(effect)
+    const fiber = yield* Effect.forkChild(effect)
     for (let n = 1; n <= requests; n++) {
       yield* emulator.awaitRequests(before + n)
       yield* TestClock.adjust(step)
@@ -189,7 +190,7 @@ const errorPaths = Effect.gen(function*() {
     "idle timeout",
     Effect.gen(function*() {
       const received = yield* Ref.make(0)
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Stream.runDrain(Stream.tap(Chat.stream(hello), () => Ref.update(received, (n) => n + 1))).pipe(shortLimits)
       )
       yield* waitUntil(Ref.get(received), (n) => n === 2)
@@ -268,7 +269,7 @@ describe("the API key never appears", () => {
       const tracer = yield* recordingTracer
       yield* Effect.gen(function*() {
         const resolved = yield* SwitchboardConfig.SwitchboardConfig
-        seen.push(Inspectable.format(resolved), JSON.stringify(resolved), String(resolved.apiKey))
+        seen.push(Formatter.format(resolved), JSON.stringify(resolved), String(resolved.apiKey))
         yield* capabilities
         yield* errorPaths
         yield* journalFailure
@@ -281,12 +282,12 @@ describe("the API key never appears", () => {
       )
 
       for (const span of spans) {
-        seen.push(span.name, Inspectable.format(Object.fromEntries(span.attributes)))
+        seen.push(span.name, Formatter.format(Object.fromEntries(span.attributes)))
         if (span.status._tag === "Ended") {
-          seen.push(Exit.isFailure(span.status.exit) ? Cause.pretty(span.status.exit.cause) : Inspectable.format(span.status.exit))
+          seen.push(Exit.isFailure(span.status.exit) ? Cause.pretty(span.status.exit.cause) : Formatter.format(span.status.exit))
         }
         const events = (span as { readonly events?: ReadonlyArray<unknown> }).events
-        if (events) seen.push(Inspectable.format(events))
+        if (events) seen.push(Formatter.format(events))
       }
 
       // Each path ended as it should, every error of the union was met, and what was captured is not empty.

@@ -179,7 +179,7 @@ const run = (
   taskIds: ReadonlyMap<number, string>,
   replyFor: (prompt: string) => string
 ): Effect.Effect<void, SwitchboardError.SwitchboardError, Chat.Chat | Embeddings.Embeddings | Moderations.Moderations | Videos.Videos> => {
-  const check = (ok: boolean, what: string) => (ok ? Effect.void : Effect.dieMessage(`call ${i}: ${what}`))
+  const check = (ok: boolean, what: string) => (ok ? Effect.void : Effect.die(new Error(`call ${i}: ${what}`)))
   switch (kindOf(i)) {
     case "chat":
       return Effect.flatMap(Chat.create(chatRequest(i)), (completion) =>
@@ -302,12 +302,12 @@ describe("soak under faults", () => {
         let outcome: string
         if (Exit.isSuccess(exit)) {
           outcome = "ok"
-        } else if (Cause.isDie(exit.cause) || Cause.isInterrupted(exit.cause)) {
+        } else if (Cause.hasDies(exit.cause) || Cause.hasInterrupts(exit.cause)) {
           defects.push(`call ${i} (${kindOf(i)}): ${Cause.pretty(exit.cause)}`)
           continue
         } else {
-          const error = Option.getOrThrow(Cause.failureOption(exit.cause))
-          if (Cause.isNoSuchElementException(error) || (error as { _tag?: string })._tag === "TimeoutException") {
+          const error = Option.getOrThrow(Cause.findErrorOption(exit.cause))
+          if (Cause.isNoSuchElementError(error) || Cause.isTimeoutError(error)) {
             hangs.push(i)
             continue
           }

@@ -61,8 +61,8 @@ type Outcome =
   | { readonly _tag: "PollFailed"; readonly taskId: string; readonly error: SwitchboardError.SwitchboardError }
 
 const typed = (cause: Cause.Cause<unknown>): SwitchboardError.SwitchboardError => {
-  const error = Option.getOrUndefined(Cause.failureOption(cause))
-  if (Cause.isDie(cause) || !isSwitchboardError(error)) throw new Error(`not a typed failure: ${Cause.pretty(cause)}`)
+  const error = Option.getOrUndefined(Cause.findErrorOption(cause))
+  if (Cause.hasDies(cause) || !isSwitchboardError(error)) throw new Error(`not a typed failure: ${Cause.pretty(cause)}`)
   return error
 }
 

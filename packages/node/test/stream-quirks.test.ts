@@ -5,7 +5,6 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, type Protocol } from "@switchboard/core"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { against, json } from "./hostile.js"
@@ -28,7 +27,7 @@ const finish = { id: "x", choices: [{ index: 0, delta: {}, finish_reason: "tool_
 const bothFolds = Effect.gen(function*() {
   const accumulated = yield* Chat.accumulate(Chat.stream(hello))
   const parts = yield* Stream.runCollect(Chat.streamWithCompletion(hello))
-  const last = Chunk.toReadonlyArray(parts).at(-1)
+  const last = (parts).at(-1)
   expect(last?._tag === "Completion" && last.completion).toEqual(accumulated)
   return accumulated
 })

@@ -1,13 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, type Protocol } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
-import { emulated, waitUntil } from "./fixtures.js"
+import * as TestClock from "effect/testing/TestClock"
+import { emulated, sleeps, waitUntil } from "./fixtures.js"
 
 const model = "gpt-4o-mini"
 const hello = { model, messages: [{ role: "user", content: "Tell me about streams" }] } satisfies Protocol.ChatRequest
@@ -28,13 +27,13 @@ const cityTool = (name: string, description: string): Protocol.Tool => ({
 const tools = [cityTool("get_weather", "Weather for a city"), cityTool("get_time", "Local time in a city")]
 
 /** Waits, without moving the clock, until some fiber sleeps until at most `limit` ms. */
-const sleeperBy = (limit: number) => waitUntil(TestClock.sleeps(), (sleeps) => Chunk.some(sleeps, (t) => t <= limit))
+const sleeperBy = (limit: number) => waitUntil(sleeps, (sleeps) => sleeps.some((t) => t <= limit))
 
 /** `stream` drained in a fiber, counting the chunks that arrived. */
 const drainCounting = <A, E, R>(stream: Stream.Stream<A, E, R>) =>
   Effect.gen(function*() {
     const received = yield* Ref.make(0)
-    const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(Stream.tap(stream, () => Ref.update(received, (n) => n + 1)))))
+    const fiber = yield* Effect.forkChild(Effect.flip(Stream.runDrain(Stream.tap(stream, () => Ref.update(received, (n) => n + 1)))))
     return { fiber, received }
   })
 
@@ -44,7 +43,7 @@ describe("Chat.stream over HTTP to the emulator", () => {
       const plain = yield* Chat.create(hello)
       const pieces = yield* Stream.runCollect(Chat.streamText(hello))
       expect(pieces.length).toBeGreaterThan(10)
-      expect(Chunk.join(pieces, "")).toBe(plain.choices[0]?.message.content)
+      expect(pieces.join("")).toBe(plain.choices[0]?.message.content)
       const folded = yield* Chat.accumulate(Chat.stream(hello))
       expect(folded.choices).toEqual(plain.choices)
       expect(folded).toMatchObject({ id: expect.any(String), model: plain.model, created: expect.any(Number) })
@@ -74,7 +73,7 @@ describe("Chat.stream over HTTP to the emulator", () => {
       const emulator = yield* Emulator.Emulator
       const plain = yield* Chat.create(hello)
       const before = yield* emulator.requestCount
-      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(Chat.streamWithCompletion(hello)))
+      const parts = (yield* Stream.runCollect(Chat.streamWithCompletion(hello)))
       expect(yield* emulator.requestCount).toBe(before + 1)
       const last = parts.at(-1)
       const deltas = parts.slice(0, -1)
@@ -118,7 +117,7 @@ describe("Chat.stream over HTTP to the emulator", () => {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Delay", delay: "1 hour" }] })
       // A real timer in the Node wire, hence a short limit.
-      const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(Chat.stream(hello))))
+      const fiber = yield* Effect.forkChild(Effect.flip(Stream.runDrain(Chat.stream(hello))))
       yield* emulator.awaitRequests(1)
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "TimeoutError", phase: "first-byte" })
       expect(yield* emulator.requestCount).toBe(1)
@@ -128,12 +127,12 @@ describe("Chat.stream over HTTP to the emulator", () => {
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Delay", delay: "1 hour" }] })
-      const fiber = yield* Effect.fork(Stream.runCollect(Chat.streamText(hello, { firstByteTimeout: "1 second" })))
+      const fiber = yield* Effect.forkChild(Stream.runCollect(Chat.streamText(hello, { firstByteTimeout: "1 second" })))
       yield* emulator.awaitRequests(1)
       yield* sleeperBy(1_000) // the backoff, at most 600 ms, after the real 1 s limit
       yield* TestClock.adjust("1 second")
       const text = yield* Fiber.join(fiber)
-      expect(Chunk.join(text, "")).toContain("Tell me about streams")
+      expect(text.join("")).toContain("Tell me about streams")
       expect(yield* emulator.requestCount).toBe(2)
     }).pipe(Effect.provide(emulated({ streamFirstByteTimeout: "1 minute" }))))
 
@@ -141,7 +140,7 @@ describe("Chat.stream over HTTP to the emulator", () => {
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Status", status: 503 }] })
-      const fiber = yield* Effect.fork(Chat.accumulate(Chat.stream(hello)))
+      const fiber = yield* Effect.forkChild(Chat.accumulate(Chat.stream(hello)))
       yield* sleeperBy(1_000)
       yield* TestClock.adjust("1 second")
       const completion = yield* Fiber.join(fiber)
@@ -153,10 +152,10 @@ describe("Chat.stream over HTTP to the emulator", () => {
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Reset" }] })
-      const fiber = yield* Effect.fork(Stream.runCollect(Chat.streamText(hello)))
+      const fiber = yield* Effect.forkChild(Stream.runCollect(Chat.streamText(hello)))
       yield* sleeperBy(1_000)
       yield* TestClock.adjust("1 second")
-      expect(Chunk.join(yield* Fiber.join(fiber), "")).toContain("Tell me about streams")
+      expect(yield* Fiber.join(fiber).join("")).toContain("Tell me about streams")
       expect(yield* emulator.requestCount).toBe(2)
     }).pipe(Effect.provide(emulated())))
 

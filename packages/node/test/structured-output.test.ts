@@ -14,9 +14,9 @@ class Address extends Schema.Class<Address>("Address")({ city: Schema.String, zi
 
 const Order = Schema.Struct({
   id: Schema.String,
-  status: Schema.Literal("open", "shipped"),
+  status: Schema.Literals(["open", "shipped"]),
   address: Address,
-  lines: Schema.Array(Schema.Struct({ sku: Schema.String, quantity: Schema.Int.pipe(Schema.between(1, 9)) }))
+  lines: Schema.Array(Schema.Struct({ sku: Schema.String, quantity: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 9 })) }))
 })
 
 /** The chat request bodies the emulator received. */
@@ -63,7 +63,7 @@ describe("Chat.createObject over HTTP to the emulator", () => {
 
   it.effect("a reply that does not decode is a StructuredOutputError with the text and the issue", () =>
     Effect.gen(function*() {
-      const Strict = Schema.Struct({ code: Schema.String.pipe(Schema.pattern(/^[A-Z]{3}$/)) })
+      const Strict = Schema.Struct({ code: Schema.String.check(Schema.isPattern(/^[A-Z]{3}$/)) })
       const error = yield* Effect.flip(Chat.createObject(request, Strict))
       expect(error._tag).toBe("StructuredOutputError")
       if (error._tag !== "StructuredOutputError") return
@@ -119,7 +119,7 @@ describe("Chat.createObject against a hostile model", () => {
 
   it.live("__proto__ in the value never sets a prototype", () =>
     against(respond(`{"extra":{"__proto__":{"isAdmin":true},"a":1}}`), () =>
-      Effect.map(Chat.createObject(request, Schema.Struct({ extra: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })), ({ value }) => {
+      Effect.map(Chat.createObject(request, Schema.Struct({ extra: Schema.Record(Schema.String, Schema.Unknown) })), ({ value }) => {
         expect((value.extra as { isAdmin?: unknown }).isAdmin).toBeUndefined()
         expect(Object.getPrototypeOf(value.extra)).toBe(Object.prototype)
       })))

@@ -38,20 +38,20 @@ const sdk = NodeSwitchboard.layer({
 })
 const print = (value: unknown) => Effect.sync(() => process.stdout.write(`${JSON.stringify(value)}\n`))
 
-const submitOne = (prompt: string) => Effect.either(Videos.submit({ model: "video-1", prompt }))
+const submitOne = (prompt: string) => Effect.result(Videos.submit({ model: "video-1", prompt }))
 
 const submit = (job: Extract<Job, { _tag: "submit" }>) =>
   Effect.gen(function*() {
     const one = (i: number) =>
       job.layerPerCall ? Effect.provide(submitOne(`${job.prefix} ${i}`), sdk) : submitOne(`${job.prefix} ${i}`)
     const results = yield* Effect.forEach(Array.from({ length: job.count }, (_, i) => i), one, { concurrency: job.concurrency })
-    const ids = results.flatMap((r) => (r._tag === "Right" ? [r.right] : []))
-    const failures = results.flatMap((r) => (r._tag === "Left" ? [`${r.left._tag}: ${r.left.message}`] : []))
+    const ids = results.flatMap((r) => (r._tag === "Success" ? [r.success] : []))
+    const failures = results.flatMap((r) => (r._tag === "Failure" ? [`${r.failure._tag}: ${r.failure.message}`] : []))
     yield* print({ ids, failures })
   })
 
 const waitFor = (file: string): Effect.Effect<void> =>
-  Effect.suspend(() => (Fs.existsSync(file) ? Effect.void : Effect.zipRight(Effect.sleep("5 millis"), waitFor(file))))
+  Effect.suspend(() => (Fs.existsSync(file) ? Effect.void : Effect.andThen(Effect.sleep("5 millis"), waitFor(file))))
 
 const resume = (job: Extract<Job, { _tag: "resume" }>) =>
   Effect.gen(function*() {
@@ -59,14 +59,14 @@ const resume = (job: Extract<Job, { _tag: "resume" }>) =>
     yield* waitFor(job.go)
     const { busy, pending, quarantined } = yield* Videos.resumePending()
     const finished = yield* Effect.forEach(pending, ({ entry, updates }) =>
-      Stream.runDrain(updates).pipe(Effect.zipRight(Videos.complete(entry.taskId)), Effect.as(entry.taskId)), { concurrency: 8 })
+      Stream.runDrain(updates).pipe(Effect.andThen(Videos.complete(entry.taskId)), Effect.as(entry.taskId)), { concurrency: 8 })
     yield* print({ finished, busy: busy.length, quarantined: quarantined.length })
   })
 
 const loop = (job: Extract<Job, { _tag: "loop" }>) =>
   Effect.forEach(Array.from({ length: job.concurrency }, (_, lane) => lane), (lane) =>
     Effect.forever(
-      Effect.flatMap(submitOne(`${job.prefix} ${lane}`), (r) => print(r._tag === "Right" ? { id: r.right } : { failure: r.left._tag }))
+      Effect.flatMap(submitOne(`${job.prefix} ${lane}`), (r) => print(r._tag === "Success" ? { id: r.success } : { failure: r.failure._tag }))
     ), { concurrency: "unbounded", discard: true })
 
 const program = (job: Job): Effect.Effect<void, unknown, Videos.Videos> => {
