@@ -18,16 +18,67 @@ import type * as Protocol from "@switchboard/core/Protocol"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
 import { duration } from "@switchboard/core/SwitchboardConfig"
 import { ConfigurationError, type SwitchboardError } from "@switchboard/core/SwitchboardError"
+import type * as Tool from "effect/ai/Tool"
+import type * as Toolkit from "effect/ai/Toolkit"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Mailbox from "effect/Mailbox"
+import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { AgentError, ToolDefect } from "./AgentError.js"
 import * as Loop from "./internal/loop.js"
-import type * as Toolkit from "./Toolkit.js"
+import * as Tools from "./internal/tools.js"
 import type { Transcript } from "./Transcript.js"
+
+/**
+ * The tools of a toolkit by name, as `effect/ai`'s `Toolkit.make` gives them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AnyTools = Record<string, Tool.Any>
+
+/**
+ * What a run needs: the chat service, the handlers of the toolkit's tools
+ * (`toolkit.toLayer(...)`, the same layer `LanguageModel.generateText` uses),
+ * and what the tools' schemas and `addDependency` ask of each call.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requirements<T extends AnyTools> =
+  | Chat.Chat
+  | Tool.HandlersFor<T>
+  | Tool.HandlerServices<T[keyof T]>
+
+export {
+  /**
+   * A tool annotation: the limit for one call of the tool, retries included.
+   * A call that reaches it is interrupted (its finalizers run) and the model
+   * gets `{"error": "get_weather timed out after 10s"}`.
+   *
+   * @example
+   * ```ts
+   * const GetWeather = Tool.make("get_weather", { ... }).annotate(Agent.ToolTimeout, "10 seconds")
+   * ```
+   * @since 0.1.0
+   * @category annotations
+   */
+  ToolTimeout,
+  /**
+   * A tool annotation: a `Schedule` over the handler's typed failure; only
+   * the handler is retried, never the model call.
+   *
+   * @example
+   * ```ts
+   * const Flaky = Tool.make("flaky", { ... }).annotate(Agent.ToolRetry, Schedule.recurs(2))
+   * ```
+   * @since 0.1.0
+   * @category annotations
+   */
+  ToolRetry
+} from "./internal/annotations.js"
 
 /**
  * What a call produced, as sent back to the model in its `tool` message.
@@ -171,7 +222,7 @@ export interface Budget {
    * Measured with `Clock`, from the start of the run, and bounding all of
    * it: reaching it interrupts a model call or a tool that is running.
    */
-  readonly duration?: Duration.DurationInput | undefined
+  readonly duration?: Duration.Input | undefined
 }
 
 /**
@@ -225,7 +276,7 @@ export interface StepContext extends StepSettings {
  * @since 0.1.0
  * @category models
  */
-export interface RunOptions<T extends Toolkit.Tools, A = undefined, I = A> {
+export interface RunOptions<T extends AnyTools, A = undefined, I = A> {
   readonly model: string
   /**
    * The agent's name, for its run's span: `invoke_agent {name}` with
@@ -233,6 +284,7 @@ export interface RunOptions<T extends Toolkit.Tools, A = undefined, I = A> {
    */
   readonly name?: string | undefined
   readonly messages: ReadonlyArray<Protocol.Message>
+  /** An `effect/ai` toolkit; its handlers come from `toolkit.toLayer(...)`. */
   readonly toolkit: Toolkit.Toolkit<T>
   /** `required` or a named function applies to the first model call, then `auto`. */
   readonly toolChoice?: Protocol.ToolChoice | undefined
@@ -244,7 +296,7 @@ export interface RunOptions<T extends Toolkit.Tools, A = undefined, I = A> {
    * result's `output` is its decoded arguments. A reply that does not decode
    * fails with `StructuredOutputError`.
    */
-  readonly output?: Schema.Schema<A, I> | undefined
+  readonly output?: Schema.Codec<A, I> | undefined
   /**
    * Called before each model call: returns changes to its model, tools (a
    * subset of the toolkit's definitions) or tool choice. What it returns
@@ -274,7 +326,7 @@ export interface RunOptions<T extends Toolkit.Tools, A = undefined, I = A> {
  * @since 0.1.0
  * @category models
  */
-export interface ResumeOptions<T extends Toolkit.Tools, A = undefined, I = A>
+export interface ResumeOptions<T extends AnyTools, A = undefined, I = A>
   extends Omit<RunOptions<T, A, I>, "messages" | "toolChoice">
 {
   /** A paused run's transcript, or one from an error. */
@@ -352,28 +404,30 @@ export type AgentEvent<A = undefined> = TextDelta | ToolCallStarted | ToolResult
 const count = (field: string, value: number | undefined, fallback: number, min: number) => {
   const n = value ?? fallback
   return Number.isSafeInteger(n) && n >= min
-    ? Either.right(n)
-    : Either.left(new ConfigurationError({ field, message: `${field} must be an integer of ${min} or more` }))
+    ? Result.succeed(n)
+    : Result.fail(new ConfigurationError({ field, message: `${field} must be an integer of ${min} or more` }))
 }
 
-/** The options with defaults filled in; a limit that makes no sense fails, naming it, before any call. */
-const settings = <T extends Toolkit.Tools, A, I>(
+/** The options with defaults filled in; a limit or a tool that makes no sense fails, naming it, before any call. */
+const settings = <T extends AnyTools, A, I>(
   options: Omit<RunOptions<T, A, I>, "messages"> & { readonly usage?: Protocol.Usage | undefined },
   decisions: Readonly<Record<string, Decision>>,
   complete: Loop.Settings["complete"],
   emit: Loop.Settings["emit"]
-): Either.Either<Loop.Settings, ConfigurationError> =>
-  Either.gen(function*() {
+): Result.Result<Loop.Settings, ConfigurationError> =>
+  Result.gen(function*() {
     const budget = options.budget ?? {}
+    const tools = yield* Tools.resolve(options.toolkit)
     return {
       model: options.model,
       name: options.name,
-      toolkit: options.toolkit as unknown as Toolkit.Any,
+      tools,
+      definitions: Tools.definitions(tools),
       toolChoice: options.toolChoice,
       maxTokens: options.maxTokens,
       output: options.output === undefined
         ? undefined
-        : StructuredOutput.plan(options.output as Schema.Schema<unknown>, { mode: "tool" }),
+        : StructuredOutput.plan(options.output as Schema.Codec<unknown>, { mode: "tool" }),
       prepareStep: options.prepareStep,
       onStep: options.onStep,
       priorUsage: options.usage,
@@ -423,14 +477,13 @@ const create: Loop.Settings["complete"] = (request) => Chat.create(request)
  * @since 0.1.0
  * @category running
  */
-export const run = <T extends Toolkit.Tools, A = undefined, I = A>(
+export const run = <T extends AnyTools, A = undefined, I = A>(
   options: RunOptions<T, A, I>
-): Effect.Effect<AgentResult<A>, RunError<A>, Chat.Chat | Toolkit.Handlers<T>> =>
-  Effect.flatMap(settings(options, {}, create, undefined), (resolved) => Loop.run(resolved, options.messages)) as Effect.Effect<
-    AgentResult<A>,
-    RunError<A>,
-    Chat.Chat | Toolkit.Handlers<T>
-  >
+): Effect.Effect<AgentResult<A>, RunError<A>, Requirements<T>> =>
+  Effect.flatMap(
+    Effect.fromResult(settings(options, {}, create, undefined)),
+    (resolved) => Loop.run(resolved, options.messages)
+  ) as Effect.Effect<AgentResult<A>, RunError<A>, Requirements<T>>
 
 /**
  * Continues from a transcript: runs the unanswered calls of its last
@@ -441,14 +494,13 @@ export const run = <T extends Toolkit.Tools, A = undefined, I = A>(
  * @since 0.1.0
  * @category running
  */
-export const resume = <T extends Toolkit.Tools, A = undefined, I = A>(
+export const resume = <T extends AnyTools, A = undefined, I = A>(
   options: ResumeOptions<T, A, I>
-): Effect.Effect<AgentResult<A>, RunError<A>, Chat.Chat | Toolkit.Handlers<T>> =>
-  Effect.flatMap(settings(options, options.decisions ?? {}, create, undefined), (resolved) => Loop.run(resolved, options.transcript)) as Effect.Effect<
-    AgentResult<A>,
-    RunError<A>,
-    Chat.Chat | Toolkit.Handlers<T>
-  >
+): Effect.Effect<AgentResult<A>, RunError<A>, Requirements<T>> =>
+  Effect.flatMap(
+    Effect.fromResult(settings(options, options.decisions ?? {}, create, undefined)),
+    (resolved) => Loop.run(resolved, options.transcript)
+  ) as Effect.Effect<AgentResult<A>, RunError<A>, Requirements<T>>
 
 /** A model call through `Chat.stream`, its text deltas emitted as they come. */
 const streamed = (emit: (event: AgentEvent<unknown>) => Effect.Effect<void>): Loop.Settings["complete"] => (request, step) =>
@@ -475,23 +527,18 @@ const streamed = (emit: (event: AgentEvent<unknown>) => Effect.Effect<void>): Lo
  * @since 0.1.0
  * @category running
  */
-export const stream = <T extends Toolkit.Tools, A = undefined, I = A>(
+export const stream = <T extends AnyTools, A = undefined, I = A>(
   options: RunOptions<T, A, I>
-): Stream.Stream<AgentEvent<A>, RunError<A>, Chat.Chat | Toolkit.Handlers<T>> =>
-  Stream.unwrapScoped(
-    Effect.gen(function*() {
-      // Typed loosely inside; the signature narrows the error when there is no `output`.
-      const mailbox = yield* Mailbox.make<AgentEvent<unknown>, RunError<unknown>>(16)
-      const emit = (event: AgentEvent<unknown>) => Effect.asVoid(mailbox.offer(event))
-      const resolved = yield* settings(options, {}, streamed(emit), emit)
-      yield* Loop.run(resolved, options.messages).pipe(
-        Effect.flatMap((result) => emit({ _tag: "Finished", result })),
-        Mailbox.into(mailbox),
-        Effect.forkScoped
-      )
-      return Mailbox.toStream(mailbox)
-    })
-  ) as Stream.Stream<AgentEvent<A>, RunError<A>, Chat.Chat | Toolkit.Handlers<T>>
+): Stream.Stream<AgentEvent<A>, RunError<A>, Requirements<T>> =>
+  // Typed loosely inside; the signature narrows the error when there is no `output`.
+  Stream.callback<AgentEvent<unknown>, RunError<unknown>, Loop.Requirements>((queue) => {
+    const emit = (event: AgentEvent<unknown>) => Effect.asVoid(Queue.offer(queue, event))
+    return Effect.fromResult(settings(options, {}, streamed(emit), emit)).pipe(
+      Effect.flatMap((resolved) => Loop.run(resolved, options.messages)),
+      Effect.flatMap((result) => emit({ _tag: "Finished", result })),
+      Queue.into(queue)
+    )
+  }, { bufferSize: 16 }) as Stream.Stream<AgentEvent<A>, RunError<A>, Requirements<T>>
 
 /**
  * Ends the run after `n` steps (status `stopped`).

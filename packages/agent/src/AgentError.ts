@@ -34,7 +34,7 @@ export class MaxStepsExceeded extends Schema.TaggedError<MaxStepsExceeded>()("Ma
  * @category errors
  */
 export class BudgetExceeded extends Schema.TaggedError<BudgetExceeded>()("BudgetExceeded", {
-  limit: Schema.Literal("totalTokens", "toolCalls", "duration"),
+  limit: Schema.Literals(["totalTokens", "toolCalls", "duration"]),
   max: Schema.Number,
   used: Schema.Number,
   transcript: Transcript

@@ -7,14 +7,13 @@
  */
 import * as Protocol from "@switchboard/core/Protocol"
 import type * as Effect from "effect/Effect"
-import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
 /**
  * @since 0.1.0
  * @category schemas
  */
-export const Transcript = Schema.Array(Protocol.Message).annotations({ identifier: "Transcript" })
+export const Transcript = Schema.Array(Protocol.Message).annotate({ identifier: "Transcript" })
 
 /**
  * @since 0.1.0
@@ -28,13 +27,13 @@ export type Transcript = typeof Transcript.Type
  * @since 0.1.0
  * @category schemas
  */
-export const TranscriptFromJson = Schema.parseJson(Transcript)
+export const TranscriptFromJson = Schema.fromJsonString(Transcript)
 
 /**
  * @since 0.1.0
  * @category encoding
  */
-export const toJson: (transcript: Transcript) => Effect.Effect<string, ParseResult.ParseError> = Schema.encode(
+export const toJson: (transcript: Transcript) => Effect.Effect<string, Schema.SchemaError> = Schema.encodeEffect(
   TranscriptFromJson
 )
 
@@ -42,7 +41,7 @@ export const toJson: (transcript: Transcript) => Effect.Effect<string, ParseResu
  * @since 0.1.0
  * @category decoding
  */
-export const fromJson: (json: string) => Effect.Effect<Transcript, ParseResult.ParseError> = Schema.decode(
+export const fromJson: (json: string) => Effect.Effect<Transcript, Schema.SchemaError> = Schema.decodeEffect(
   TranscriptFromJson
 )
 

@@ -15,6 +15,7 @@ import { ResponseDecodeError, type SwitchboardError } from "@switchboard/core/Sw
 import * as Telemetry from "@switchboard/core/Telemetry"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
+import type * as Prompt from "effect/ai/Prompt"
 import * as Effect from "effect/Effect"
 import type {
   AgentEvent,
@@ -32,17 +33,17 @@ import type {
   ToolResult
 } from "../Agent.js"
 import { type AgentError, BudgetExceeded, LoopDetected, MaxStepsExceeded } from "../AgentError.js"
-import type * as Tool from "../Tool.js"
-import type * as Toolkit from "../Toolkit.js"
 import * as Transcript from "../Transcript.js"
-import { answer, type Prepared, prepare, toolMessage } from "./tools.js"
+import * as Tools from "./tools.js"
 
 /** Everything a run is configured with, defaults resolved. */
 export interface Settings {
   readonly model: string
   /** `gen_ai.agent.name` of the run's span. */
   readonly name: string | undefined
-  readonly toolkit: Toolkit.Any
+  readonly tools: Tools.Tools
+  /** The `tools` of a request: the toolkit's, in its order. */
+  readonly definitions: ReadonlyArray<Protocol.Tool>
   readonly toolChoice: Protocol.ToolChoice | undefined
   readonly maxTokens: number | undefined
   /** The `respond` tool and decoder of `output`. */
@@ -80,8 +81,12 @@ type Next =
   | { readonly _tag: "Continue"; readonly state: State }
   | { readonly _tag: "Done"; readonly result: AgentResult<unknown> }
 
-type Requirements = Chat | Tool.Handler<string>
+/** The chat service, and whatever the handlers and the tools' schemas need: `Agent.Requirements` types it. */
+export type Requirements = unknown
 type Failure = AgentError | SwitchboardError | StructuredOutput.StructuredOutputError
+
+/** No stack trace per span: making one costs more than a no-op tool's whole run. */
+const noTrace = { captureStackTrace: false } as const
 
 /** Runs every call as it is. */
 export const noIntercept: Interceptor = { model: (_, call) => call, tool: (_, __, call) => call }
@@ -165,7 +170,7 @@ const requestOf = (settings: Settings, state: State, step: StepSettings): Protoc
 const request = (settings: Settings, state: State): Effect.Effect<Protocol.ChatRequest> => {
   const defaults: StepSettings = {
     model: settings.model,
-    tools: settings.toolkit.definitions,
+    tools: settings.definitions,
     toolChoice: toolChoiceAt(settings.toolChoice, state.modelCalls)
   }
   if (settings.prepareStep === undefined) return Effect.succeed(requestOf(settings, state, defaults))
@@ -265,19 +270,42 @@ const runCalls = (
   state: State,
   step: Omit<Step, "toolResults">,
   calls: ReadonlyArray<Protocol.ToolCall>
-): Effect.Effect<Next, Failure, Requirements> => {
-  const prepared = calls.map((call) => prepare(settings.toolkit, call))
-  const pending = prepared.flatMap((p): Array<PendingApproval> =>
-    p._tag === "Ready" && p.tool.needsApproval && settings.decisions[p.call.id] === undefined
-      ? [{ callId: p.call.id, name: p.call.function.name, arguments: p.call.function.arguments }]
-      : []
+): Effect.Effect<Next, Failure, Requirements> =>
+  Effect.flatMap(Effect.forEach(calls, (call) => Tools.prepare(settings.tools, call)), (prepared) =>
+    Effect.flatMap(pendingOf(settings, prepared, state.transcript), (pending) => {
+      // Nothing of the step runs before every approval is given: results must
+      // stay in call order, and a half-run step could not be resumed in order.
+      if (pending.length > 0) {
+        const paused: State = { ...state, steps: [...state.steps, { ...step, toolResults: [] }] }
+        return Effect.succeed<Next>({ _tag: "Done", result: finish(settings, paused, "paused", pending) })
+      }
+      return runPrepared(settings, state, step, prepared)
+    }))
+
+/** The valid calls without a decision whose tool's `needsApproval` says so. */
+const pendingOf = (
+  settings: Settings,
+  prepared: ReadonlyArray<Tools.Prepared>,
+  transcript: Transcript.Transcript
+): Effect.Effect<ReadonlyArray<PendingApproval>> => {
+  const undecided = prepared.filter((p) => p._tag === "Ready" && settings.decisions[p.call.id] === undefined)
+  if (undecided.length === 0) return Effect.succeed([])
+  // Made only for a `needsApproval` function, once per step.
+  let prompt: ReadonlyArray<Prompt.Message> | undefined
+  const messages = () => (prompt ??= Tools.toPrompt(transcript))
+  return Effect.map(
+    Effect.forEach(undecided, (p) => Effect.map(Tools.needsApproval(p, messages), (needed) => (needed ? [p.call] : []))),
+    (lists) => lists.flat().map((call) => ({ callId: call.id, name: call.function.name, arguments: call.function.arguments }))
   )
-  // Nothing of the step runs before every approval is given: results must
-  // stay in call order, and a half-run step could not be resumed in order.
-  if (pending.length > 0) {
-    const paused: State = { ...state, steps: [...state.steps, { ...step, toolResults: [] }] }
-    return Effect.succeed({ _tag: "Done", result: finish(settings, paused, "paused", pending) })
-  }
+}
+
+/** Runs the prepared calls (concurrently, results in call order) and appends their `tool` messages. */
+const runPrepared = (
+  settings: Settings,
+  state: State,
+  step: Omit<Step, "toolResults">,
+  prepared: ReadonlyArray<Tools.Prepared>
+): Effect.Effect<Next, Failure, Requirements> => {
   const runnable = prepared.filter((p) => p._tag === "Ready" && settings.decisions[p.call.id] !== "deny").length
   const maxCalls = settings.budget.toolCalls
   if (maxCalls !== undefined && state.toolCalls + runnable > maxCalls) {
@@ -285,7 +313,7 @@ const runCalls = (
       new BudgetExceeded({ limit: "toolCalls", max: maxCalls, used: state.toolCalls + runnable, transcript: state.transcript })
     )
   }
-  const run = (p: Prepared) => runOne(settings, step.index, p, state.transcript)
+  const run = (p: Tools.Prepared) => runOne(settings, step.index, p, state.transcript)
   // A single call needs no fiber of its own (`forEach` would fork two): it runs in the step's.
   const results = prepared.length === 1
     ? Effect.map(run(prepared[0]!), (result) => [result])
@@ -295,7 +323,7 @@ const runCalls = (
       const done: Step = { ...step, toolResults }
       const next: State = {
         ...state,
-        transcript: [...state.transcript, ...toolResults.map(toolMessage)],
+        transcript: [...state.transcript, ...toolResults.map(Tools.toolMessage)],
         steps: [...state.steps, done],
         toolCalls: state.toolCalls + runnable
       }
@@ -309,13 +337,13 @@ const runCalls = (
   )
 }
 
-const runOne = (settings: Settings, step: number, prepared: Prepared, transcript: Transcript.Transcript) => {
+const runOne = (settings: Settings, step: number, prepared: Tools.Prepared, transcript: Transcript.Transcript) => {
   const call = prepared.call
-  const run = settings.intercept.tool(step, call.id, answer(prepared, settings.decisions[call.id], transcript))
+  const run = settings.intercept.tool(step, call.id, Tools.answer(prepared, settings.decisions[call.id], transcript))
   const emit = settings.emit
   if (emit === undefined) return run
   return emit({ _tag: "ToolCallStarted", step, callId: call.id, name: call.function.name, arguments: call.function.arguments }).pipe(
-    Effect.zipRight(run),
+    Effect.andThen(run),
     Effect.tap((result: ToolResult) => emit({ _tag: "ToolResult", step, result }))
   )
 }
@@ -349,7 +377,7 @@ interface Progress {
 /** `StepFinished`, then the `onStep` checkpoint. */
 const finished = (settings: Settings, step: Step, transcript: Transcript.Transcript) => {
   const checkpoint = settings.onStep === undefined ? Effect.void : settings.onStep(step, transcript)
-  return settings.emit === undefined ? checkpoint : Effect.zipRight(settings.emit({ _tag: "StepFinished", step }), checkpoint)
+  return settings.emit === undefined ? checkpoint : Effect.andThen(settings.emit({ _tag: "StepFinished", step }), checkpoint)
 }
 
 /** Sends `request` (through the interceptor) and reads the first choice's message, its tool-call ids made usable. */
@@ -389,7 +417,7 @@ const step = (
     }
     yield* check(guards.tools, { ...next, calls })
     return yield* runCalls(settings, next, base, calls)
-  }).pipe(Effect.withSpan("Agent.step", { attributes: { "agent.step": state.steps.length }, captureStackTrace: false }))
+  }).pipe(Effect.withSpan("Agent.step", { attributes: { "agent.step": state.steps.length } }, noTrace))
 
 /**
  * The `output` step, after the answer: one more model call forcing the
@@ -401,7 +429,7 @@ const respond = (settings: Settings, state: State, output: StructuredOutput.Plan
     // Not counted against `maxSteps`: the answer is in; only the budgets and the caller's guards apply.
     yield* check([...budgetGuards(settings), ...settings.guards], { ...state, calls: [] })
     const index = state.steps.length
-    const base = requestOf(settings, state, { model: settings.model, tools: settings.toolkit.definitions, toolChoice: undefined })
+    const base = requestOf(settings, state, { model: settings.model, tools: settings.definitions, toolChoice: undefined })
     const sent = yield* StructuredOutput.applyTo(output, base)
     const { message, usage } = yield* call(settings, sent, index)
     const done: Step = {
@@ -420,7 +448,7 @@ const respond = (settings: Settings, state: State, output: StructuredOutput.Plan
     }
     const value = yield* output.decode(text)
     return finish(settings, { ...state, steps: [...state.steps, done] }, "completed", [], value)
-  }).pipe(Effect.withSpan("Agent.output", { attributes: { "agent.step": state.steps.length }, captureStackTrace: false }))
+  }).pipe(Effect.withSpan("Agent.output", { attributes: { "agent.step": state.steps.length } }, noTrace))
 
 const loop = (
   settings: Settings,
@@ -443,9 +471,9 @@ const withinDuration = <A, R>(settings: Settings, progress: Progress, run: Effec
   const duration = settings.budget.duration
   if (duration === undefined) return run
   const max = Duration.toMillis(duration)
-  return Effect.timeoutFail(run, {
+  return Effect.timeoutOrElse(run, {
     duration,
-    onTimeout: () => new BudgetExceeded({ limit: "duration", max, used: max, transcript: progress.transcript })
+    orElse: () => Effect.fail(new BudgetExceeded({ limit: "duration", max, used: max, transcript: progress.transcript }))
   })
 }
 
@@ -479,18 +507,16 @@ export const run = (
     }
     return yield* withinDuration(settings, progress, Effect.gen(function*() {
       const next = yield* runCalls(settings, state, base, open.calls).pipe(
-        Effect.withSpan("Agent.step", { attributes: { "agent.step": 0, "agent.resumed": true }, captureStackTrace: false })
+        Effect.withSpan("Agent.step", { attributes: { "agent.step": 0, "agent.resumed": true } }, noTrace)
       )
       if (next._tag === "Done") return next.result
       progress.transcript = next.state.transcript
       return yield* loop(settings, guards, next.state, progress)
     }))
-  // No stack trace per span: making one costs more than a no-op tool's whole run.
   }).pipe(Effect.withSpan(Telemetry.spanName("invoke_agent", settings.name), {
     kind: "internal",
-    attributes: agentAttributes(settings),
-    captureStackTrace: false
-  }))
+    attributes: agentAttributes(settings)
+  }, noTrace))
 
 /** The run's span attributes, by the conventions for an agent invoked in process. */
 const agentAttributes = (settings: Settings) => ({

@@ -1,38 +1,130 @@
 /**
  * One tool call, from the model's JSON to the `tool` message sent back.
- * Everything the model can correct (bad JSON, arguments that fail the schema,
- * an unknown name, the tool's typed failure, a timeout) becomes the message's
- * content as `{"error": …}`; only a defect fails the run.
+ * Tools are `effect/ai`'s; their handlers are the ones `toolkit.toLayer`
+ * provides (under each tool's `id`, where `effect/ai`'s own toolkit finds
+ * them). Everything the model can correct (bad JSON, arguments that fail the
+ * schema, an unknown name, the tool's typed failure, a timeout) becomes the
+ * message's content as `{"error": …}`; only a defect fails the run.
  *
  * @internal
  */
 import { formatPath } from "@switchboard/core/internal/path"
 import * as Protocol from "@switchboard/core/Protocol"
+import { ConfigurationError } from "@switchboard/core/SwitchboardError"
+import { duration } from "@switchboard/core/SwitchboardConfig"
 import * as Telemetry from "@switchboard/core/Telemetry"
+import * as AiError from "effect/ai/AiError"
+import * as Prompt from "effect/ai/Prompt"
+import * as Tool from "effect/ai/Tool"
+import type * as Toolkit from "effect/ai/Toolkit"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import type { Decision, ToolResult } from "../Agent.js"
 import { ToolDefect } from "../AgentError.js"
-import * as Tool from "../Tool.js"
-import type * as Toolkit from "../Toolkit.js"
 import type { Transcript } from "../Transcript.js"
+import { ToolRetry, ToolTimeout } from "./annotations.js"
+
+/** What the loop knows of a tool: the tool, what is sent for it, and how to run it. */
+export interface Resolved {
+  readonly tool: Tool.Any
+  readonly definition: Protocol.Tool
+  readonly timeout: Duration.Duration | undefined
+  readonly retry: Schedule.Schedule<unknown, unknown> | undefined
+  /** Where `toolkit.toLayer` put the handler: the tool's `id`. */
+  readonly handler: Context.Key<Tool.Handler<string>, Tool.Handler<string>>
+}
+
+/** The tools of a run by name, in the toolkit's order. */
+export type Tools = ReadonlyMap<string, Resolved>
+
+const namePattern = /^[A-Za-z0-9_-]{1,64}$/
+
+/**
+ * The entry of `tools` sent for a tool: its parameters' JSON Schema from
+ * `effect/ai`'s `Tool.getJsonSchema`, what `LanguageModel` hands a provider.
+ */
+const definitionOf = (tool: Tool.Any): Protocol.Tool => {
+  const description = Tool.getDescription(tool)
+  return {
+    type: "function",
+    function: {
+      name: tool.name,
+      ...(description === undefined ? {} : { description }),
+      parameters: Tool.getJsonSchema(tool) as Protocol.Tool["function"]["parameters"]
+    }
+  }
+}
+
+// A tool never changes (`annotate` and the setters make a new one), so its
+// definition and handler key are made once; a tool dropped drops its entry.
+const fixed = new WeakMap<Tool.Any, Pick<Resolved, "definition" | "handler">>()
+
+const fixedOf = (tool: Tool.Any) => {
+  let found = fixed.get(tool)
+  if (found === undefined) {
+    found = { definition: definitionOf(tool), handler: Context.Service<Tool.Handler<string>>(tool.id) }
+    fixed.set(tool, found)
+  }
+  return found
+}
+
+const refuse = (name: string, message: string) =>
+  Result.fail(new ConfigurationError({ field: `toolkit.tools.${name}`, message }))
+
+/**
+ * The toolkit's tools, checked before anything is sent: a name the service
+ * would refuse, a provider-defined tool (the service runs none) or a timeout
+ * that makes no sense fails with a `ConfigurationError` naming the tool.
+ */
+export const resolve = (toolkit: Toolkit.Any): Result.Result<Tools, ConfigurationError> => {
+  const tools = new Map<string, Resolved>()
+  for (const tool of Object.values(toolkit.tools)) {
+    if (!namePattern.test(tool.name)) {
+      return refuse(tool.name, `tool name "${tool.name}" must be 1-64 letters, digits, _ or -`)
+    }
+    if (Tool.isProviderDefined(tool)) {
+      return refuse(tool.name, `the provider-defined tool ${tool.name} is not supported`)
+    }
+    const timeoutInput = Context.getOrUndefined(tool.annotations, ToolTimeout)
+    const timeout = timeoutInput === undefined ? undefined : duration(`toolkit.tools.${tool.name}: ToolTimeout`, timeoutInput)
+    if (timeout !== undefined && Result.isFailure(timeout)) return Result.fail(timeout.failure)
+    tools.set(tool.name, {
+      tool,
+      ...fixedOf(tool),
+      timeout: timeout?.success,
+      retry: Context.getOrUndefined(tool.annotations, ToolRetry)
+    })
+  }
+  return Result.succeed(tools)
+}
+
+/** The `tools` of a chat request, in the toolkit's order. */
+export const definitions = (tools: Tools): ReadonlyArray<Protocol.Tool> =>
+  Array.from(tools.values(), (resolved) => resolved.definition)
 
 /** A call checked against the toolkit, before anything runs. */
 export type Prepared =
-  | { readonly _tag: "Ready"; readonly call: Protocol.ToolCall; readonly tool: Tool.Any; readonly params: unknown }
+  | { readonly _tag: "Ready"; readonly call: Protocol.ToolCall; readonly tool: Resolved; readonly params: unknown }
   | { readonly _tag: "Rejected"; readonly call: Protocol.ToolCall; readonly outcome: ToolResult["outcome"]; readonly error: string }
 
 const errorContent = (error: unknown): string => JSON.stringify({ error })
 
-const describeIssues = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
-    .map((issue) => (issue.path.length > 0 ? `${formatPath(issue.path)}: ${issue.message}` : issue.message))
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** Each failing field by its path, with what is wrong (never the value: it came from the model). */
+const describeIssues = (issue: SchemaIssue.Issue): string =>
+  formatter(issue).issues
+    .map((i) => {
+      const path = (i.path ?? []).map((key) => (typeof key === "object" ? key.key : key))
+      return path.length > 0 ? `${formatPath(path)}: ${i.message}` : i.message
+    })
     .join("; ")
 
 /** How deep a model's arguments may nest (core's bound for a model's JSON). */
@@ -41,49 +133,95 @@ export const maxArgumentsDepth = Protocol.maxModelJsonDepth
 // `Protocol.parseModelJson` drops `__proto__` keys (the model's arguments
 // cannot give a decoded value, a `Schema.Record` say, an attacker-chosen
 // prototype), bounds the nesting, and never quotes the text in its reason.
-const parseJson = (text: string): Either.Either<unknown, string> =>
-  text.trim() === "" ? Either.right({}) : Protocol.parseModelJson(text)
+const parseJson = (text: string): Result.Result<unknown, string> =>
+  text.trim() === "" ? Result.succeed({}) : Protocol.parseModelJson(text)
 
-/** What the calls of a tool decode and encode with, compiled once. */
-interface Codecs {
-  readonly decodeParameters: (input: unknown) => Either.Either<unknown, ParseResult.ParseError>
-  readonly encodeSuccess: (value: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
-  readonly encodeFailure: (failure: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
-}
+const rejected = (call: Protocol.ToolCall, outcome: ToolResult["outcome"], error: string): Prepared => ({
+  _tag: "Rejected",
+  call,
+  outcome,
+  error
+})
 
-// By tool: a tool's schemas never change, so a cache entry cannot go stale,
-// and a tool dropped with its toolkit drops its entry.
-const codecs = new WeakMap<Tool.Any, Codecs>()
-
-const codecsOf = (tool: Tool.Any): Codecs => {
-  let found = codecs.get(tool)
-  if (found === undefined) {
-    found = {
-      decodeParameters: Schema.decodeUnknownEither(tool.parameters, { errors: "all" }),
-      encodeSuccess: Schema.encodeUnknown(tool.success),
-      encodeFailure: Schema.encodeUnknown(tool.failure as Schema.Schema<unknown, unknown>)
-    }
-    codecs.set(tool, found)
-  }
-  return found
-}
-
-/** Finds the tool and decodes the arguments with its schema. */
-export const prepare = (toolkit: Toolkit.Any, call: Protocol.ToolCall): Prepared => {
+/**
+ * Finds the tool and decodes the arguments with its parameters schema (Effect
+ * 4 compiles a schema's parser once and keeps it, so nothing is cached here).
+ */
+export const prepare = (tools: Tools, call: Protocol.ToolCall): Effect.Effect<Prepared, never, unknown> => {
   const name = call.function.name
-  const tool = Object.hasOwn(toolkit.tools, name) ? toolkit.tools[name] : undefined
+  const tool = tools.get(name)
   if (tool === undefined) {
-    const known = Object.keys(toolkit.tools).join(", ") || "none"
-    return { _tag: "Rejected", call, outcome: "unknown-tool", error: `unknown tool "${name}"; the tools are: ${known}` }
+    const known = Array.from(tools.keys()).join(", ") || "none"
+    return Effect.succeed(rejected(call, "unknown-tool", `unknown tool "${name}"; the tools are: ${known}`))
   }
   const json = parseJson(call.function.arguments)
-  if (Either.isLeft(json)) {
-    return { _tag: "Rejected", call, outcome: "invalid-arguments", error: `arguments are not usable JSON: ${json.left}` }
+  if (Result.isFailure(json)) {
+    return Effect.succeed(rejected(call, "invalid-arguments", `arguments are not usable JSON: ${json.failure}`))
   }
-  const params = codecsOf(tool).decodeParameters(json.right)
-  return Either.isLeft(params)
-    ? { _tag: "Rejected", call, outcome: "invalid-arguments", error: `invalid arguments for ${name}: ${describeIssues(params.left)}` }
-    : { _tag: "Ready", call, tool, params: params.right }
+  const decode = Schema.decodeUnknownEffect(tool.tool.parametersSchema as Schema.Codec<unknown, unknown, unknown>)
+  return Effect.match(decode(json.success, { errors: "all" }), {
+    onFailure: (error) => rejected(call, "invalid-arguments", `invalid arguments for ${name}: ${describeIssues(error.issue)}`),
+    onSuccess: (params): Prepared => ({ _tag: "Ready", call, tool, params })
+  })
+}
+
+/**
+ * Whether a ready call waits for a decision: the tool's `needsApproval`, a
+ * boolean or a function of the decoded arguments and the conversation.
+ */
+export const needsApproval = (
+  prepared: Prepared,
+  transcript: () => ReadonlyArray<Prompt.Message>
+): Effect.Effect<boolean> => {
+  if (prepared._tag === "Rejected") return Effect.succeed(false)
+  const rule = prepared.tool.tool.needsApproval
+  if (typeof rule !== "function") return Effect.succeed(rule === true)
+  const answer = rule(prepared.params, { toolCallId: prepared.call.id, messages: transcript() })
+  return Effect.isEffect(answer) ? answer : Effect.succeed(answer)
+}
+
+/**
+ * The transcript as `effect/ai` messages, for a `needsApproval` function:
+ * texts, calls (arguments parsed as a call's are) and results. Images are
+ * left out: an approval rule reads what was said and asked.
+ */
+export const toPrompt = (transcript: Transcript): ReadonlyArray<Prompt.Message> => {
+  const names = new Map<string, string>()
+  const text = (content: Protocol.Message["content"]): string =>
+    typeof content === "string" ? content : (content ?? []).flatMap((part) => (part.type === "text" ? [part.text] : [])).join("")
+  return transcript.map((message): Prompt.Message => {
+    switch (message.role) {
+      case "system":
+      case "developer":
+        return Prompt.systemMessage({ content: text(message.content) })
+      case "user":
+        return Prompt.userMessage({ content: [Prompt.textPart({ text: text(message.content) })] })
+      case "assistant": {
+        const calls = (message.tool_calls ?? []).map((call) => {
+          names.set(call.id, call.function.name)
+          const params = parseJson(call.function.arguments)
+          return Prompt.toolCallPart({
+            id: call.id,
+            name: call.function.name,
+            params: Result.isSuccess(params) ? params.success : call.function.arguments,
+            providerExecuted: false
+          })
+        })
+        const said = message.content ? [Prompt.textPart({ text: message.content })] : []
+        return Prompt.assistantMessage({ content: [...said, ...calls] })
+      }
+      case "tool":
+        return Prompt.toolMessage({
+          content: [Prompt.toolResultPart({
+            id: message.tool_call_id,
+            name: names.get(message.tool_call_id) ?? "",
+            isFailure: false,
+            result: text(message.content),
+            providerExecuted: false
+          })]
+        })
+    }
+  })
 }
 
 const result = (call: Protocol.ToolCall, outcome: ToolResult["outcome"], content: string): ToolResult => ({
@@ -98,22 +236,46 @@ const result = (call: Protocol.ToolCall, outcome: ToolResult["outcome"], content
 const successContent = (encoded: unknown): string =>
   typeof encoded === "string" ? encoded : JSON.stringify(encoded) ?? "null"
 
-/** The handler, retried by the tool's schedule. */
-const invoke = (tool: Tool.Any, params: unknown) => {
-  const handled = Effect.flatMap(Tool.handlerTag(tool.name), (handler) => handler.handle(params))
-  return tool.retry === undefined ? handled : Effect.retry(handled, tool.retry as Schedule.Schedule<unknown, unknown>)
+/** What a handler gives to report progress: the loop has no use for it, the final result counts. */
+const handlerContext = (call: Protocol.ToolCall): Toolkit.HandlerContext<Tool.Any> => ({
+  toolCallId: call.id,
+  preliminary: () => Effect.void
+})
+
+/**
+ * The handler, retried by the tool's schedule. It sees the services its layer
+ * was built with and the caller's, the caller's winning for a key in both, as
+ * with `effect/ai`'s toolkit: in Effect 4 the clock, the current span and the
+ * log level live in the context too, and must be the caller's.
+ */
+const invoke = (resolved: Resolved, call: Protocol.ToolCall, params: unknown) => {
+  const handled = Effect.flatMap(Effect.service(resolved.handler), (handler) =>
+    handler.handler(params, handlerContext(call)).pipe(
+      Effect.updateContext((input: Context.Context<never>) => Context.merge(handler.context, input))
+    ))
+  return resolved.retry === undefined ? handled : Effect.retry(handled, resolved.retry)
 }
 
+/** A bare `AiError` reason from a handler, made an `AiError` as `effect/ai`'s toolkit does. */
+const normalizeFailure = (name: string, failure: unknown) =>
+  AiError.isAiErrorReason(failure) ? AiError.make({ module: "Toolkit", method: `${name}.handle`, reason: failure }) : failure
+
 /** Runs a ready call: handler, retry, timeout, then encodes what came out. */
-const execute = (tool: Tool.Any, call: Protocol.ToolCall, params: unknown) => {
-  const { encodeFailure, encodeSuccess } = codecsOf(tool)
+const execute = (resolved: Resolved, call: Protocol.ToolCall, params: unknown) => {
+  const tool = resolved.tool
+  const encodeSuccess = Schema.encodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown, never, unknown>)
+  const encodeFailure = Schema.encodeUnknownEffect(Tool.failureResultSchema(tool) as unknown as Schema.Codec<unknown, unknown, never, unknown>)
   const failed = (failure: unknown) =>
-    Effect.map(Effect.orDie(encodeFailure(failure)), (encoded) => result(call, "failure", errorContent(encoded)))
+    Effect.map(Effect.orDie(encodeFailure(normalizeFailure(tool.name, failure))), (encoded) =>
+      result(call, "failure", errorContent(encoded)))
   const succeeded = (value: unknown) =>
-    Effect.map(Effect.orDie(encodeSuccess(value)), (encoded) => result(call, "success", successContent(encoded)))
-  const timeout = tool.timeout
-  if (timeout === undefined) return Effect.matchEffect(invoke(tool, params), { onFailure: failed, onSuccess: succeeded })
-  return Effect.matchEffect(Effect.timeoutOption(invoke(tool, params), timeout), {
+    tool.toModelOutput !== undefined
+      ? Effect.succeed(result(call, "success", Prompt.toolModelOutputToText(tool.toModelOutput(value))))
+      : Effect.map(Effect.orDie(encodeSuccess(value)), (encoded) => result(call, "success", successContent(encoded)))
+  const timeout = resolved.timeout
+  const invoked = invoke(resolved, call, params)
+  if (timeout === undefined) return Effect.matchEffect(invoked, { onFailure: failed, onSuccess: succeeded })
+  return Effect.matchEffect(Effect.timeoutOption(invoked, timeout), {
     onFailure: failed,
     onSuccess: Option.match({
       onNone: () =>
@@ -131,7 +293,7 @@ export const answer = (
   prepared: Prepared,
   decision: Decision | undefined,
   transcript: Transcript
-): Effect.Effect<ToolResult, ToolDefect, Tool.Handler<string>> => {
+): Effect.Effect<ToolResult, ToolDefect, unknown> => {
   const call = prepared.call
   if (prepared._tag === "Rejected") return Effect.succeed(result(call, prepared.outcome, errorContent(prepared.error)))
   if (decision === "deny") {
@@ -140,7 +302,7 @@ export const answer = (
     )
   }
   return execute(prepared.tool, call, prepared.params).pipe(
-    Effect.catchAllDefect((defect) =>
+    Effect.catchDefect((defect) =>
       Effect.fail(
         new ToolDefect({ tool: call.function.name, callId: call.id, defect: Cause.pretty(Cause.die(defect)), transcript })
       )
@@ -148,14 +310,13 @@ export const answer = (
     Effect.tap(annotateResult),
     Effect.withSpan(Telemetry.spanName("execute_tool", call.function.name), {
       kind: "internal",
-      captureStackTrace: false,
       attributes: {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": call.function.name,
         "gen_ai.tool.call.id": call.id,
         "gen_ai.tool.type": "function"
       }
-    })
+    }, { captureStackTrace: false })
   )
 }
 
@@ -164,7 +325,7 @@ export const answer = (
  * succeeded; the arguments and result only when the user opted in to contents.
  */
 const annotateResult = (result: ToolResult) =>
-  Effect.flatMap(Telemetry.CaptureContent, (capture) => {
+  Effect.flatMap(Effect.service(Telemetry.CaptureContent), (capture) => {
     if (result.outcome === "success" && !capture) return Effect.void
     const attributes: Record<string, unknown> = {}
     if (result.outcome !== "success") attributes["error.type"] = result.outcome

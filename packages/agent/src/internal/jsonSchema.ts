@@ -1,7 +1,0 @@
-/**
- * Tool parameters as JSON Schema: core's `JsonSchema`, shared with
- * structured output.
- *
- * @internal
- */
-export { toolParameters } from "@switchboard/core/JsonSchema"
