@@ -7,18 +7,19 @@
  *
  * @since 0.1.0
  */
-import * as Chunk from "effect/Chunk"
+import type * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as ParseResult from "effect/ParseResult"
+import type * as Pull from "effect/Pull"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
+import type * as SchemaIssue from "effect/SchemaIssue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
@@ -28,7 +29,6 @@ import * as GenAi from "./internal/genAi.js"
 import * as Issue from "./internal/issue.js"
 import * as Json from "./internal/json.js"
 import * as Observe from "./internal/observe.js"
-import * as Streams from "./internal/streams.js"
 import { truncate } from "./internal/text.js"
 import * as RequestOptions from "./RequestOptions.js"
 import * as Retry from "./Retry.js"
@@ -48,8 +48,6 @@ export interface RequestSpec {
   readonly path: string
   /** An already encoded value, sent as JSON. */
   readonly body?: unknown
-  /** Any other body (bytes, form data); `body` wins when both are given. */
-  readonly rawBody?: HttpWire.Body | undefined
   /** What a repeat may cost (`Retry.CallClass`). Default `safe`. */
   readonly retry?: Retry.CallClass | undefined
   /**
@@ -65,7 +63,7 @@ export interface RequestSpec {
  * @category models
  */
 export interface CallOptions<A> extends RequestSpec {
-  readonly decode: (u: unknown) => Either.Either<A, ParseResult.ParseError>
+  readonly decode: (u: unknown) => Result.Result<A, SchemaIssue.Issue>
   /** Also reads the reply (response id, usage …) for the span and the metrics, before the span ends. */
   readonly genAi: GenAi.Call<A>
 }
@@ -98,13 +96,13 @@ export interface StreamOptions<A> extends RequestSpec {
    * request (per the retry rule), none after it.
    */
   readonly decode: (
-    body: Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError>,
+    body: Stream.Stream<Uint8Array, SwitchboardError.StreamRequestError>,
     reply: StreamReply
-  ) => Stream.Stream<A, SwitchboardError.SwitchboardError>
+  ) => Stream.Stream<A, SwitchboardError.StreamRequestError>
   /** Override the `RequestOptions`/config limits for this stream. */
-  readonly firstByteTimeout?: Duration.DurationInput | undefined
-  readonly idleTimeout?: Duration.DurationInput | undefined
-  readonly totalTimeout?: Duration.DurationInput | undefined
+  readonly firstByteTimeout?: Duration.Input | undefined
+  readonly idleTimeout?: Duration.Input | undefined
+  readonly totalTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -113,7 +111,7 @@ export interface StreamOptions<A> extends RequestSpec {
  */
 export interface Service {
   /** One JSON call: send, check status, decode, retrying per the rule. */
-  readonly call: <A>(options: CallOptions<A>) => Effect.Effect<A, SwitchboardError.SwitchboardError>
+  readonly call: <A>(options: CallOptions<A>) => Effect.Effect<A, SwitchboardError.RequestError>
   /**
    * A streamed reply, from the request to the body's end: retried until its
    * first element, never after; the span lives until the stream ends (its
@@ -122,7 +120,7 @@ export interface Service {
    * first element), `idle` (silences of the body after its first read) and
    * `total` (from the request to the end, retries included).
    */
-  readonly stream: <A>(options: StreamOptions<A>) => Stream.Stream<A, SwitchboardError.SwitchboardError>
+  readonly stream: <A>(options: StreamOptions<A>) => Stream.Stream<A, SwitchboardError.StreamRequestError>
   /** The resolved configuration, for capabilities that need its settings. */
   readonly config: SwitchboardConfig.ResolvedConfig
   /**
@@ -137,7 +135,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class Transport extends Context.Tag("@switchboard/core/Transport")<Transport, Service>() {}
+export class Transport extends Context.Service<Transport, Service>()("@switchboard/core/Transport") {}
 
 // ---------------------------------------------------------------------------
 // Settings: the layer's configuration, under any per-call options
@@ -233,8 +231,8 @@ const baseSettings = (config: SwitchboardConfig.ResolvedConfig): Settings => {
   })
 }
 
-const optionDuration = (field: keyof RequestOptions.RequestOptions, value: Duration.DurationInput | undefined) =>
-  value === undefined ? Either.right(undefined) : SwitchboardConfig.duration(`requestOptions.${field}`, value)
+const optionDuration = (field: keyof RequestOptions.RequestOptions, value: Duration.Input | undefined) =>
+  value === undefined ? Result.succeed(undefined) : SwitchboardConfig.duration(`requestOptions.${field}`, value)
 
 /**
  * The layer's settings under per-call options, checked: a bad option is a
@@ -244,12 +242,12 @@ const resolve = (
   config: SwitchboardConfig.ResolvedConfig,
   base: Settings,
   options: RequestOptions.RequestOptions
-): Either.Either<Settings, SwitchboardError.ConfigurationError> =>
-  Either.gen(function*() {
+): Result.Result<Settings, SwitchboardError.ConfigurationError> =>
+  Result.gen(function*() {
     const extra = options.headers === undefined ? {} : lowerCaseNames(options.headers)
     yield* SwitchboardConfig.checkHeaders("requestOptions.headers", extra)
     if ("authorization" in extra) {
-      return yield* Either.left(
+      return yield* Result.fail(
         new SwitchboardError.ConfigurationError({
           field: "requestOptions.headers.authorization",
           message:
@@ -287,8 +285,8 @@ const resolve = (
   })
 
 /** A per-stream time limit given by the caller, checked, over the settings' one. */
-const limitOr = (field: string, input: Duration.DurationInput | undefined, fallback: Duration.Duration) =>
-  input === undefined ? Either.right(fallback) : SwitchboardConfig.duration(field, input)
+const limitOr = (field: string, input: Duration.Input | undefined, fallback: Duration.Duration) =>
+  Effect.fromResult(input === undefined ? Result.succeed(fallback) : SwitchboardConfig.duration(field, input))
 
 // ---------------------------------------------------------------------------
 // Replies → typed errors (the one place wire failures and statuses become SDK errors)
@@ -356,17 +354,21 @@ const codeOf = (error: unknown): string => {
 
 const withId = (requestId: string | undefined) => (requestId === undefined ? {} : { requestId })
 
-/** A wire failure → its typed error. */
-const wireFailure = (
+interface FailureLimits {
+  readonly maxBytes: number
+  readonly firstByte: Duration.Duration
+  readonly idle: Duration.Duration
+  readonly total: Duration.Duration
+}
+
+/** A wire failure → its typed error; only a stream's can be a `StreamError`. */
+function wireFailure(
   error: HttpWire.WireError,
-  stage: Stage,
-  settings: {
-    readonly maxBytes: number
-    readonly firstByte: Duration.Duration
-    readonly idle: Duration.Duration
-    readonly total: Duration.Duration
-  }
-): SwitchboardError.SwitchboardError => {
+  stage: Extract<Stage, { _tag: "call" }>,
+  settings: FailureLimits
+): SwitchboardError.RequestError
+function wireFailure(error: HttpWire.WireError, stage: Stage, settings: FailureLimits): SwitchboardError.StreamRequestError
+function wireFailure(error: HttpWire.WireError, stage: Stage, settings: FailureLimits): SwitchboardError.StreamRequestError {
   const requestId = stage._tag === "stream" ? stage.requestId : undefined
   switch (error.reason) {
     case "timeout":
@@ -440,10 +442,10 @@ const whereOf = (spec: RequestSpec) => `${spec.method} /v1${spec.path}`
 
 const readJson = <A>(
   response: HttpWire.TextResponse,
-  decode: (u: unknown) => Either.Either<A, ParseResult.ParseError>,
+  decode: (u: unknown) => Result.Result<A, SchemaIssue.Issue>,
   spec: RequestSpec,
   redact: (text: string) => string
-): Effect.Effect<A, SwitchboardError.SwitchboardError> => {
+): Effect.Effect<A, SwitchboardError.ResponseDecodeError> => {
   const text = response.text
   const decodeError = (message: string, error?: Json.ServiceError) => {
     const fields: Record<string, string> = {}
@@ -465,11 +467,11 @@ const readJson = <A>(
     return Effect.fail(shapeError("reply: is not JSON"))
   }
   const decoded = decode(json)
-  if (Either.isRight(decoded)) return Effect.succeed(decoded.right)
+  if (Result.isSuccess(decoded)) return Effect.succeed(decoded.success)
   // A success status with an error body: the service's message, as for any other status (decision 2).
   const error = typeof json === "object" && json !== null && "error" in json ? Json.serviceError(json) : undefined
   return Effect.fail(
-    error === undefined ? shapeError(Issue.describe(decoded.left)) : decodeError(truncate(error.message, 1000), error)
+    error === undefined ? shapeError(Issue.describe(decoded.failure)) : decodeError(truncate(error.message, 1000), error)
   )
 }
 
@@ -497,20 +499,21 @@ const isJson = (response: HttpWire.Head) =>
 // ---------------------------------------------------------------------------
 
 /**
- * `Effect.retry(attempt, schedule)`, with the schedule's driver made only
+ * `Effect.retry(attempt, schedule)`, with the schedule's step made only
  * once an attempt has failed: most calls succeed at once, and making the
- * driver is most of what `Effect.retry` costs them.
+ * step is most of what `Effect.retry` costs them.
  */
-const retrying = <A, R>(
-  attempt: Effect.Effect<A, SwitchboardError.SwitchboardError, R>,
+const retrying = <A, E extends SwitchboardError.SwitchboardError, R>(
+  attempt: Effect.Effect<A, E, R>,
   schedule: Schedule.Schedule<unknown, SwitchboardError.SwitchboardError>
-): Effect.Effect<A, SwitchboardError.SwitchboardError, R> =>
-  Effect.catchAll(attempt, (first) =>
-    Effect.flatMap(Schedule.driver(schedule), (driver) => {
-      const next = (error: SwitchboardError.SwitchboardError): Effect.Effect<A, SwitchboardError.SwitchboardError, R> =>
-        Effect.matchEffect(driver.next(error), {
+): Effect.Effect<A, E, R> =>
+  Effect.catch(attempt, (first) =>
+    Effect.flatMap(Schedule.toStepWithSleep(schedule), (step) => {
+      // The step sleeps the schedule's delay and succeeds, or fails (`Cause.Done`) when it gives up.
+      const next = (error: E): Effect.Effect<A, E, R> =>
+        Effect.matchEffect(step(error), {
           onFailure: () => Effect.fail(error),
-          onSuccess: () => Effect.catchAll(attempt, next)
+          onSuccess: () => Effect.catch(attempt, next)
         })
       return next(first)
     }))
@@ -520,21 +523,32 @@ const retrying = <A, R>(
  * the attempt fails; a successful one lives as long as the enclosing scope.
  */
 const inOwnScope = <A, E, R>(attempt: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Scope.Scope> | Scope.Scope> =>
-  Effect.flatMap(Scope.Scope, (parent) =>
-    Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (scope) =>
+  Effect.flatMap(Effect.scope, (parent) =>
+    Effect.flatMap(Scope.fork(parent, "sequential"), (scope) =>
       Effect.onExit(
-        Scope.extend(attempt, scope),
+        Scope.provide(attempt, scope),
         (exit) => Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void
       )))
 
-/** The first non-empty chunk a pull gives (empty at the end), and the pull for the rest. */
-const firstChunk = <A>(
-  pull: Effect.Effect<Chunk.Chunk<A>, Option.Option<SwitchboardError.SwitchboardError>>
-): Effect.Effect<Chunk.Chunk<A>, SwitchboardError.SwitchboardError> =>
-  Effect.matchEffect(pull, {
-    onFailure: Option.match({ onNone: () => Effect.succeed(Chunk.empty()), onSome: Effect.fail }),
-    onSuccess: (chunk) => Chunk.isEmpty(chunk) ? firstChunk(pull) : Effect.succeed(chunk)
-  })
+/** The first batch a pull gives, or `undefined` at the body's end. */
+const firstBatch = <A, E>(
+  pull: Pull.Pull<Arr.NonEmptyReadonlyArray<A>, E>
+): Effect.Effect<Arr.NonEmptyReadonlyArray<A> | undefined, E> =>
+  Effect.catchIf(pull, Cause.isDone, () => Effect.undefined) as Effect.Effect<Arr.NonEmptyReadonlyArray<A> | undefined, E>
+
+/** The elements of `first`, then what `pull` gives. */
+const startingWith = <A, E>(
+  first: Arr.NonEmptyReadonlyArray<A>,
+  pull: Pull.Pull<Arr.NonEmptyReadonlyArray<A>, E>
+): Stream.Stream<A, E> => {
+  let pending: Arr.NonEmptyReadonlyArray<A> | undefined = first
+  return Stream.fromPull(Effect.succeed(Effect.suspend(() => {
+    if (pending === undefined) return pull
+    const batch = pending
+    pending = undefined
+    return Effect.succeed(batch)
+  })))
+}
 
 const httpAttributes = (options: RequestSpec): Record<string, unknown> => ({
   "http.request.method": options.method,
@@ -563,11 +577,11 @@ export const make = Effect.gen(function*() {
    * options) and its observation, both read from the fiber in one step.
    */
   const begin = <A>(genAi: GenAi.Call<A>, options: RequestSpec) =>
-    Effect.withFiberRuntime<Begun<A>, SwitchboardError.ConfigurationError>((fiber) => {
-      const requested = Context.get(fiber.currentContext, RequestOptions.CurrentRequestOptions)
-      const resolved = RequestOptions.isEmpty(requested) ? Either.right(base) : resolve(config, base, requested)
-      if (Either.isLeft(resolved)) return Effect.fail(resolved.left)
-      const settings = resolved.right
+    Effect.withFiber<Begun<A>, SwitchboardError.ConfigurationError>((fiber) => {
+      const requested = fiber.getRef(RequestOptions.CurrentRequestOptions)
+      const resolved = RequestOptions.isEmpty(requested) ? Result.succeed(base) : resolve(config, base, requested)
+      if (Result.isFailure(resolved)) return Effect.fail(resolved.failure)
+      const settings = resolved.success
       const { observation, spanOptions } = Observe.start(
         genAi,
         site,
@@ -579,9 +593,7 @@ export const make = Effect.gen(function*() {
     })
 
   const request = (options: RequestSpec, settings: Settings): HttpWire.Request => {
-    if (options.body === undefined) {
-      return { method: options.method, url: config.apiUrl + options.path, headers: settings.headers, body: options.rawBody }
-    }
+    if (options.body === undefined) return { method: options.method, url: config.apiUrl + options.path, headers: settings.headers }
     const body = HttpWire.json(JSON.stringify(options.body))
     return { method: options.method, url: config.apiUrl + options.path, headers: settings.jsonHeaders, body }
   }
@@ -592,12 +604,16 @@ export const make = Effect.gen(function*() {
     return head.status >= 200 && head.status < 300 ? Effect.void : statusFailure(head, body, settings.redact)
   }
 
-  const call = <A>(options: CallOptions<A>): Effect.Effect<A, SwitchboardError.SwitchboardError> =>
+  const call = <A>(options: CallOptions<A>): Effect.Effect<A, SwitchboardError.RequestError> =>
     Effect.flatMap(begin(options.genAi, options), ({ observation, settings, spanOptions }) =>
       Observe.observeCall(observation, spanOptions, (span) => {
           // Only what the exchange needs is made per call; what errors say is made when one occurs.
           const req = request(options, settings)
-          const stage = (): Stage => ({ _tag: "call", where: whereOf(options), timeoutMillis: settings.timeoutMillis })
+          const stage = (): Extract<Stage, { _tag: "call" }> => ({
+            _tag: "call",
+            where: whereOf(options),
+            timeoutMillis: settings.timeoutMillis
+          })
           const attempt = Effect.flatMap(
             Effect.mapError(wire.text(req, settings.callLimits), (error) => wireFailure(error, stage(), settings)),
             (response) =>
@@ -609,16 +625,16 @@ export const make = Effect.gen(function*() {
           return retrying(attempt, settings.schedule(options.retry ?? "safe"))
         }))
 
-  const stream = <A>(options: StreamOptions<A>): Stream.Stream<A, SwitchboardError.SwitchboardError> =>
-    Streams.unwrapScoped(Effect.gen(function*() {
+  const stream = <A>(options: StreamOptions<A>): Stream.Stream<A, SwitchboardError.StreamRequestError> =>
+    Stream.unwrap(Effect.gen(function*() {
       const { observation, settings, spanOptions } = yield* begin(options.genAi, options)
       const firstByte = yield* limitOr("firstByteTimeout", options.firstByteTimeout, settings.firstByte)
       const idle = yield* limitOr("idleTimeout", options.idleTimeout, settings.idle)
       const total = yield* limitOr("totalTimeout", options.totalTimeout, settings.total)
       // Ends when the stream does, with its exit: after the last element, a failure or an interruption.
       const span = yield* Effect.makeSpanScoped(observation.name, spanOptions)
-      const clock = yield* Effect.clock
-      const startMillis = clock.unsafeCurrentTimeMillis()
+      const clock = yield* Effect.clockWith(Effect.succeed)
+      const startMillis = clock.currentTimeMillisUnsafe()
       const limits = { maxBytes: settings.maxBytes, firstByte, idle, total }
       const where = whereOf(options)
       const req = request(options, settings)
@@ -632,7 +648,7 @@ export const make = Effect.gen(function*() {
       // Every limit is the wire's: the first-byte one runs until `commit`, at the first element.
       const attempt = inOwnScope(Effect.gen(function*() {
         // What is left of the total limit: retries and their waits count too.
-        const left = deadline === undefined ? undefined : deadline - clock.unsafeCurrentTimeMillis()
+        const left = deadline === undefined ? undefined : deadline - clock.currentTimeMillisUnsafe()
         if (left !== undefined && left <= 0) return yield* Effect.fail(wireFailure(HttpWire.timeout("total"), stage(undefined), limits))
         const response = yield* Effect.mapError(
           wire.open(req, { firstByteMillis, idleMillis, totalMillis: left }),
@@ -644,7 +660,7 @@ export const make = Effect.gen(function*() {
         const body = Stream.mapError(response.body, (error) => wireFailure(error, stage(requestId), limits))
         const elements = options.decode(body, { headers: response.headers, requestId, span, redact: settings.redact })
         const pull = yield* Stream.toPull(elements)
-        const first = yield* firstChunk(pull)
+        const first = yield* firstBatch(pull)
         response.commit()
         return { first, pull }
       }))
@@ -653,8 +669,8 @@ export const make = Effect.gen(function*() {
         Effect.onExit((exit) => Exit.isFailure(exit) ? Observe.finish(observation, span, startMillis, { exit, reply: undefined }) : Effect.void)
       )
       started = true
-      const elements = Chunk.isEmpty(first) ? Stream.empty : Stream.concat(Stream.fromChunk(first), Stream.repeatEffectChunkOption(pull))
-      return Observe.observeStream(observation, span, startMillis, options.genAi.facts(observation.capture), elements, () => clock.unsafeCurrentTimeMillis())
+      const elements = first === undefined ? Stream.empty : startingWith(first, pull)
+      return Observe.observeStream(observation, span, startMillis, options.genAi.facts(observation.capture), elements, () => clock.currentTimeMillisUnsafe())
     }))
 
   return Transport.of({ call, stream, config, redact: base.redact })
