@@ -138,7 +138,7 @@ describe("a slow first byte", () => {
       // The Node wire keeps the first-byte limit with a real timer: a short one.
       const fiber = yield* Effect.forkChild(Stream.runCollect(Chat.streamText(hello)))
       yield* emulator.awaitRequests(1)
-      expect(yield* Fiber.join(fiber).join("")).toContain("Hello there")
+      expect((yield* Fiber.join(fiber)).join("")).toContain("Hello there")
       expect(yield* faultsSeen).toEqual(["Delay", "none"])
     }).pipe(Effect.provide(emulated({ ...instant, streamFirstByteTimeout: "1 second" }))))
 

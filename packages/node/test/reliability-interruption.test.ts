@@ -1,7 +1,7 @@
 /**
  * Interrupting any call or stream at any point releases its connection.
  *
- * Seeded trials (fast-check `sample`): a call of every kind, a fault that
+ * Seeded trials (`Arbitrary.sampleEffect`): a call of every kind, a fault that
  * holds it at some stage (a reply delayed before or after its headers, a
  * stalled or long stream, a 503 whose retry is waiting), and an interruption
  * point (after some scheduler turns, once the emulator received the request
@@ -16,17 +16,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, Embeddings, Models, Moderations, type Protocol, Videos } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
+import * as Arbitrary from "effect/Arbitrary"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FastCheck from "effect/testing/FastCheck"
 import * as Fiber from "effect/Fiber"
-import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { emulated, waitUntil } from "./fixtures.js"
 
-const fc = FastCheck
 const SEED = 31337
 const TRIALS = 80
 
@@ -49,27 +48,32 @@ const heldFaults: ReadonlyArray<Emulator.Fault | undefined> = [
   { _tag: "Status", status: 503 }
 ]
 
-const turns = fc.nat({ max: 400 })
-const trial: FastCheck.Arbitrary<Trial> = fc.oneof(
-  fc.record({
-    kind: fc.constantFrom<Kind>("chat", "embed", "moderate", "models", "status", "poll", "generate"),
-    fault: fc.constantFrom(...heldFaults),
-    point: fc.oneof(
-      turns.map((n): Point => ({ _tag: "Turns", turns: n })),
-      // Held calls make one request; a generate that is not held makes two before its poll waits.
-      fc.nat({ max: 50 }).map((n): Point => ({ _tag: "Received", requests: 1, turns: n }))
-    )
+const integer = (minimum: number, maximum: number) => Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })))
+const oneOf = <A>(...choices: ReadonlyArray<Arbitrary.Arbitrary<A>>): Arbitrary.Arbitrary<A> =>
+  Arbitrary.flatMap(integer(0, choices.length - 1), (i) => choices[i]!)
+const constantFrom = <A>(...values: ReadonlyArray<A>): Arbitrary.Arbitrary<A> =>
+  Arbitrary.map(integer(0, values.length - 1), (i) => values[i]!)
+
+const turns = integer(0, 400)
+const received = Arbitrary.map(integer(0, 50), (n): Point => ({ _tag: "Received", requests: 1, turns: n }))
+const afterTurns = Arbitrary.map(turns, (n): Point => ({ _tag: "Turns", turns: n }))
+const trial: Arbitrary.Arbitrary<Trial> = oneOf<Trial>(
+  Arbitrary.all({
+    kind: constantFrom<Kind>("chat", "embed", "moderate", "models", "status", "poll", "generate"),
+    fault: constantFrom(...heldFaults),
+    // Held calls make one request; a generate that is not held makes two before its poll waits.
+    point: oneOf(afterTurns, received)
   }),
-  fc.constantFrom(...heldFaults, { _tag: "StallStream" as const, afterChunks: 5 }).chain((fault) => {
+  Arbitrary.flatMap(constantFrom<Emulator.Fault | undefined>(...heldFaults, { _tag: "StallStream", afterChunks: 5 }), (fault) => {
     // Chunks only arrive from a stream that is not held before its body: at most 5 from the stalled one.
     const chunks = fault === undefined ? 300 : fault._tag === "StallStream" ? 5 : 0
-    return fc.record({
-      kind: fc.constant<Kind>("stream"),
-      fault: fc.constant(fault),
-      point: fc.oneof(
-        turns.map((n): Point => ({ _tag: "Turns", turns: n })),
-        fc.nat({ max: 50 }).map((n): Point => ({ _tag: "Received", requests: 1, turns: n })),
-        ...(chunks > 0 ? [fc.integer({ min: 1, max: chunks }).map((n): Point => ({ _tag: "Chunks", chunks: n }))] : [])
+    return Arbitrary.all({
+      kind: Arbitrary.Constant<Kind>("stream"),
+      fault: Arbitrary.Constant(fault),
+      point: oneOf(
+        afterTurns,
+        received,
+        ...(chunks > 0 ? [Arbitrary.map(integer(1, chunks), (n): Point => ({ _tag: "Chunks", chunks: n }))] : [])
       )
     })
   })
@@ -106,7 +110,7 @@ const callOf = (
   }
 }
 
-const turnsOf = (n: number) => Effect.repeatN(Effect.yieldNow(), Math.max(0, n - 1))
+const turnsOf = (n: number) => Effect.repeat(Effect.yieldNow, { times: Math.max(0, n - 1) })
 
 describe("interruption releases the connection", () => {
   it.effect(`${TRIALS} seeded trials: any call, any fault, any point → no connection left open`, (context) =>
@@ -116,7 +120,7 @@ describe("interruption releases the connection", () => {
       const emulator = yield* Emulator.Emulator
       const taskId = yield* Videos.submit({ model: Emulator.videoModel, prompt: "A slow river" })
       const counts = { completed: 0, interruptedInFlight: 0, interruptedIdle: 0 }
-      const trials = fc.sample(trial, { numRuns: TRIALS, seed: SEED })
+      const trials = yield* Arbitrary.sampleEffect(trial, { count: TRIALS, seed: SEED })
 
       for (const [i, t] of trials.entries()) {
         current = `trial ${i}: ${JSON.stringify(t)}`
@@ -141,8 +145,9 @@ describe("interruption releases the connection", () => {
           }
         }
         const openBefore = yield* emulator.openConnections
-        const exit = yield* Fiber.interrupt(fiber)
-        if (Exit.isInterrupted(exit)) {
+        yield* Fiber.interrupt(fiber)
+        const exit = yield* Fiber.await(fiber)
+        if (Exit.hasInterrupts(exit)) {
           if (openBefore > 0) counts.interruptedInFlight++
           else counts.interruptedIdle++
         } else counts.completed++

@@ -155,7 +155,7 @@ describe("Chat.stream over HTTP to the emulator", () => {
       const fiber = yield* Effect.forkChild(Stream.runCollect(Chat.streamText(hello)))
       yield* sleeperBy(1_000)
       yield* TestClock.adjust("1 second")
-      expect(yield* Fiber.join(fiber).join("")).toContain("Tell me about streams")
+      expect((yield* Fiber.join(fiber)).join("")).toContain("Tell me about streams")
       expect(yield* emulator.requestCount).toBe(2)
     }).pipe(Effect.provide(emulated())))
 
