@@ -1,11 +1,12 @@
 /**
- * Switchboard as an `@effect/ai` `EmbeddingModel`, over core's
- * `Embeddings.embedMany` (batched, in input order).
+ * Switchboard as an `effect/ai` `EmbeddingModel`, over core's
+ * `Embeddings.embedMany` (batched, in input order). `effect/ai` gathers
+ * concurrent `embed` calls into one `embedMany`.
  *
  * @since 0.1.0
  */
-import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
-import * as Model from "@effect/ai/Model"
+import * as EmbeddingModel from "effect/ai/EmbeddingModel"
+import * as Model from "effect/ai/Model"
 import * as Embeddings from "@switchboard/core/Embeddings"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -18,10 +19,7 @@ import { endpoint, toAiError } from "./internal/errors.js"
 export interface Options {
   readonly model: string
   readonly dimensions?: number | undefined
-  /**
-   * Inputs per request; `@effect/ai` batches `embed` calls up to it. Default
-   * 128, core's batch size.
-   */
+  /** Inputs per request when core splits a call into batches. Default 128, core's batch size. */
   readonly maxBatchSize?: number | undefined
 }
 
@@ -31,20 +29,19 @@ const site = { module: "SwitchboardEmbeddingModel", method: "embedMany" }
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options): Effect.Effect<EmbeddingModel.Service, never, Embeddings.Embeddings> =>
-  Effect.gen(function*() {
-    const embeddings = yield* Embeddings.Embeddings
-    const toError = toAiError(site, yield* endpoint("/embeddings"))
-    const maxBatchSize = options.maxBatchSize ?? 128
-    return yield* EmbeddingModel.make({
-      maxBatchSize,
-      embedMany: (inputs) =>
-        embeddings.embedMany(inputs, { model: options.model, batchSize: maxBatchSize, dimensions: options.dimensions }).pipe(
-          Effect.map((vectors) => vectors.map((vector, index) => ({ index, embeddings: [...vector] }))),
-          Effect.mapError(toError)
-        )
-    })
+export const make = Effect.fnUntraced(function*(options: Options) {
+  const embeddings = yield* Embeddings.Embeddings
+  const toError = toAiError(site, yield* endpoint("/embeddings"))
+  const batchSize = options.maxBatchSize ?? 128
+  return yield* EmbeddingModel.make({
+    embedMany: ({ inputs }) =>
+      embeddings.embedMany(inputs, { model: options.model, batchSize, dimensions: options.dimensions }).pipe(
+        // Usage is on core's `embeddings {model}` span, per request.
+        Effect.map((vectors) => ({ results: vectors.map((vector) => [...vector]), usage: { inputTokens: undefined } })),
+        Effect.mapError(toError)
+      )
   })
+}) satisfies (options: Options) => Effect.Effect<EmbeddingModel.EmbeddingModel, never, Embeddings.Embeddings>
 
 /**
  * Provides `EmbeddingModel.EmbeddingModel`; needs core's `Embeddings`.
@@ -56,7 +53,7 @@ export const layer = (options: Options): Layer.Layer<EmbeddingModel.EmbeddingMod
   Layer.effect(EmbeddingModel.EmbeddingModel, make(options))
 
 /**
- * The embedding model as an `@effect/ai` `Model` (provider `switchboard`).
+ * The embedding model as an `effect/ai` `Model` (provider `switchboard`).
  *
  * @since 0.1.0
  * @category models
@@ -65,4 +62,4 @@ export const model = (
   name: string,
   options: Omit<Options, "model"> = {}
 ): Model.Model<"switchboard", EmbeddingModel.EmbeddingModel, Embeddings.Embeddings> =>
-  Model.make("switchboard", layer({ ...options, model: name }))
+  Model.make("switchboard", name, layer({ ...options, model: name }))

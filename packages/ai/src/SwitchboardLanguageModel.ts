@@ -1,21 +1,22 @@
 /**
- * Switchboard as an `@effect/ai` `LanguageModel`: `generateText`,
+ * Switchboard as an `effect/ai` `LanguageModel`: `generateText`,
  * `streamText` and `generateObject` over core's `Chat` (so core's
  * validation, retries, time limits and stream handling all apply), with
- * toolkits, tool choice, image inputs and telemetry.
+ * toolkits (strict or not, approvals), tool choice, image inputs and GenAI
+ * telemetry.
  *
  * @since 0.1.0
  */
-import * as AiError from "@effect/ai/AiError"
-import * as LanguageModel from "@effect/ai/LanguageModel"
-import * as Model from "@effect/ai/Model"
-import type * as Response from "@effect/ai/Response"
-import * as Telemetry from "@effect/ai/Telemetry"
-import * as Tool from "@effect/ai/Tool"
+import * as AiError from "effect/ai/AiError"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import * as Model from "effect/ai/Model"
+import { toCodecOpenAI } from "effect/ai/OpenAiStructuredOutput"
+import type * as Response from "effect/ai/Response"
+import * as Telemetry from "effect/ai/Telemetry"
+import * as Tool from "effect/ai/Tool"
 import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
-import { InvalidRequestError } from "@switchboard/core/SwitchboardError"
 import { defaultMaxResponseBytes } from "@switchboard/core/SwitchboardConfig"
 import * as SwitchboardTelemetry from "@switchboard/core/Telemetry"
 import { Transport } from "@switchboard/core/Transport"
@@ -25,10 +26,11 @@ import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Schema from "effect/Schema"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { Span } from "effect/Tracer"
-import { endpoint, toAiError } from "./internal/errors.js"
+import { endpoint, invalidRequest, toAiError } from "./internal/errors.js"
 import { toMessages } from "./internal/prompt.js"
 import * as Parts from "./internal/response.js"
 
@@ -55,10 +57,19 @@ export interface ConfigService extends RequestFields {
    * `StructuredOutput.DefaultMode`, which is `tool`.
    */
   readonly structuredOutput?: StructuredOutput.Mode | undefined
+  /**
+   * Strict schemas (`strict: true`) for function tools and `generateObject`,
+   * for a service known to honour them: every property required, optional
+   * ones as nullable, no additional properties (`toCodecOpenAI`), and the
+   * model's `null`s read back as absent before decoding. A tool's own
+   * `Tool.Strict` annotation wins. Default `false`: the service contract
+   * does not promise strict mode.
+   */
+  readonly strict?: boolean | undefined
   /** `streamText`: overrides core's first-byte time limit. */
-  readonly firstByteTimeout?: Duration.DurationInput | undefined
+  readonly firstByteTimeout?: Duration.Input | undefined
   /** `streamText`: overrides core's idle time limit. */
-  readonly idleTimeout?: Duration.DurationInput | undefined
+  readonly idleTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -68,7 +79,7 @@ export interface ConfigService extends RequestFields {
  * @since 0.1.0
  * @category config
  */
-export class Config extends Context.Tag("@switchboard/ai/SwitchboardLanguageModel/Config")<Config, ConfigService>() {}
+export class Config extends Context.Service<Config, ConfigService>()("@switchboard/ai/SwitchboardLanguageModel/Config") {}
 
 /**
  * Runs `self` with `overrides` over the current config (per-call
@@ -106,27 +117,60 @@ const module = "SwitchboardLanguageModel"
 const toolChoice = (choice: LanguageModel.ProviderOptions["toolChoice"]): Protocol.ToolChoice => {
   if (typeof choice === "string") return choice
   if ("tool" in choice) return { type: "function", function: { name: choice.tool } }
-  // `oneOf`: `@effect/ai` has already narrowed the tools to those named.
+  // `oneOf`: `effect/ai` has already narrowed the tools to those named.
   return choice.mode === "required" ? "required" : "auto"
 }
 
-const toolDefinition = (origin: Parts.Origin, tool: Tool.Any): Effect.Effect<Protocol.Tool, AiError.AiError> => {
-  if (!Tool.isUserDefined(tool)) {
-    const message = `tools: the provider-defined tool ${tool.name} is not supported`
-    return Effect.fail(toAiError(origin.site, origin.endpoint)(new InvalidRequestError({ field: "tools", message })))
-  }
-  // The tool's requirements do not matter for reading its schema.
-  const userTool = tool as Parameters<typeof Tool.getJsonSchema>[0]
-  const description = Tool.getDescription(userTool)
-  return Effect.succeed({
-    type: "function",
-    function: {
-      name: tool.name,
-      ...(description === undefined ? {} : { description }),
-      parameters: Tool.getJsonSchema(userTool) as unknown as Record<string, unknown>
-    }
-  })
+type Codec = Schema.ConstraintCodec<unknown, unknown, unknown, unknown>
+
+/**
+ * A strict schema's codec: what the model sends (nullables for optionals) →
+ * the value → the schema's own encoding, which `effect/ai` then decodes.
+ */
+const strictReader = (schema: Codec) => {
+  const { codec, jsonSchema } = toCodecOpenAI(schema)
+  const decode = Schema.decodeUnknownResult(codec as Schema.ConstraintDecoder<unknown>)
+  const encode = Schema.encodeResult(schema as Schema.ConstraintEncoder<unknown>)
+  const read = (value: unknown): Result.Result<unknown, string> =>
+    Result.mapError(Result.flatMap(decode(value), (decoded) => encode(decoded)), (error) => error.message)
+  return { jsonSchema: jsonSchema as Record<string, unknown>, read }
 }
+
+const unsupportedSchema = (method: string, error: unknown) =>
+  AiError.make({
+    module,
+    method,
+    reason: new AiError.UnsupportedSchemaError({ description: error instanceof Error ? error.message : String(error) })
+  })
+
+interface Tools {
+  readonly tools: Array<Protocol.Tool>
+  /** Strict tools' readers, by name. */
+  readonly readers: Map<string, (params: unknown) => Result.Result<unknown, string>>
+}
+
+const toolDefinitions = (method: string, tools: ReadonlyArray<Tool.Any>, strictByDefault: boolean) =>
+  Effect.try({
+    try: (): Tools => {
+      const readers = new Map<string, (params: unknown) => Result.Result<unknown, string>>()
+      const definitions = tools.map((tool): Protocol.Tool => {
+        const description = Tool.getDescription(tool)
+        const strict = Tool.getStrictMode(tool) ?? strictByDefault
+        let parameters = Tool.getJsonSchema(tool) as Record<string, unknown>
+        if (strict) {
+          const reader = strictReader(tool.parametersSchema as Codec)
+          readers.set(tool.name, reader.read)
+          parameters = reader.jsonSchema
+        }
+        return {
+          type: "function",
+          function: { name: tool.name, ...(description === undefined ? {} : { description }), parameters, ...(strict ? { strict } : {}) }
+        }
+      })
+      return { tools: definitions, readers }
+    },
+    catch: (error) => unsupportedSchema(method, error)
+  })
 
 interface Built {
   readonly request: Protocol.ChatRequest
@@ -134,50 +178,90 @@ interface Built {
   readonly reading: Parts.Reading
 }
 
-/** The chat request of a call: the prompt, tools and tool choice, the config, and structured output. */
-const build = (origin: Parts.Origin, options: Options, provider: LanguageModel.ProviderOptions): Effect.Effect<Built, AiError.AiError> =>
-  Effect.gen(function*() {
-    const config: ConfigService = { ...options.config, ...Option.getOrUndefined(yield* Effect.serviceOption(Config)) }
-    const { firstByteTimeout: _f, idleTimeout: _i, structuredOutput, ...fields } = config
-    const messages = yield* toMessages(origin.site, provider.prompt)
-    const tools = yield* Effect.forEach(provider.tools, (tool) => toolDefinition(origin, tool))
-    const base: Protocol.ChatRequest = {
-      ...fields,
-      model: options.model,
-      messages,
-      // Without tools, `@effect/ai` says `none`: core rejects a forced choice without tools.
-      ...(tools.length > 0 ? { tools, tool_choice: toolChoice(provider.toolChoice) } : {})
-    }
-    if (provider.responseFormat.type === "text") return { request: base, config, reading: {} }
-    const mode = structuredOutput ?? (yield* StructuredOutput.DefaultMode)
-    const plan = StructuredOutput.plan(provider.responseFormat.schema as Schema.Schema<unknown>, {
-      mode,
-      // The forced tool is always `respond`; the JSON schema carries the object's name.
-      name: mode === "tool" ? undefined : provider.responseFormat.objectName
-    })
-    const request = yield* Effect.mapError(StructuredOutput.applyTo(plan, base), toAiError(origin.site, origin.endpoint))
-    return { request, config, reading: { structured: { callName: plan.tool?.function.name, wrapped: plan.wrapped } } }
+/** `generateObject` by core's `StructuredOutput` plan: the `respond` tool or `response_format`, strict when asked. */
+const structured = Effect.fnUntraced(function*(
+  method: string,
+  base: Protocol.ChatRequest,
+  config: ConfigService,
+  format: { readonly objectName: string; readonly schema: Schema.Top }
+) {
+  const origin = { site: { module, method }, endpoint: yield* endpoint("/chat/completions") }
+  const mode = config.structuredOutput ?? (yield* StructuredOutput.DefaultMode)
+  const plan = StructuredOutput.plan(format.schema as Parameters<typeof StructuredOutput.plan>[0], {
+    mode,
+    // The forced tool is always `respond`; the JSON schema carries the object's name.
+    name: mode === "tool" ? undefined : format.objectName
   })
+  const applied = StructuredOutput.applyTo(plan, base)
+  if (Result.isFailure(applied)) return yield* Effect.fail(toAiError(origin.site, origin.endpoint)(applied.failure))
+  let request = applied.success
+  let read: ((value: unknown) => Result.Result<unknown, string>) | undefined
+  if (config.strict === true) {
+    const schema = (plan.wrapped ? Schema.Struct({ value: format.schema as Codec }) : format.schema) as Codec
+    const reader = yield* Effect.try({ try: () => strictReader(schema), catch: (error) => unsupportedSchema(method, error) })
+    read = reader.read
+    request = mode === "tool"
+      ? {
+        ...request,
+        tools: (request.tools ?? []).map((tool) =>
+          tool.function.name === plan.name
+            ? { ...tool, function: { ...tool.function, parameters: reader.jsonSchema, strict: true } }
+            : tool
+        )
+      }
+      : { ...request, response_format: { type: "json_schema", json_schema: { name: plan.name, schema: reader.jsonSchema, strict: true } } }
+  }
+  return { request, structured: { callName: plan.tool?.function.name, wrapped: plan.wrapped, read } }
+})
 
-// `@effect/ai`'s span wraps core's `chat {model}` client span, which has
-// every attribute of the call. This one gets what identifies the call (as
-// `@effect/ai`'s own providers set it, plus the newer `gen_ai.provider.name`)
-// and the response, but no token usage: backends that add up
-// `gen_ai.usage.*` across spans would count each call twice.
-const annotateRequest = (span: Span, request: Protocol.ChatRequest) => {
-  span.attribute("gen_ai.provider.name", SwitchboardTelemetry.providerName)
+/** The chat request of a call: the prompt, tools and tool choice, the config, and structured output. */
+const build = Effect.fnUntraced(function*(method: string, options: Options, provider: LanguageModel.ProviderOptions) {
+  const site = { module, method }
+  const config: ConfigService = { ...options.config, ...Option.getOrUndefined(yield* Effect.serviceOption(Config)) }
+  const { firstByteTimeout: _f, idleTimeout: _i, structuredOutput: _s, strict, ...fields } = config
+  const messages = yield* toMessages(site, provider.prompt)
+  const providerTool = provider.tools.find((tool) => Tool.isProviderDefined(tool))
+  if (providerTool !== undefined) {
+    return yield* Effect.fail(invalidRequest(site, "tools", `the provider-defined tool ${providerTool.name} is not supported`))
+  }
+  const { readers, tools } = yield* toolDefinitions(method, provider.tools, strict === true)
+  const base: Protocol.ChatRequest = {
+    ...fields,
+    model: options.model,
+    messages,
+    // Without tools, `effect/ai` says `none`: core rejects a forced choice without tools.
+    ...(tools.length > 0 ? { tools, tool_choice: toolChoice(provider.toolChoice) } : {})
+  }
+  const params: Parts.Reading["params"] = readers.size === 0
+    ? undefined
+    : (name, value) => readers.get(name)?.(value) ?? Result.succeed(value)
+  if (provider.responseFormat.type === "text") return { request: base, config, reading: { params } } satisfies Built
+  const { request, structured: s } = yield* structured(method, base, config, provider.responseFormat)
+  return { request, config, reading: { structured: s, params } } satisfies Built
+})
+
+// `effect/ai`'s span wraps core's `chat {model}` client span, which has
+// every attribute of the call. This one gets what identifies the call and
+// the response, but no token usage: backends that add up `gen_ai.usage.*`
+// across spans would count each call twice.
+const annotateRequest = (span: Span, request: Protocol.ChatRequest, output: "text" | "json") =>
   Telemetry.addGenAIAnnotations(span, {
-    system: SwitchboardTelemetry.providerName,
+    provider: { name: SwitchboardTelemetry.providerName },
     operation: { name: "chat" },
+    output: { type: output },
     request: {
       model: request.model,
       temperature: request.temperature,
       topP: request.top_p,
       maxTokens: request.max_tokens,
-      stopSequences: request.stop === undefined ? undefined : typeof request.stop === "string" ? [request.stop] : request.stop
+      seed: request.seed,
+      stopSequences: request.stop === undefined || request.stop === null
+        ? undefined
+        : typeof request.stop === "string"
+        ? [request.stop]
+        : request.stop
     }
   })
-}
 
 const annotateResponse = (
   span: Span,
@@ -197,42 +281,40 @@ const finishOf = (parts: ReadonlyArray<Response.PartEncoded>) =>
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options): Effect.Effect<LanguageModel.Service, never, Chat.Chat> =>
-  Effect.gen(function*() {
-    const chat = yield* Chat.Chat
-    const chatEndpoint = yield* endpoint("/chat/completions")
-    // `streamText` holds what `Chat.accumulate` would: the reply limit of the config, when there is one.
-    const maxCharacters = Option.match(yield* Effect.serviceOption(Transport), {
-      onNone: () => defaultMaxResponseBytes,
-      onSome: (transport) => transport.config.maxResponseBytes
-    })
-    return yield* LanguageModel.make({
-      generateText: (provider) => {
-        const origin = { site: { module, method: "generateText" }, endpoint: chatEndpoint }
-        return Effect.gen(function*() {
-          const { reading, request } = yield* build(origin, options, provider)
-          annotateRequest(provider.span, request)
-          const completion = yield* Effect.mapError(chat.create(request), toAiError(origin.site, origin.endpoint))
-          const parts = yield* Parts.fromCompletion(origin, completion, reading)
-          annotateResponse(provider.span, completion, finishOf(parts))
-          return parts
-        })
-      },
-      streamText: (provider) => {
-        const origin = { site: { module, method: "streamText" }, endpoint: chatEndpoint }
-        return Stream.unwrap(Effect.map(build(origin, options, provider), ({ config, request }) => {
-          annotateRequest(provider.span, request)
-          const chunks = chat.stream(request, {
-            includeUsage: true,
-            firstByteTimeout: config.firstByteTimeout,
-            idleTimeout: config.idleTimeout
-          })
-          return Parts.fromChunks(origin, chunks, maxCharacters, (finish, first) => annotateResponse(provider.span, first ?? {}, finish))
-            .pipe(Stream.mapError((error) => (AiError.isAiError(error) ? error : toAiError(origin.site, origin.endpoint)(error))))
-        }))
-      }
-    })
+export const make = Effect.fnUntraced(function*(options: Options) {
+  const chat = yield* Chat.Chat
+  const chatEndpoint = yield* endpoint("/chat/completions")
+  // `streamText` holds what `Chat.accumulate` would: the reply limit of the config, when there is one.
+  const maxCharacters = Option.match(yield* Effect.serviceOption(Transport), {
+    onNone: () => defaultMaxResponseBytes,
+    onSome: (transport) => transport.config.maxResponseBytes
   })
+  return yield* LanguageModel.make({
+    generateText: Effect.fnUntraced(function*(provider) {
+      const method = provider.responseFormat.type === "json" ? "generateObject" : "generateText"
+      const origin = { site: { module, method }, endpoint: chatEndpoint }
+      const { reading, request } = yield* build(method, options, provider)
+      annotateRequest(provider.span, request, provider.responseFormat.type)
+      const completion = yield* Effect.mapError(chat.create(request), toAiError(origin.site, origin.endpoint))
+      const parts = yield* Effect.fromResult(Parts.fromCompletion(origin, completion, reading))
+      annotateResponse(provider.span, completion, finishOf(parts))
+      return parts
+    }),
+    streamText: (provider) => {
+      const origin = { site: { module, method: "streamText" }, endpoint: chatEndpoint }
+      return Stream.unwrap(Effect.map(build("streamText", options, provider), ({ config, reading, request }) => {
+        annotateRequest(provider.span, request, "text")
+        const chunks = chat.stream(request, {
+          includeUsage: true,
+          firstByteTimeout: config.firstByteTimeout,
+          idleTimeout: config.idleTimeout
+        })
+        return Parts.fromChunks(origin, chunks, maxCharacters, reading, (finish, first) => annotateResponse(provider.span, first ?? {}, finish))
+          .pipe(Stream.mapError((error) => (AiError.isAiError(error) ? error : toAiError(origin.site, origin.endpoint)(error))))
+      }))
+    }
+  })
+}) satisfies (options: Options) => Effect.Effect<LanguageModel.LanguageModel, never, Chat.Chat>
 
 /**
  * Provides `LanguageModel.LanguageModel`; needs core's `Chat` (from
@@ -251,7 +333,7 @@ export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel
   Layer.effect(LanguageModel.LanguageModel, make(options))
 
 /**
- * The model as an `@effect/ai` `Model` (provider `switchboard`): a layer,
+ * The model as an `effect/ai` `Model` (provider `switchboard`): a layer,
  * usable in an `ExecutionPlan` to fall back across models.
  *
  * @since 0.1.0
@@ -261,4 +343,4 @@ export const model = (
   name: string,
   config?: ConfigService
 ): Model.Model<"switchboard", LanguageModel.LanguageModel, Chat.Chat> =>
-  Model.make("switchboard", layer({ model: name, config }))
+  Model.make("switchboard", name, layer({ model: name, config }))

@@ -1,10 +1,10 @@
 /**
  * The emulator in process on a free port, the SDK's Node layer pointed at
- * it, and the provider layers on top: every test is an `@effect/ai` program
+ * it, and the provider layers on top: every test is an `effect/ai` program
  * that crosses real HTTP.
  */
-import * as AiTool from "@effect/ai/Tool"
-import * as AiToolkit from "@effect/ai/Toolkit"
+import * as AiTool from "effect/ai/Tool"
+import * as AiToolkit from "effect/ai/Toolkit"
 import { Emulator } from "@switchboard/emulator"
 import { NodeSwitchboard } from "@switchboard/node"
 import * as Effect from "effect/Effect"
@@ -13,7 +13,7 @@ import * as Schema from "effect/Schema"
 
 /** The emulator, and the SDK configured for it. */
 export const emulated = () =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(Emulator.Emulator, (emulator) => NodeSwitchboard.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey }))
   ).pipe(Layer.provideMerge(Emulator.layer()))
 
@@ -23,13 +23,13 @@ export const sentChatBodies = Effect.map(Effect.flatMap(Emulator.Emulator, (e) =
 
 export const GetWeather = AiTool.make("get_weather", {
   description: "Current weather in a city",
-  parameters: { city: Schema.String.annotations({ description: "City name" }) },
+  parameters: Schema.Struct({ city: Schema.String.annotate({ description: "City name" }) }),
   success: Schema.Struct({ city: Schema.String, celsius: Schema.Number })
 })
 
 export const GetTime = AiTool.make("get_time", {
   description: "Local time in a zone",
-  parameters: { zone: Schema.String },
+  parameters: Schema.Struct({ zone: Schema.String }),
   success: Schema.Struct({ zone: Schema.String, time: Schema.String })
 })
 
@@ -42,4 +42,3 @@ export const HandlersLive = toolkit.toLayer({
 
 /** One recorder for every package's tests. */
 export { recordingSpans } from "@switchboard/emulator/RecordingTracer"
-

@@ -1,4 +1,4 @@
-import * as LanguageModel from "@effect/ai/LanguageModel"
+import * as LanguageModel from "effect/ai/LanguageModel"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -10,9 +10,9 @@ class Address extends Schema.Class<Address>("Address")({ city: Schema.String, zi
 
 const Order = Schema.Struct({
   id: Schema.String,
-  status: Schema.Literal("open", "shipped"),
+  status: Schema.Literals(["open", "shipped"]),
   address: Address,
-  lines: Schema.Array(Schema.Struct({ sku: Schema.String, quantity: Schema.Int.pipe(Schema.between(1, 9)) }))
+  lines: Schema.Array(Schema.Struct({ sku: Schema.String, quantity: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 9 })) }))
 })
 
 const expected = {
@@ -56,10 +56,10 @@ describe("LanguageModel.generateObject over the emulator", () => {
 
   it.effect("a schema whose root is not an object (a union) travels wrapped, in both modes", () =>
     Effect.gen(function*() {
-      const Shape = Schema.Union(
+      const Shape = Schema.Union([
         Schema.Struct({ kind: Schema.Literal("circle"), radius: Schema.Number }),
         Schema.Struct({ kind: Schema.Literal("square"), side: Schema.Number })
-      )
+      ])
       const byTool = yield* LanguageModel.generateObject({ prompt: "A shape", schema: Shape })
       const byFormat = yield* LanguageModel.generateObject({ prompt: "A shape", schema: Shape }).pipe(
         SwitchboardLanguageModel.withConfigOverride({ structuredOutput: "json_schema" })
@@ -71,10 +71,28 @@ describe("LanguageModel.generateObject over the emulator", () => {
       expect(parameters.function.parameters).toMatchObject({ type: "object", required: ["value"] })
     }).pipe(provide()))
 
-  it.effect("a value that does not decode is MalformedOutput", () =>
+  it.effect("strict, in both modes: the strict schema is sent and the value still decodes", () =>
     Effect.gen(function*() {
-      const Code = Schema.Struct({ code: Schema.String.pipe(Schema.pattern(/^[A-Z]{3}$/)) })
+      const byTool = yield* LanguageModel.generateObject({ prompt: "An order, please", schema: Order })
+      const byFormat = yield* LanguageModel.generateObject({ prompt: "An order, please", schema: Order }).pipe(
+        SwitchboardLanguageModel.withConfigOverride({ structuredOutput: "json_schema" })
+      )
+      expect(byTool.value).toEqual(expected)
+      expect(byFormat.value).toEqual(expected)
+      const [toolBody, formatBody] = yield* sentChatBodies
+      const [respond] = toolBody!["tools"] as ReadonlyArray<{ readonly function: Record<string, unknown> }>
+      expect(respond!.function).toMatchObject({ name: "respond", strict: true, parameters: { additionalProperties: false } })
+      expect(formatBody!["response_format"]).toMatchObject({
+        type: "json_schema",
+        json_schema: { strict: true, schema: { additionalProperties: false } }
+      })
+    }).pipe(provide({ strict: true })))
+
+  it.effect("a value that does not decode is a retryable StructuredOutputError", () =>
+    Effect.gen(function*() {
+      const Code = Schema.Struct({ code: Schema.String.check(Schema.isPattern(/^[A-Z]{3}$/)) })
       const error = yield* Effect.flip(LanguageModel.generateObject({ prompt: "A code", schema: Code }))
-      expect(error._tag).toBe("MalformedOutput")
+      expect(error.reason._tag).toBe("StructuredOutputError")
+      expect(error.isRetryable).toBe(true)
     }).pipe(provide()))
 })

@@ -2,32 +2,38 @@
  * `@switchboard/ai` against hostile replies (issue 26, case 5), over real
  * HTTP from a `node:http` server: the same protections as core — bounded
  * memory on a stream, no prototype from a model's JSON, bounded and
- * redacted messages — and statuses as the `AiError` variants `@effect/ai`
+ * redacted messages — and statuses as the `AiError` reasons `effect/ai`
  * users match on.
  */
-import * as AiTool from "@effect/ai/Tool"
-import * as AiToolkit from "@effect/ai/Toolkit"
-import * as LanguageModel from "@effect/ai/LanguageModel"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import * as AiTool from "effect/ai/Tool"
+import * as AiToolkit from "effect/ai/Toolkit"
 import { describe, expect, it } from "@effect/vitest"
 import { NodeSwitchboard } from "@switchboard/node"
+import { type Handler, json, serve } from "@switchboard/testing/Hostile"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as Http from "node:http"
-import { type Handler, json, serve } from "@switchboard/testing/Hostile"
 import { SwitchboardLanguageModel } from "../src/index.js"
 
 const MiB = 1024 * 1024
 const apiKey = "sk-hostile-0123456789abcdef"
 
 /** Runs `use` with `handler` as the service, the provider over it: no retries, `maxResponseBytes` as given. */
-const against = <A, E, R>(handler: Handler, use: Effect.Effect<A, E, R>, maxResponseBytes?: number) =>
+const against = <A, E, R>(
+  handler: Handler,
+  use: Effect.Effect<A, E, R>,
+  maxResponseBytes?: number,
+  config?: SwitchboardLanguageModel.ConfigService
+) =>
   Effect.scoped(Effect.flatMap(serve(handler), (hostile) =>
     Effect.provide(
       use,
-      SwitchboardLanguageModel.layer({ model: "gpt-4o-mini" }).pipe(
+      SwitchboardLanguageModel.layer({ model: "gpt-4o-mini", config }).pipe(
         Layer.provideMerge(NodeSwitchboard.layer({ baseUrl: hostile.url, apiKey, maxRetries: 0, maxResponseBytes })),
         Layer.orDie
       )
@@ -54,7 +60,7 @@ const streamWithCall = (name: string, args: string) => (_request: unknown, respo
 }
 
 const Configure = AiTool.make("configure", {
-  parameters: { extra: Schema.Record({ key: Schema.String, value: Schema.Unknown }) },
+  parameters: Schema.Struct({ extra: Schema.Record(Schema.String, Schema.Unknown) }),
   success: Schema.String
 })
 const kit = AiToolkit.make(Configure)
@@ -91,7 +97,7 @@ describe("tool arguments: no prototype from the model's JSON", () => {
 
   it.live("generateObject", () =>
     Effect.gen(function*() {
-      const Options = Schema.Struct({ extra: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
+      const Options = Schema.Struct({ extra: Schema.Record(Schema.String, Schema.Unknown) })
       const result = yield* against(
         (_request, response) => json(response, 200, completionWithCall("respond", polluting)),
         LanguageModel.generateObject({ prompt: "Options", schema: Options })
@@ -101,10 +107,33 @@ describe("tool arguments: no prototype from the model's JSON", () => {
     }))
 })
 
+describe("strict tools: the model's nulls", () => {
+  const Search = AiTool.make("search", {
+    parameters: Schema.Struct({ query: Schema.String, limit: Schema.optionalKey(Schema.Number) }),
+    success: Schema.String
+  })
+  const search = AiToolkit.make(Search)
+
+  it.live("a null for an optional parameter reaches the handler as absent", () =>
+    Effect.gen(function*() {
+      const seen = yield* Ref.make<unknown>(undefined)
+      yield* against(
+        (_request, response) => json(response, 200, completionWithCall("search", `{"query":"q","limit":null}`)),
+        LanguageModel.generateText({ prompt: "Search", toolkit: search }).pipe(
+          Effect.provide(search.toLayer({ search: (params) => Effect.as(Ref.set(seen, params), "found") }))
+        ),
+        undefined,
+        { strict: true }
+      )
+      expect(yield* Ref.get(seen)).toEqual({ query: "q" })
+    }))
+})
+
 describe("a model's bad JSON: a bounded message without the key", () => {
   const echo = `{"key":"${apiKey}",${"x".repeat(5 * MiB)}`
-  const bounded = (error: { readonly _tag: string; readonly message: string }) => {
-    expect(error._tag).toBe("MalformedOutput")
+  const bounded = (error: { readonly reason: { readonly _tag: string }; readonly message: string; readonly isRetryable: boolean }) => {
+    expect(error.reason._tag).toBe("InvalidOutputError")
+    expect(error.isRetryable).toBe(true)
     expect(error.message.length).toBeLessThan(2000)
     expect(error.message).not.toContain(apiKey)
   }
@@ -113,7 +142,7 @@ describe("a model's bad JSON: a bounded message without the key", () => {
     Effect.map(
       Effect.flip(against(
         (_request, response) => json(response, 200, completionWithCall("configure", echo)),
-        LanguageModel.generateText({ prompt: "Configure", toolkit: kit }).pipe(Effect.provide(seenBy(Ref.unsafeMake<unknown>(undefined))))
+        LanguageModel.generateText({ prompt: "Configure", toolkit: kit }).pipe(Effect.provide(seenBy(Ref.makeUnsafe<unknown>(undefined))))
       )),
       bounded
     ))
@@ -123,7 +152,7 @@ describe("a model's bad JSON: a bounded message without the key", () => {
       Effect.flip(against(
         streamWithCall("configure", echo),
         Stream.runDrain(LanguageModel.streamText({ prompt: "Configure", toolkit: kit })).pipe(
-          Effect.provide(seenBy(Ref.unsafeMake<unknown>(undefined)))
+          Effect.provide(seenBy(Ref.makeUnsafe<unknown>(undefined)))
         )
       )),
       bounded
@@ -145,7 +174,7 @@ describe("a model's bad JSON: a bounded message without the key", () => {
           json(response, 200, completionWithCall("respond", `{"a":${"[".repeat(10_000)}${"]".repeat(10_000)}}`)),
         LanguageModel.generateObject({ prompt: "Options", schema: Schema.Struct({ a: Schema.Unknown }) })
       )),
-      (error) => expect(error).toMatchObject({ _tag: "MalformedOutput", description: expect.stringContaining("deeper than") })
+      (error) => expect(error.reason).toMatchObject({ _tag: "InvalidOutputError", description: expect.stringContaining("deeper than") })
     ))
 })
 
@@ -166,30 +195,71 @@ describe("streamText holds at most maxResponseBytes", () => {
     }
     return Effect.gen(function*() {
       const error = yield* Effect.flip(against(endless, Stream.runDrain(LanguageModel.streamText({ prompt: "Go on" })), MiB))
-      expect(error._tag === "UnknownError" && error.cause).toMatchObject({ _tag: "ResponseTooLargeError", limit: MiB })
+      expect(error.reason._tag).toBe("InvalidResponseError")
+      expect(error.isRetryable).toBe(false)
+      expect(error.reason.cause).toMatchObject({ _tag: "ResponseTooLargeError", limit: MiB })
       expect(written).toBeGreaterThan(MiB)
       expect(written).toBeLessThan(64 * MiB)
     })
   })
 })
 
-describe("statuses: HttpResponseError with the status and the service's message", () => {
-  for (const status of [401, 403, 404, 429, 500, 503]) {
+describe("statuses: the reason effect/ai users match on, with the status and the service's message", () => {
+  const cases = [
+    { status: 400, reason: "InvalidRequestError", retryable: false },
+    { status: 401, reason: "AuthenticationError", retryable: false, kind: "InvalidKey" },
+    { status: 403, reason: "AuthenticationError", retryable: false, kind: "InsufficientPermissions" },
+    { status: 404, reason: "InvalidRequestError", retryable: false },
+    { status: 429, reason: "RateLimitError", retryable: true },
+    { status: 500, reason: "InternalProviderError", retryable: true },
+    { status: 503, reason: "InternalProviderError", retryable: true }
+  ] as const
+  for (const { kind, reason, retryable, status } of cases as ReadonlyArray<(typeof cases)[number] & { readonly kind?: string }>) {
     it.live(`${status}`, () =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(against(
-          (_request, response) => json(response, status, { error: { message: `refused ${status} for ${apiKey}`, type: "x" } }),
+          (_request, response) =>
+            json(response, status, { error: { message: `refused ${status} for ${apiKey}`, type: "x" } }, { "x-request-id": "req_1" }),
           LanguageModel.generateText({ prompt: "Hi" })
         ))
-        expect(error._tag).toBe("HttpResponseError")
-        if (error._tag !== "HttpResponseError") return
-        expect(error.reason).toBe("StatusCode")
-        expect(error.response.status).toBe(status)
-        expect(error.message).toContain(`refused ${status}`)
+        expect(error.reason._tag).toBe(reason)
+        expect(error.isRetryable).toBe(retryable)
+        if (kind !== undefined) expect(error.reason).toMatchObject({ kind })
+        expect(error.reason).toMatchObject({ http: { response: { status, headers: { "x-request-id": "req_1" } } } })
+        const http = (error.reason as { readonly http?: { readonly body?: string } }).http
+        expect(http?.body).toContain(`refused ${status}`)
+        expect(JSON.stringify(error.reason)).not.toContain(apiKey)
         expect(error.message).not.toContain(apiKey)
-        expect(error.request).toMatchObject({ method: "POST", url: expect.stringContaining("/chat/completions") })
+        expect(error.reason).toMatchObject({
+          metadata: { switchboard: { status, requestId: "req_1", method: "POST", url: expect.stringContaining("/chat/completions") } }
+        })
+        if (status !== 429) expect(error.message).toContain(`refused ${status}`)
       }))
   }
+
+  it.live("429 with Retry-After: retryAfter on the error; insufficient_quota: QuotaExhaustedError", () =>
+    Effect.gen(function*() {
+      const limited = yield* Effect.flip(against(
+        (_request, response) => json(response, 429, { error: { message: "slow down" } }, { "retry-after": "7" }),
+        LanguageModel.generateText({ prompt: "Hi" })
+      ))
+      expect(limited.reason._tag).toBe("RateLimitError")
+      expect(Duration.toMillis(limited.retryAfter!)).toBe(7000)
+      const exhausted = yield* Effect.flip(against(
+        (_request, response) => json(response, 429, { error: { message: "no credit", code: "insufficient_quota" } }),
+        LanguageModel.generateText({ prompt: "Hi" })
+      ))
+      expect(exhausted.reason._tag).toBe("QuotaExhaustedError")
+      expect(exhausted.isRetryable).toBe(false)
+    }))
+
+  it.live("a connection cut before an answer: a retryable NetworkError", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(against((request) => request.socket.destroy(), LanguageModel.generateText({ prompt: "Hi" })))
+      expect(error.reason).toMatchObject({ _tag: "NetworkError", reason: "TransportError", method: "POST" })
+      expect(error.reason.cause).toMatchObject({ _tag: "TransportError" })
+      expect(error.isRetryable).toBe(true)
+    }))
 
   it.live("streamText too", () =>
     Effect.gen(function*() {
@@ -197,6 +267,6 @@ describe("statuses: HttpResponseError with the status and the service's message"
         (_request, response) => json(response, 429, { error: { message: "slow down" } }),
         Stream.runDrain(LanguageModel.streamText({ prompt: "Hi" }))
       ))
-      expect(error).toMatchObject({ _tag: "HttpResponseError", response: { status: 429 } })
+      expect(error.reason).toMatchObject({ _tag: "RateLimitError", http: { response: { status: 429 } } })
     }))
 })

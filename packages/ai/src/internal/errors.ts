@@ -1,14 +1,18 @@
 /**
- * Switchboard's typed errors → `AiError`s, as `@effect/ai`'s own providers
- * (`@effect/ai-openai`) report them: a status is an `HttpResponseError`, a
- * failed connection an `HttpRequestError`. The original is kept as `cause`.
+ * Switchboard's typed errors → `AiError`s whose `reason` is what the failure
+ * means to `effect/ai` (rate limit, authentication, invalid request, server,
+ * network, bad output, …), so `isRetryable` and `retryAfter` answer right.
+ * The Switchboard error rides along: as `cause` of a `NetworkError`, as the
+ * standard `Error.cause` of the other reasons, and its fields as JSON in
+ * `metadata.switchboard`.
  *
  * @internal
  */
-import * as AiError from "@effect/ai/AiError"
+import * as AiError from "effect/ai/AiError"
 import { truncate } from "@switchboard/core/internal/text"
 import type { SwitchboardError } from "@switchboard/core/SwitchboardError"
 import { Transport } from "@switchboard/core/Transport"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
@@ -31,13 +35,77 @@ export const endpoint = (path: string): Effect.Effect<Endpoint> =>
     onSome: (transport) => ({ url: `${transport.config.apiUrl}${path}`, redact: transport.redact })
   }))
 
-const describe = (error: SwitchboardError): string => {
-  const status = "status" in error && error.status !== undefined ? ` (${error.status})` : ""
-  return `${error._tag}${status}: ${error.message}`
+type Fields = {
+  readonly message: string
+  readonly status?: number | undefined
+  readonly requestId?: string | undefined
+  readonly type?: string | undefined
+  readonly code?: string | undefined
+  readonly param?: string | undefined
+  readonly field?: string | undefined
+  readonly retryAfterMillis?: number | undefined
+  readonly phase?: string | undefined
+  readonly reason?: string | undefined
+  readonly limit?: number | undefined
 }
 
-/** The status of an error that answers one: the status classes, and a 408 (`TimeoutError` of phase `service`). */
-const statusOf = (error: SwitchboardError): number | undefined => {
+/** The error's fields that are JSON and say what happened (all already redacted and bounded by core). */
+const metadataOf = (error: SwitchboardError, url: string): AiError.ProviderMetadata => {
+  const { code, field, limit, message, param, phase, reason, requestId, retryAfterMillis, status, type } = error as Fields
+  const fields: Record<string, string | number> = { error: error._tag, message, method: "POST", url }
+  for (const [key, value] of Object.entries({ status, requestId, type, code, param, field, retryAfterMillis, phase, reason, limit })) {
+    if (value !== undefined) fields[key] = value
+  }
+  return { switchboard: fields }
+}
+
+/** The service's answer as `effect/ai` keeps it: the status, the request id, the error body core read. */
+const httpOf = (error: SwitchboardError, status: number): typeof AiError.HttpContext.Type => {
+  const { code, message, param, requestId, type } = error as Fields
+  return {
+    response: { status, headers: requestId === undefined ? {} : { "x-request-id": requestId } },
+    body: JSON.stringify({ error: { message, type, code, param } })
+  }
+}
+
+/** The `Error.cause` of a reason, own and not enumerable as `new Error(message, { cause })` sets it. */
+const withCause = <A extends object>(reason: A, cause: SwitchboardError): A =>
+  Object.defineProperty(reason, "cause", { value: cause, writable: true, configurable: true, enumerable: false })
+
+/** A status the service answered → the reason `effect/ai`'s providers give it. */
+const statusReason = (error: SwitchboardError, status: number, url: string): AiError.AiErrorReason => {
+  const { code, message, param, retryAfterMillis, type } = error as Fields
+  const common = { metadata: metadataOf(error, url), http: httpOf(error, status) }
+  const description = `${error._tag} (${status}): ${message}`
+  switch (error._tag) {
+    case "AuthenticationError":
+      return new AiError.AuthenticationError({ kind: "InvalidKey", description, ...common })
+    case "PermissionDeniedError":
+      return new AiError.AuthenticationError({ kind: "InsufficientPermissions", description, ...common })
+    case "RateLimitError":
+      return code === "insufficient_quota" || type === "insufficient_quota"
+        ? new AiError.QuotaExhaustedError(common)
+        : new AiError.RateLimitError({
+          ...(retryAfterMillis === undefined ? {} : { retryAfter: Duration.millis(retryAfterMillis) }),
+          ...common
+        })
+    case "ServerError":
+      return new AiError.InternalProviderError({ description, ...common })
+    case "BadRequestError":
+    case "NotFoundError":
+    case "ConflictError":
+      return new AiError.InvalidRequestError({ ...(param === undefined ? {} : { parameter: param }), description, ...common })
+    default:
+      return status === 422
+        ? new AiError.InvalidRequestError({ ...(param === undefined ? {} : { parameter: param }), description, ...common })
+        : new AiError.UnknownError({ description, ...common })
+  }
+}
+
+/** The reason of any Switchboard error. */
+const reasonOf = (error: SwitchboardError, url: string): AiError.AiErrorReason => {
+  const description = `${error._tag}: ${error.message}`
+  const metadata = metadataOf(error, url)
   switch (error._tag) {
     case "BadRequestError":
     case "AuthenticationError":
@@ -47,70 +115,42 @@ const statusOf = (error: SwitchboardError): number | undefined => {
     case "RateLimitError":
     case "ClientError":
     case "ServerError":
-      return error.status
-    case "TimeoutError":
-      return error.phase === "service" ? 408 : undefined
-    default:
-      return undefined
-  }
-}
-
-/** The service's error as its body said it (fields core read from it, already redacted and bounded). */
-const bodyOf = (error: SwitchboardError): string => {
-  const { code, message, param, type } = error as { message: string; type?: string; code?: string; param?: string }
-  return JSON.stringify({ error: { message, type, code, param } })
-}
-
-const request = (url: string) => ({ method: "POST" as const, url, urlParams: [], hash: Option.none(), headers: {} })
-
-/**
- * `HttpResponseError` has no `cause` field in `@effect/ai` 0.37: the
- * Switchboard error is set as the standard `Error.cause` (own, not
- * enumerable, as `new Error(message, { cause })` sets it).
- */
-const withCause = <A extends Error>(error: A, cause: SwitchboardError): A =>
-  Object.defineProperty(error, "cause", { value: cause, writable: true, configurable: true, enumerable: false })
-
-/**
- * A status → `HttpResponseError` (`StatusCode`, the status, the service's
- * message); a failed connection or a time limit → `HttpRequestError`
- * (`Transport`); `InvalidRequestError` and `ConfigurationError` (nothing was
- * sent) → `MalformedInput`; a reply that is not what the protocol says →
- * `MalformedOutput`; the rest (a broken stream, a reply past its limit) →
- * `UnknownError`.
- */
-export const toAiError = (site: Site, endpoint: Endpoint) => (error: SwitchboardError): AiError.AiError => {
-  const description = describe(error)
-  const status = statusOf(error)
-  if (status !== undefined) {
-    const requestId = "requestId" in error ? error.requestId : undefined
-    return withCause(
-      new AiError.HttpResponseError({
-        ...site,
-        reason: "StatusCode",
-        request: request(endpoint.url),
-        response: { status, headers: requestId === undefined ? {} : { "x-request-id": requestId } },
-        body: bodyOf(error),
-        description
-      }),
-      error
-    )
-  }
-  const fields = { ...site, description, cause: error }
-  switch (error._tag) {
+      return error.status === undefined
+        ? new AiError.UnknownError({ description, metadata })
+        : statusReason(error, error.status, url)
+    // No answer in time (the service's own 408 too) or no connection: worth another try.
     case "TransportError":
     case "TimeoutError":
-      return new AiError.HttpRequestError({ ...fields, reason: "Transport", request: request(endpoint.url) })
+      return new AiError.NetworkError({ reason: "TransportError", method: "POST", url, description, cause: error })
+    case "StreamError":
+      return error.reason === "cut"
+        ? new AiError.NetworkError({ reason: "TransportError", method: "POST", url, description, cause: error })
+        : new AiError.InternalProviderError({ description, metadata })
+    // Nothing was sent: the field is named.
     case "InvalidRequestError":
     case "ConfigurationError":
-      return new AiError.MalformedInput(fields)
+      return new AiError.InvalidRequestError({ parameter: error.field, description, metadata })
     case "ResponseDecodeError":
-      return new AiError.MalformedOutput(fields)
+    case "ResponseTooLargeError":
+      return new AiError.InvalidResponseError({ description, metadata })
     default:
-      return new AiError.UnknownError(fields)
+      return new AiError.UnknownError({ description, metadata })
   }
 }
 
-/** `MalformedOutput` for a model's text that is unusable: why, then its start, redacted. */
-export const malformedOutput = (site: Site, endpoint: Endpoint, what: string, why: string, text: string) =>
-  new AiError.MalformedOutput({ ...site, description: endpoint.redact(`${what} ${why}: ${truncate(text)}`) })
+/** A Switchboard error as the `AiError` of `site`; the original kept as the reason's cause. */
+export const toAiError = (site: Site, endpoint: Endpoint) => (error: SwitchboardError): AiError.AiError => {
+  const reason = reasonOf(error, endpoint.url)
+  return AiError.make({ ...site, reason: reason._tag === "NetworkError" ? reason : withCause(reason, error) })
+}
+
+/** `InvalidOutputError` for a model's text that is unusable: why, then its start, redacted. */
+export const invalidOutput = (site: Site, endpoint: Endpoint, what: string, why: string, text: string): AiError.AiError =>
+  AiError.make({
+    ...site,
+    reason: new AiError.InvalidOutputError({ description: endpoint.redact(`${what} ${why}: ${truncate(text)}`) })
+  })
+
+/** `InvalidRequestError` naming `parameter`, for input the provider cannot send (nothing was sent). */
+export const invalidRequest = (site: Site, parameter: string, description: string): AiError.AiError =>
+  AiError.make({ ...site, reason: new AiError.InvalidRequestError({ parameter, description }) })

@@ -1,24 +1,23 @@
 /**
- * Chat completions → `@effect/ai` response parts, and completion chunks →
+ * Chat completions → `effect/ai` response parts, and completion chunks →
  * stream parts.
  *
  * @internal
  */
-import * as AiError from "@effect/ai/AiError"
-import type * as Response from "@effect/ai/Response"
+import type * as AiError from "effect/ai/AiError"
+import type * as Response from "effect/ai/Response"
 import * as ChatFold from "@switchboard/core/ChatFold"
 import { truncate } from "@switchboard/core/internal/text"
 import * as Protocol from "@switchboard/core/Protocol"
 import type { SwitchboardError } from "@switchboard/core/SwitchboardError"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import { type Endpoint, malformedOutput, type Site } from "./errors.js"
+import { type Endpoint, invalidOutput, type Site } from "./errors.js"
 
 /**
  * How tool calls come back: as `tool-call` parts, or (structured output by a
- * forced tool) the call named `respond` as the text `@effect/ai` decodes.
+ * forced tool) the call named `respond` as the text `effect/ai` decodes.
  */
 export interface Reading {
   readonly structured?: {
@@ -26,7 +25,11 @@ export interface Reading {
     readonly callName: string | undefined
     /** The value travels as `{"value": …}` (a schema whose root is no object). */
     readonly wrapped: boolean
+    /** Strict output: the value as the model sends it → as the schema encodes it. */
+    readonly read?: ((value: unknown) => Result.Result<unknown, string>) | undefined
   } | undefined
+  /** Strict tools: their parameters as the model sends them → as the tool's schema encodes them. */
+  readonly params?: ((name: string, params: unknown) => Result.Result<unknown, string>) | undefined
 }
 
 /** Where the parts of one call come from, for the errors they may fail with. */
@@ -43,15 +46,14 @@ const finishReasons: Readonly<Record<string, Response.FinishReason>> = {
   content_filter: "content-filter"
 }
 
-/** The service's `finish_reason` → `@effect/ai`'s; `null` is `unknown`, anything else `other`. */
+/** The service's `finish_reason` → `effect/ai`'s; `null` is `unknown`, anything else `other`. */
 export const finishReason = (reason: string | null | undefined): Response.FinishReason =>
   reason == null ? "unknown" : finishReasons[reason] ?? "other"
 
-/** `usage` → `@effect/ai`'s; fields are `undefined` when the service sent none. */
-export const usage = (usage: Protocol.Usage | null | undefined): typeof Response.Usage.Encoded => ({
-  inputTokens: usage?.prompt_tokens,
-  outputTokens: usage?.completion_tokens,
-  totalTokens: usage?.total_tokens
+/** `usage` → `effect/ai`'s; totals are `undefined` when the service sent none. */
+export const usage = (usage: Protocol.Usage | null | undefined): Response.FinishPartEncoded["usage"] => ({
+  inputTokens: { total: usage?.prompt_tokens },
+  outputTokens: { total: usage?.completion_tokens }
 })
 
 const metadata = (completion: {
@@ -67,35 +69,46 @@ const metadata = (completion: {
 })
 
 /** A model's JSON, by core's `Protocol.parseModelJson`: no `__proto__`, bounded nesting, a bounded and redacted message. */
-const parseModel = (origin: Origin, what: string, text: string): Either.Either<unknown, AiError.AiError> =>
-  Either.mapLeft(Protocol.parseModelJson(text), (why) => malformedOutput(origin.site, origin.endpoint, what, `are ${why}`, text))
+const parseModel = (origin: Origin, what: string, text: string): Result.Result<unknown, AiError.AiError> =>
+  Result.mapError(Protocol.parseModelJson(text), (why) => invalidOutput(origin.site, origin.endpoint, what, `are ${why}`, text))
 
-const parseArguments = (origin: Origin, call: Protocol.ToolCall): Either.Either<unknown, AiError.AiError> =>
-  call.function.arguments.trim() === "" ?
-    Either.right({}) :
-    parseModel(
-      origin,
-      `the arguments of tool call ${truncate(call.id, 80)} (${truncate(call.function.name, 80)})`,
-      call.function.arguments
-    )
+const parseArguments = (origin: Origin, call: Protocol.ToolCall, reading: Reading): Result.Result<unknown, AiError.AiError> => {
+  const what = `the arguments of tool call ${truncate(call.id, 80)} (${truncate(call.function.name, 80)})`
+  const parsed = call.function.arguments.trim() === "" ? Result.succeed({}) : parseModel(origin, what, call.function.arguments)
+  if (reading.params === undefined || Result.isFailure(parsed)) return parsed
+  return Result.mapError(
+    reading.params(call.function.name, parsed.success),
+    (why) => invalidOutput(origin.site, origin.endpoint, what, `do not match the tool's schema (${why})`, call.function.arguments)
+  )
+}
 
 /**
- * The text of a structured value, for `@effect/ai` to decode: parsed here
- * (its own `JSON.parse` would keep a `__proto__` key that a decoded record
- * then inherits from), unwrapped, and written again.
+ * The text of a structured value, for `effect/ai` to decode: parsed here
+ * (a plain `JSON.parse` keeps a `__proto__` key that a decoded record then
+ * inherits from), unwrapped, and written again.
  */
-const structuredText = (origin: Origin, text: string, wrapped: boolean): Either.Either<string, AiError.AiError> =>
-  Either.map(parseModel(origin, "the structured output", text), (value) => {
+const structuredText = (
+  origin: Origin,
+  text: string,
+  { read, wrapped }: NonNullable<Reading["structured"]>
+): Result.Result<string, AiError.AiError> => {
+  const what = "the structured output"
+  const parsed = parseModel(origin, what, text)
+  const value = read === undefined || Result.isFailure(parsed)
+    ? parsed
+    : Result.mapError(read(parsed.success), (why) => invalidOutput(origin.site, origin.endpoint, what, `does not match the schema (${why})`, text))
+  return Result.map(value, (value) => {
     const inner = wrapped && typeof value === "object" && value !== null && "value" in value ? value.value : value
     return JSON.stringify(inner) ?? "null"
   })
+}
 
 /** The text and tool-call parts of an assistant message. */
 const contentParts = (
   origin: Origin,
   message: Protocol.AssistantMessage,
   reading: Reading
-): Either.Either<Array<Response.PartEncoded>, AiError.AiError> => {
+): Result.Result<Array<Response.PartEncoded>, AiError.AiError> => {
   const structured = reading.structured
   const calls = message.tool_calls ?? []
   const respond = structured?.callName === undefined
@@ -106,18 +119,18 @@ const contentParts = (
   if (text !== "") {
     if (structured === undefined) parts.push({ type: "text", text })
     else {
-      const value = structuredText(origin, text, structured.wrapped)
-      if (Either.isLeft(value)) return Either.left(value.left)
-      parts.push({ type: "text", text: value.right })
+      const value = structuredText(origin, text, structured)
+      if (Result.isFailure(value)) return Result.fail(value.failure)
+      parts.push({ type: "text", text: value.success })
     }
   }
   for (const call of calls) {
     if (call === respond) continue
-    const params = parseArguments(origin, call)
-    if (Either.isLeft(params)) return Either.left(params.left)
-    parts.push({ type: "tool-call", id: call.id, name: call.function.name, params: params.right })
+    const params = parseArguments(origin, call, reading)
+    if (Result.isFailure(params)) return Result.fail(params.failure)
+    parts.push({ type: "tool-call", id: call.id, name: call.function.name, params: params.success })
   }
-  return Either.right(parts)
+  return Result.succeed(parts)
 }
 
 /** The parts of a whole completion: metadata, text, tool calls, finish. */
@@ -125,16 +138,21 @@ export const fromCompletion = (
   origin: Origin,
   completion: Protocol.ChatCompletion,
   reading: Reading
-): Either.Either<Array<Response.PartEncoded>, AiError.AiError> => {
+): Result.Result<Array<Response.PartEncoded>, AiError.AiError> => {
   const choice = completion.choices[0]
   if (choice === undefined) {
-    return Either.left(new AiError.MalformedOutput({ ...origin.site, description: "the completion has no choices" }))
+    return Result.fail(invalidOutput(origin.site, origin.endpoint, "the completion", "has no choices", ""))
   }
-  return Either.map(contentParts(origin, choice.message, reading), (content) => [
+  return Result.map(contentParts(origin, choice.message, reading), (content) => [
     metadata(completion),
     ...content,
     { type: "finish", reason: finishReason(choice.finish_reason), usage: usage(completion.usage) }
   ])
+}
+
+interface Ending {
+  readonly body: ReadonlyArray<Response.StreamPartEncoded>
+  readonly finish: Response.FinishPartEncoded
 }
 
 /**
@@ -144,13 +162,8 @@ export const fromCompletion = (
  * name and first arguments are in: a name may come in pieces before them)
  * and `tool-params-delta`. The calls themselves, `text-end`, the `-end`s and
  * `finish` come when the stream ends: the usage chunk follows the finish
- * reason, and `@effect/ai` resolves calls per emitted chunk.
+ * reason, and `effect/ai` resolves calls per emitted chunk.
  */
-interface Ending {
-  readonly body: ReadonlyArray<Response.StreamPartEncoded>
-  readonly finish: Response.FinishPartEncoded
-}
-
 class Streaming {
   readonly fold: ChatFold.Fold
   first: Protocol.ChatCompletionChunk | undefined
@@ -201,23 +214,23 @@ class Streaming {
   }
 
   /** The closing parts, from the fold's completion. */
-  end(origin: Origin): Either.Either<Ending, AiError.AiError | SwitchboardError> {
-    return Either.flatMap(this.fold.completion(), (completion) => {
+  end(origin: Origin, reading: Reading): Result.Result<Ending, AiError.AiError | SwitchboardError> {
+    return Result.flatMap(this.fold.completion(), (completion): Result.Result<Ending, AiError.AiError | SwitchboardError> => {
       const choice = completion.choices[0]
       const body: Array<Response.StreamPartEncoded> = this.textStarted ? [{ type: "text-end", id: this.textId }] : []
       const calls = choice?.message.tool_calls ?? []
       for (const [i, call] of calls.entries()) {
-        const params = parseArguments(origin, call)
-        if (Either.isLeft(params)) return Either.left(params.left)
+        const params = parseArguments(origin, call, reading)
+        if (Result.isFailure(params)) return Result.fail(params.failure)
         if (!this.started[i]) {
           body.push(
             { type: "tool-params-start", id: call.id, name: call.function.name },
             { type: "tool-params-delta", id: call.id, delta: call.function.arguments }
           )
         }
-        body.push({ type: "tool-params-end", id: call.id }, { type: "tool-call", id: call.id, name: call.function.name, params: params.right })
+        body.push({ type: "tool-params-end", id: call.id }, { type: "tool-call", id: call.id, name: call.function.name, params: params.success })
       }
-      return Either.right({
+      return Result.succeed({
         body,
         finish: { type: "finish", reason: finishReason(choice?.finish_reason), usage: usage(completion.usage) }
       })
@@ -227,28 +240,29 @@ class Streaming {
 
 /**
  * Stream parts from completion chunks, holding at most `maxCharacters`;
- * `onEnd` sees the `finish` part (for telemetry). `@effect/ai` streams text
+ * `onEnd` sees the `finish` part (for telemetry). `effect/ai` streams text
  * only, never structured output. `finish` goes out in a chunk of its own:
- * `@effect/ai` runs the tools of each chunk and puts their results after it.
+ * `effect/ai` runs the tools of each chunk and puts their results after it.
  */
 export const fromChunks = <E, R>(
   origin: Origin,
   chunks: Stream.Stream<Protocol.ChatCompletionChunk, E, R>,
   maxCharacters: number,
+  reading: Reading,
   onEnd: (finish: Response.FinishPartEncoded, first: Protocol.ChatCompletionChunk | undefined) => void
 ): Stream.Stream<Response.StreamPartEncoded, E | AiError.AiError | SwitchboardError, R> =>
   Stream.suspend(() => {
     const state = new Streaming("text", maxCharacters)
-    const parts = Stream.mapChunksEffect(chunks, (chunk) => {
+    const parts = Stream.flattenIterable(Stream.mapEffect(chunks, (chunk) => {
       const out: Array<Response.StreamPartEncoded> = []
-      for (const c of chunk) {
-        // Failing ends the stream, which closes its connection.
-        const error = state.add(c, out)
-        if (error) return Effect.fail(error)
-      }
-      return Effect.succeed(Chunk.unsafeFromArray(out))
+      // Failing ends the stream, which closes its connection.
+      const error = state.add(chunk, out)
+      return error ? Effect.fail(error) : Effect.succeed(out)
+    }))
+    const ending = Effect.map(Effect.suspend(() => Effect.fromResult(state.end(origin, reading))), (ending) => {
+      onEnd(ending.finish, state.first)
+      return ending
     })
-    const ending = Effect.tap(Effect.suspend(() => state.end(origin)), ({ finish }) => onEnd(finish, state.first))
     return Stream.concat(
       parts,
       Stream.flatMap(Stream.fromEffect(ending), ({ body, finish }) => Stream.concat(Stream.fromIterable(body), Stream.succeed(finish)))
