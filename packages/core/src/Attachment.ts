@@ -6,8 +6,8 @@
  *
  * @since 0.1.0
  */
+import * as Base64 from "effect/encoding/Base64"
 import * as Effect from "effect/Effect"
-import * as Encoding from "effect/Encoding"
 import * as Schema from "effect/Schema"
 import * as Protocol from "./Protocol.js"
 
@@ -20,7 +20,7 @@ import * as Protocol from "./Protocol.js"
  */
 export class AttachmentError extends Schema.TaggedError<AttachmentError>()("AttachmentError", {
   source: Schema.String,
-  reason: Schema.Literal("InvalidUrl", "TooLarge", "UnknownMediaType", "NotFound", "Unreadable"),
+  reason: Schema.Literals(["InvalidUrl", "TooLarge", "UnknownMediaType", "NotFound", "Unreadable"]),
   message: Schema.String
 }) {}
 
@@ -139,7 +139,7 @@ export const fromBytes = (bytes: Uint8Array, options: FromBytesOptions = {}): Ef
   }
   return Effect.succeed({
     _tag: "Attachment",
-    url: `data:${mediaType};base64,${Encoding.encodeBase64(bytes)}`,
+    url: `data:${mediaType};base64,${Base64.encode(bytes)}`,
     mediaType,
     byteLength: bytes.byteLength,
     ...withDetail(options.detail)

@@ -7,18 +7,24 @@
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ChatStream from "./internal/chatStream.js"
 import * as GenAi from "./internal/genAi.js"
-import * as Streams from "./internal/streams.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import * as StructuredOutput from "./StructuredOutput.js"
 import { defaultMaxResponseBytes } from "./SwitchboardConfig.js"
-import { InvalidRequestError, type SwitchboardError } from "./SwitchboardError.js"
+import {
+  InvalidRequestError,
+  type RequestError,
+  type ResponseDecodeError,
+  type ResponseTooLargeError,
+  type StreamError,
+  type StreamRequestError
+} from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
 
 /**
@@ -34,11 +40,11 @@ export interface StreamOptions {
    */
   readonly includeUsage?: boolean | undefined
   /** Overrides the config's `streamFirstByteTimeout` for this call. */
-  readonly firstByteTimeout?: Duration.DurationInput | undefined
+  readonly firstByteTimeout?: Duration.Input | undefined
   /** Overrides the config's `streamIdleTimeout` for this call. */
-  readonly idleTimeout?: Duration.DurationInput | undefined
+  readonly idleTimeout?: Duration.Input | undefined
   /** Overrides the config's `streamTotalTimeout` for this call. */
-  readonly totalTimeout?: Duration.DurationInput | undefined
+  readonly totalTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -46,18 +52,18 @@ export interface StreamOptions {
  * @category models
  */
 export interface Service {
-  readonly create: (request: Protocol.ChatRequest) => Effect.Effect<Protocol.ChatCompletion, SwitchboardError>
+  readonly create: (request: Protocol.ChatRequest) => Effect.Effect<Protocol.ChatCompletion, RequestError>
   readonly stream: (
     request: Protocol.ChatRequest,
     options?: StreamOptions
-  ) => Stream.Stream<Protocol.ChatCompletionChunk, SwitchboardError>
+  ) => Stream.Stream<Protocol.ChatCompletionChunk, StreamRequestError>
 }
 
 /**
  * @since 0.1.0
  * @category tags
  */
-export class Chat extends Context.Tag("@switchboard/core/Chat")<Chat, Service>() {}
+export class Chat extends Context.Service<Chat, Service>()("@switchboard/core/Chat") {}
 
 const encodeRequest = encoder(Protocol.ChatRequest)
 const decodeCompletion = plainDecoder(Protocol.ChatCompletion)
@@ -67,24 +73,24 @@ const decodeCompletion = plainDecoder(Protocol.ChatCompletion)
  * streamed reply would fail to decode after being paid for.
  */
 const notStreamed = (request: Protocol.ChatRequest) =>
-  Effect.flatMap(encodeRequest(request), (body) =>
+  Result.flatMap(encodeRequest(request), (body) =>
     request.stream === true ?
-      Effect.fail(
+      Result.fail(
         new InvalidRequestError({
           field: "stream",
           message:
             "stream: true is for Chat.stream (or Chat.streamText, Chat.streamWithCompletion); Chat.create returns the whole completion"
         })
       ) :
-      Effect.succeed(body))
+      Result.succeed(body))
 
 /**
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.map(Transport, (transport): Service => ({
+export const make = Effect.map(Transport.asEffect(), (transport): Service => ({
   create: (request) =>
-    Effect.flatMap(notStreamed(request), (body) =>
+    Effect.flatMap(Effect.fromResult(notStreamed(request)), (body) =>
       transport.call({
         method: "POST",
         path: "/chat/completions",
@@ -98,9 +104,9 @@ export const make = Effect.map(Transport, (transport): Service => ({
     // Checked when the stream runs; `suspend`, not `Stream.unwrap`, which
     // adds a stage every read passes through (docs/performance.md).
     Stream.suspend(() =>
-      Either.match(encodeRequest(ChatStream.streamingRequest(request, options?.includeUsage)), {
-        onLeft: Stream.fail,
-        onRight: (body) =>
+      Result.match(encodeRequest(ChatStream.streamingRequest(request, options?.includeUsage)), {
+        onFailure: Stream.fail,
+        onSuccess: (body) =>
           transport.stream({
             method: "POST",
             path: "/chat/completions",
@@ -130,8 +136,8 @@ export const layer: Layer.Layer<Chat, never, Transport> = Layer.effect(Chat, mak
  * @since 0.1.0
  * @category accessors
  */
-export const create = (request: Protocol.ChatRequest): Effect.Effect<Protocol.ChatCompletion, SwitchboardError, Chat> =>
-  Effect.flatMap(Chat, (chat) => chat.create(request))
+export const create = (request: Protocol.ChatRequest): Effect.Effect<Protocol.ChatCompletion, RequestError, Chat> =>
+  Chat.use((chat) => chat.create(request))
 
 /**
  * Sends a chat request and decodes a value of `schema` from the reply: by a
@@ -153,13 +159,13 @@ export const create = (request: Protocol.ChatRequest): Effect.Effect<Protocol.Ch
  */
 export const createObject = <A, I, R>(
   request: Protocol.ChatRequest,
-  schema: Schema.Schema<A, I, R>,
+  schema: Schema.Codec<A, I, R>,
   options?: StructuredOutput.Options
 ): Effect.Effect<
   StructuredOutput.ObjectResult<A>,
-  SwitchboardError | StructuredOutput.StructuredOutputError,
+  RequestError | StructuredOutput.StructuredOutputError,
   Chat | R
-> => Effect.flatMap(Chat, (chat) => StructuredOutput.create(chat, request, schema, options))
+> => Chat.use((chat) => StructuredOutput.create(chat, request, schema, options))
 
 /**
  * Streams a chat completion as its chunks (`stream: true`). The request is
@@ -181,8 +187,8 @@ export const createObject = <A, I, R>(
 export const stream = (
   request: Protocol.ChatRequest,
   options?: StreamOptions
-): Stream.Stream<Protocol.ChatCompletionChunk, SwitchboardError, Chat> =>
-  Streams.unwrap(Effect.map(Chat, (chat) => chat.stream(request, options)))
+): Stream.Stream<Protocol.ChatCompletionChunk, StreamRequestError, Chat> =>
+  Stream.unwrap(Chat.useSync((chat) => chat.stream(request, options)))
 
 /**
  * The text deltas of a streamed completion (its first choice), without the
@@ -194,7 +200,7 @@ export const stream = (
 export const streamText = (
   request: Protocol.ChatRequest,
   options?: StreamOptions
-): Stream.Stream<string, SwitchboardError, Chat> => ChatStream.text(stream(request, options))
+): Stream.Stream<string, StreamRequestError, Chat> => ChatStream.text(stream(request, options))
 
 /**
  * What `streamWithCompletion` emits: the text as it arrives, then, last, the
@@ -226,7 +232,7 @@ export type StreamPart = ChatStream.Part
 export const streamWithCompletion = (
   request: Protocol.ChatRequest,
   options?: StreamOptions
-): Stream.Stream<StreamPart, SwitchboardError, Chat> =>
+): Stream.Stream<StreamPart, StreamRequestError, Chat> =>
   ChatStream.withCompletion(
     stream(request, { ...options, includeUsage: options?.includeUsage ?? true }),
     defaultMaxResponseBytes
@@ -252,7 +258,7 @@ export const streamWithCompletion = (
 export const accumulate = <E, R>(
   stream: Stream.Stream<Protocol.ChatCompletionChunk, E, R>,
   options?: AccumulateOptions
-): Effect.Effect<Protocol.ChatCompletion, E | SwitchboardError, R> =>
+): Effect.Effect<Protocol.ChatCompletion, E | StreamError | ResponseDecodeError | ResponseTooLargeError, R> =>
   ChatStream.accumulate(stream, options?.maxCharacters ?? defaultMaxResponseBytes)
 
 /**

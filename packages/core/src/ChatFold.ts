@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { truncate } from "./internal/text.js"
 import type * as Protocol from "./Protocol.js"
 import { ResponseDecodeError, ResponseTooLargeError, StreamError } from "./SwitchboardError.js"
@@ -139,7 +139,7 @@ export interface Fold {
    * The completion of the chunks so far. Fails on no chunk, and on a tool
    * call without an id or a name.
    */
-  readonly completion: () => Either.Either<Protocol.ChatCompletion, StreamError | ResponseDecodeError>
+  readonly completion: () => Result.Result<Protocol.ChatCompletion, StreamError | ResponseDecodeError>
 }
 
 class FoldState implements Fold {
@@ -251,9 +251,9 @@ class FoldState implements Fold {
 
   readonly toolCalls = (index: number): ReadonlyArray<ToolCallSoFar> => this.choices.get(index)?.calls ?? []
 
-  readonly completion = (): Either.Either<Protocol.ChatCompletion, StreamError | ResponseDecodeError> => {
+  readonly completion = (): Result.Result<Protocol.ChatCompletion, StreamError | ResponseDecodeError> => {
     if (this.count === 0) {
-      return Either.left(new StreamError({ message: "the stream carried no chunk to accumulate", reason: "cut" }))
+      return Result.fail(new StreamError({ message: "the stream carried no chunk to accumulate", reason: "cut" }))
     }
     const choices: Array<Protocol.ChatCompletion["choices"][number]> = []
     for (const choice of this.sortedChoices()) {
@@ -262,7 +262,7 @@ class FoldState implements Fold {
         const args = slot.fragments.join("")
         if (slot.id === undefined || slot.name === undefined) {
           const missing = slot.id === undefined ? "an id" : "a function name"
-          return Either.left(
+          return Result.fail(
             new ResponseDecodeError({
               message: `choices[${choice.index}].tool_calls[${i}] was streamed without ${missing}`,
               body: truncate(JSON.stringify({ id: slot.id, name: slot.name, arguments: truncate(args) }))
@@ -283,7 +283,7 @@ class FoldState implements Fold {
         finish_reason: choice.finishReason
       })
     }
-    return Either.right({
+    return Result.succeed({
       // Chunks without an id (the contract shows no chunk format) give "".
       id: this.firstId ?? "",
       object: "chat.completion",

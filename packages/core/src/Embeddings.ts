@@ -5,14 +5,14 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import type * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
+import type * as SchemaIssue from "effect/SchemaIssue"
 import * as GenAi from "./internal/genAi.js"
 import { isNonEmptyStrings, isPlainEmbeddingResponse } from "./internal/plain.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
-import { InvalidRequestError, ResponseDecodeError, type SwitchboardError } from "./SwitchboardError.js"
+import { InvalidRequestError, type RequestError, ResponseDecodeError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
 
 /**
@@ -39,18 +39,18 @@ export interface EmbedManyOptions {
  * @category models
  */
 export interface Service {
-  readonly create: (request: Protocol.EmbeddingRequest) => Effect.Effect<Protocol.EmbeddingResponse, SwitchboardError>
+  readonly create: (request: Protocol.EmbeddingRequest) => Effect.Effect<Protocol.EmbeddingResponse, RequestError>
   readonly embedMany: (
     inputs: ReadonlyArray<string>,
     options: EmbedManyOptions
-  ) => Effect.Effect<ReadonlyArray<Vector>, SwitchboardError>
+  ) => Effect.Effect<ReadonlyArray<Vector>, RequestError>
 }
 
 /**
  * @since 0.1.0
  * @category tags
  */
-export class Embeddings extends Context.Tag("@switchboard/core/Embeddings")<Embeddings, Service>() {}
+export class Embeddings extends Context.Service<Embeddings, Service>()("@switchboard/core/Embeddings") {}
 
 const encodeRequest = encoder(Protocol.EmbeddingRequest)
 const decodeWithSchema = plainDecoder(Protocol.EmbeddingResponse)
@@ -60,8 +60,8 @@ const decodeWithSchema = plainDecoder(Protocol.EmbeddingResponse)
 // inputs 0.2 µs each. So both are first checked by hand, conservatively
 // (property-tested against the schema); the schema has the last word.
 
-const decodeResponse = (u: unknown): Either.Either<Protocol.EmbeddingResponse, ParseResult.ParseError> =>
-  isPlainEmbeddingResponse(u) ? Either.right(u) : decodeWithSchema(u)
+const decodeResponse = (u: unknown): Result.Result<Protocol.EmbeddingResponse, SchemaIssue.Issue> =>
+  isPlainEmbeddingResponse(u) ? Result.succeed(u) : decodeWithSchema(u)
 
 const positiveInt = (field: string, value: number) =>
   Number.isInteger(value) && value > 0
@@ -100,7 +100,7 @@ const placeVectors = (response: Protocol.EmbeddingResponse, out: Array<Vector>, 
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.map(Transport, (transport): Service => {
+export const make = Effect.map(Transport.asEffect(), (transport): Service => {
   const send = (body: unknown, request: { readonly model: string; readonly dimensions?: number | undefined }) =>
     transport.call({
       method: "POST",
@@ -116,7 +116,7 @@ export const make = Effect.map(Transport, (transport): Service => {
     })
 
   const create = (request: Protocol.EmbeddingRequest) =>
-    Effect.flatMap(encodeRequest(request), (body) => send(body, request))
+    Effect.flatMap(Effect.fromResult(encodeRequest(request)), (body) => send(body, request))
 
   const embedMany = (inputs: ReadonlyArray<string>, options: EmbedManyOptions) => {
     const batchSize = options.batchSize ?? 128
@@ -130,7 +130,7 @@ export const make = Effect.map(Transport, (transport): Service => {
       // Inputs that are all non-empty strings need no schema: the rest of the
       // request is checked with one of them.
       const input = inputs.length > 0 && isNonEmptyStrings(inputs) ? inputs[0]! : inputs
-      yield* encodeRequest({ model, input, ...(dimensions === undefined ? {} : { dimensions }) })
+      yield* Effect.fromResult(encodeRequest({ model, input, ...(dimensions === undefined ? {} : { dimensions }) }))
       const vectors = new Array<Vector>(inputs.length)
       const starts = Array.from({ length: Math.ceil(inputs.length / batchSize) }, (_, i) => i * batchSize)
       yield* Effect.forEach(
@@ -165,8 +165,8 @@ export const layer: Layer.Layer<Embeddings, never, Transport> = Layer.effect(Emb
  */
 export const create = (
   request: Protocol.EmbeddingRequest
-): Effect.Effect<Protocol.EmbeddingResponse, SwitchboardError, Embeddings> =>
-  Effect.flatMap(Embeddings, (embeddings) => embeddings.create(request))
+): Effect.Effect<Protocol.EmbeddingResponse, RequestError, Embeddings> =>
+  Embeddings.use((embeddings) => embeddings.create(request))
 
 /**
  * Embeds any number of texts: split into batches of `batchSize`, at most
@@ -179,5 +179,5 @@ export const create = (
 export const embedMany = (
   inputs: ReadonlyArray<string>,
   options: EmbedManyOptions
-): Effect.Effect<ReadonlyArray<Vector>, SwitchboardError, Embeddings> =>
-  Effect.flatMap(Embeddings, (embeddings) => embeddings.embedMany(inputs, options))
+): Effect.Effect<ReadonlyArray<Vector>, RequestError, Embeddings> =>
+  Embeddings.use((embeddings) => embeddings.embedMany(inputs, options))

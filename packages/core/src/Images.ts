@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
 import * as GenAi from "./internal/genAi.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
-import { NoImageInResponseError, type SwitchboardError } from "./SwitchboardError.js"
+import { NoImageInResponseError, type RequestError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
 
 /**
@@ -40,11 +40,10 @@ export type GenerateRequest = typeof GenerateRequest.Type
  * @since 0.1.0
  * @category models
  */
-export const TransformRequest = Schema.extend(
-  GenerateRequest,
+export const TransformRequest = GenerateRequest.pipe(Schema.fieldsAssign({
   /** The source image: an http(s) URL or a data URI (see `Attachment`). */
-  Schema.Struct({ image: Protocol.ImageAddress })
-)
+  image: Protocol.ImageAddress
+}))
 /**
  * @since 0.1.0
  * @category models
@@ -130,15 +129,24 @@ export const parseImages = (content: string): ReadonlyArray<GeneratedImage> => {
  * @category models
  */
 export interface Service {
-  readonly generate: (request: GenerateRequest) => Effect.Effect<ReadonlyArray<GeneratedImage>, SwitchboardError>
-  readonly transform: (request: TransformRequest) => Effect.Effect<ReadonlyArray<GeneratedImage>, SwitchboardError>
+  readonly generate: (request: GenerateRequest) => Effect.Effect<ReadonlyArray<GeneratedImage>, ImagesError>
+  readonly transform: (request: TransformRequest) => Effect.Effect<ReadonlyArray<GeneratedImage>, ImagesError>
 }
+
+/**
+ * What `generate` and `transform` fail with: any call's `RequestError`, or
+ * a reply without an image.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type ImagesError = RequestError | NoImageInResponseError
 
 /**
  * @since 0.1.0
  * @category tags
  */
-export class Images extends Context.Tag("@switchboard/core/Images")<Images, Service>() {}
+export class Images extends Context.Service<Images, Service>()("@switchboard/core/Images") {}
 
 const validateGenerate = encoder(GenerateRequest)
 const validateTransform = encoder(TransformRequest)
@@ -165,9 +173,9 @@ const imagesOf = (completion: Protocol.ChatCompletion) => {
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.map(Transport, (transport): Service => {
+export const make = Effect.map(Transport.asEffect(), (transport): Service => {
   const create = (request: Protocol.ChatRequest) =>
-    Effect.flatMap(encodeChat(request), (body) =>
+    Effect.flatMap(Effect.fromResult(encodeChat(request)), (body) =>
       transport.call({
         method: "POST",
         path: "/chat/completions",
@@ -180,10 +188,13 @@ export const make = Effect.map(Transport, (transport): Service => {
       }))
   return {
     generate: (request) =>
-      Effect.zipRight(validateGenerate(request), Effect.flatMap(create(chatRequestOf(request, request.prompt)), imagesOf)),
+      Effect.andThen(
+        Effect.fromResult(validateGenerate(request)),
+        Effect.flatMap(create(chatRequestOf(request, request.prompt)), imagesOf)
+      ),
     transform: (request) =>
-      Effect.zipRight(
-        validateTransform(request),
+      Effect.andThen(
+        Effect.fromResult(validateTransform(request)),
         Effect.flatMap(
           create(chatRequestOf(request, [
             { type: "text", text: request.prompt },
@@ -209,8 +220,8 @@ export const layer: Layer.Layer<Images, never, Transport> = Layer.effect(Images,
  */
 export const generate = (
   request: GenerateRequest
-): Effect.Effect<ReadonlyArray<GeneratedImage>, SwitchboardError, Images> =>
-  Effect.flatMap(Images, (images) => images.generate(request))
+): Effect.Effect<ReadonlyArray<GeneratedImage>, ImagesError, Images> =>
+  Images.use((images) => images.generate(request))
 
 /**
  * Image-to-image with `image2`: a text part and the source image.
@@ -220,5 +231,5 @@ export const generate = (
  */
 export const transform = (
   request: TransformRequest
-): Effect.Effect<ReadonlyArray<GeneratedImage>, SwitchboardError, Images> =>
-  Effect.flatMap(Images, (images) => images.transform(request))
+): Effect.Effect<ReadonlyArray<GeneratedImage>, ImagesError, Images> =>
+  Images.use((images) => images.transform(request))

@@ -1,13 +1,14 @@
 /**
- * Effect Schemas → the JSON Schema the service reads: no `$schema`, `$defs`
- * inlined so that models which ignore `$ref` still see every field, and
- * plain `anyOf`s collapsed so that every property has a `type`. Used for
- * tool parameters (spec 2.3) and for structured output.
+ * Effect Schemas → the JSON Schema the service reads. Effect's
+ * `Schema.toJsonSchemaDocument` writes the document (of the schema's JSON
+ * form: an optional field may be `null`, decoded by `Schema.toCodecJson`);
+ * here its definitions are inlined so that models which ignore `$ref` still
+ * see every field, and plain `anyOf`s collapsed so that every property has
+ * a `type`. Used for tool parameters (spec 2.3) and for structured output.
  *
  * @since 0.1.0
  */
-import * as JSONSchema from "effect/JSONSchema"
-import type * as Schema from "effect/Schema"
+import * as Schema from "effect/Schema"
 
 /**
  * @since 0.1.0
@@ -79,9 +80,11 @@ const collapse = (node: JsonObject): JsonObject => {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (schema: Schema.Schema.Any): JsonObject => {
-  const { $schema: _, $defs, ...root } = JSONSchema.make(schema) as unknown as JsonObject
-  const defs = isObject($defs) ? $defs : {}
+export const make = (schema: Schema.Top): JsonObject => {
+  // "error": objects closed (`additionalProperties: false`), as the 3 line's `JSONSchema.make` made them.
+  const document = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
+  const root = document.schema as JsonObject
+  const defs = document.definitions as JsonObject
   const kept = new Set<string>()
   const inlined = inline(root, defs, new Set(), kept)
   const object = isObject(inlined) ? inlined : {}
@@ -108,7 +111,7 @@ export const isObjectSchema = (json: JsonObject): boolean => json["type"] === "o
  * @since 0.1.0
  * @category constructors
  */
-export const toolParameters = (schema: Schema.Schema.Any): Record<string, Json> => {
+export const toolParameters = (schema: Schema.Top): Record<string, Json> => {
   const { $defs, ...object } = make(schema)
   const properties = isObject(object["properties"]) ? object["properties"] : {}
   return {

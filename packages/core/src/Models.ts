@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { decoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
-import type { SwitchboardError } from "./SwitchboardError.js"
+import type { RequestError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
 
 /**
@@ -16,14 +16,14 @@ import { Transport } from "./Transport.js"
  * @category models
  */
 export interface Service {
-  readonly list: Effect.Effect<ReadonlyArray<Protocol.Model>, SwitchboardError>
+  readonly list: Effect.Effect<ReadonlyArray<Protocol.Model>, RequestError>
 }
 
 /**
  * @since 0.1.0
  * @category tags
  */
-export class Models extends Context.Tag("@switchboard/core/Models")<Models, Service>() {}
+export class Models extends Context.Service<Models, Service>()("@switchboard/core/Models") {}
 
 const decodeList = decoder(Protocol.ModelList)
 
@@ -31,7 +31,7 @@ const decodeList = decoder(Protocol.ModelList)
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.map(Transport, (transport): Service => ({
+export const make = Effect.map(Transport.asEffect(), (transport): Service => ({
   list: Effect.map(
     transport.call({ method: "GET", path: "/models", decode: decodeList, genAi: { operation: "list_models" } }),
     (list) => list.data
@@ -50,7 +50,4 @@ export const layer: Layer.Layer<Models, never, Transport> = Layer.effect(Models,
  * @since 0.1.0
  * @category accessors
  */
-export const list: Effect.Effect<ReadonlyArray<Protocol.Model>, SwitchboardError, Models> = Effect.flatMap(
-  Models,
-  (models) => models.list
-)
+export const list: Effect.Effect<ReadonlyArray<Protocol.Model>, RequestError, Models> = Models.use((models) => models.list)

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
-import { ResponseDecodeError, type SwitchboardError } from "./SwitchboardError.js"
+import { type RequestError, ResponseDecodeError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
 
 /**
@@ -18,14 +18,14 @@ import { Transport } from "./Transport.js"
 export interface Service {
   readonly create: (
     request: Protocol.ModerationRequest
-  ) => Effect.Effect<Protocol.ModerationResponse, SwitchboardError>
+  ) => Effect.Effect<Protocol.ModerationResponse, RequestError>
 }
 
 /**
  * @since 0.1.0
  * @category tags
  */
-export class Moderations extends Context.Tag("@switchboard/core/Moderations")<Moderations, Service>() {}
+export class Moderations extends Context.Service<Moderations, Service>()("@switchboard/core/Moderations") {}
 
 const encodeRequest = encoder(Protocol.ModerationRequest)
 const decodeResponse = plainDecoder(Protocol.ModerationResponse)
@@ -34,9 +34,9 @@ const decodeResponse = plainDecoder(Protocol.ModerationResponse)
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.map(Transport, (transport): Service => ({
+export const make = Effect.map(Transport.asEffect(), (transport): Service => ({
   create: (request) =>
-    Effect.flatMap(encodeRequest(request), (body) =>
+    Effect.flatMap(Effect.fromResult(encodeRequest(request)), (body) =>
       transport.call({
         method: "POST",
         path: "/moderations",
@@ -60,8 +60,8 @@ export const layer: Layer.Layer<Moderations, never, Transport> = Layer.effect(Mo
  */
 export const create = (
   request: Protocol.ModerationRequest
-): Effect.Effect<Protocol.ModerationResponse, SwitchboardError, Moderations> =>
-  Effect.flatMap(Moderations, (moderations) => moderations.create(request))
+): Effect.Effect<Protocol.ModerationResponse, RequestError, Moderations> =>
+  Moderations.use((moderations) => moderations.create(request))
 
 /**
  * Whether one text is flagged: the first result of `create`.
@@ -72,7 +72,7 @@ export const create = (
 export const check = (
   input: string,
   options: { readonly model?: string } = {}
-): Effect.Effect<Protocol.ModerationResult, SwitchboardError, Moderations> =>
+): Effect.Effect<Protocol.ModerationResult, RequestError, Moderations> =>
   Effect.flatMap(create({ input, ...options }), (response) =>
     response.results[0] === undefined
       ? Effect.fail(new ResponseDecodeError({ message: "moderation response has no results", body: "" }))

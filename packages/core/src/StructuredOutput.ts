@@ -16,15 +16,16 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import type * as Chat from "./Chat.js"
 import * as Json from "./internal/json.js"
 import { truncate } from "./internal/text.js"
 import * as JsonSchema from "./JsonSchema.js"
 import type * as Protocol from "./Protocol.js"
-import { InvalidRequestError, type SwitchboardError } from "./SwitchboardError.js"
+import * as Issue from "./internal/issue.js"
+import { InvalidRequestError, type RequestError } from "./SwitchboardError.js"
 
 /**
  * How the model is asked for the value.
@@ -42,9 +43,9 @@ export type Mode = "tool" | "json_schema"
  * @since 0.1.0
  * @category references
  */
-export class DefaultMode extends Context.Reference<DefaultMode>()("@switchboard/core/StructuredOutput/DefaultMode", {
-  defaultValue: (): Mode => "tool"
-}) {}
+export const DefaultMode: Context.Reference<Mode> = Context.Reference<Mode>("@switchboard/core/StructuredOutput/DefaultMode", {
+  defaultValue: () => "tool"
+})
 
 /**
  * @since 0.1.0
@@ -70,7 +71,7 @@ export interface Options {
  */
 export class StructuredOutputError extends Schema.TaggedError<StructuredOutputError>()("StructuredOutputError", {
   message: Schema.String,
-  mode: Schema.Literal("tool", "json_schema"),
+  mode: Schema.Literals(["tool", "json_schema"]),
   text: Schema.String,
   issue: Schema.String
 }) {}
@@ -105,7 +106,7 @@ export interface Plan<A, R> {
   readonly decode: (text: string) => Effect.Effect<A, StructuredOutputError, R>
 }
 
-const rootIsObject = (schema: Schema.Schema.Any): boolean => JsonSchema.isObjectSchema(JsonSchema.make(schema))
+const rootIsObject = (schema: Schema.Top): boolean => JsonSchema.isObjectSchema(JsonSchema.make(schema))
 
 /**
  * The plan for `schema`: wrapped or not, its JSON Schema and its decoder.
@@ -113,20 +114,21 @@ const rootIsObject = (schema: Schema.Schema.Any): boolean => JsonSchema.isObject
  * @since 0.1.0
  * @category constructors
  */
-export const plan = <A, I, R>(schema: Schema.Schema<A, I, R>, options: Options & { readonly mode: Mode }): Plan<A, R> => {
+export const plan = <A, I, R>(schema: Schema.Codec<A, I, R>, options: Options & { readonly mode: Mode }): Plan<A, R> => {
   const name = options.name ?? "respond"
-  const wrapped = !rootIsObject(schema as Schema.Schema.Any)
-  const sent: Schema.Schema<A, unknown, R> = wrapped
-    ? Schema.transform(Schema.Struct({ value: schema }), Schema.typeSchema(schema), {
-      strict: true,
-      decode: ({ value }) => value,
-      encode: (value) => ({ value })
-    }) as unknown as Schema.Schema<A, unknown, R>
-    : schema as unknown as Schema.Schema<A, unknown, R>
+  const wrapped = !rootIsObject(schema)
+  const sent: Schema.Codec<A, unknown, R> = wrapped
+    ? Schema.Struct({ value: schema }).pipe(Schema.decodeTo(
+      Schema.toType(schema),
+      SchemaTransformation.transform({ decode: ({ value }) => value, encode: (value) => ({ value }) })
+    ))
+    : schema
   const jsonSchema = options.mode === "tool"
-    ? JsonSchema.toolParameters(sent as Schema.Schema.Any) as JsonSchema.JsonObject
-    : JsonSchema.make(sent as Schema.Schema.Any)
-  const decodeValue = Schema.decodeUnknown(sent)
+    ? JsonSchema.toolParameters(sent) as JsonSchema.JsonObject
+    : JsonSchema.make(sent)
+  // The JSON Schema sent is that of the schema's JSON form (an optional
+  // field may come as `null`): its JSON codec reads the reply.
+  const decodeValue = Schema.decodeUnknownEffect(Schema.toCodecJson(sent))
   // The issue is bounded: a decoder's message quotes the values it rejects.
   const fail = (text: string, issue: string) =>
     new StructuredOutputError({
@@ -154,9 +156,10 @@ export const plan = <A, I, R>(schema: Schema.Schema<A, I, R>, options: Options &
     // record could inherit from, no nesting past the decoder's stack, and a
     // reason that never quotes the text (it may echo the key).
     decode: (text) =>
-      Either.match(Json.parseModel(text), {
-        onLeft: (why) => Effect.fail(fail(text, `the text is ${why}`)),
-        onRight: (value) => Effect.mapError(decodeValue(value), (error) => fail(text, ParseResult.TreeFormatter.formatErrorSync(error)))
+      Result.match(Json.parseModel(text), {
+        onFailure: (why) => Effect.fail(fail(text, `the text is ${why}`)),
+        onSuccess: (value) =>
+          Effect.mapError(decodeValue(value, { reportInput: true }), (error) => fail(text, Issue.describe(error.issue, "value")))
       })
   }
 }
@@ -171,9 +174,9 @@ export const plan = <A, I, R>(schema: Schema.Schema<A, I, R>, options: Options &
 export const applyTo = <A, R>(
   plan: Plan<A, R>,
   request: Protocol.ChatRequest
-): Either.Either<Protocol.ChatRequest, InvalidRequestError> => {
+): Result.Result<Protocol.ChatRequest, InvalidRequestError> => {
   if (plan.tool === undefined) {
-    return Either.right({
+    return Result.succeed({
       ...request,
       response_format: {
         type: "json_schema",
@@ -182,11 +185,11 @@ export const applyTo = <A, R>(
     })
   }
   if (request.tools?.some((tool) => tool.function.name === plan.name)) {
-    return Either.left(
+    return Result.fail(
       new InvalidRequestError({ field: "tools", message: `tools must not have a tool named "${plan.name}": structured output uses it` })
     )
   }
-  return Either.right({
+  return Result.succeed({
     ...request,
     tools: [...(request.tools ?? []), plan.tool],
     tool_choice: { type: "function", function: { name: plan.name } }
@@ -216,13 +219,13 @@ export const textOf = <A, R>(plan: Plan<A, R>, message: Protocol.AssistantMessag
 export const create = <A, I, R>(
   chat: Chat.Service,
   request: Protocol.ChatRequest,
-  schema: Schema.Schema<A, I, R>,
+  schema: Schema.Codec<A, I, R>,
   options: Options = {}
-): Effect.Effect<ObjectResult<A>, SwitchboardError | StructuredOutputError, R> =>
+): Effect.Effect<ObjectResult<A>, RequestError | StructuredOutputError, R> =>
   Effect.gen(function*() {
     const mode = options.mode ?? (yield* DefaultMode)
     const planned = plan(schema, { ...options, mode })
-    const completion = yield* chat.create(yield* applyTo(planned, request))
+    const completion = yield* chat.create(yield* Effect.fromResult(applyTo(planned, request)))
     const message = completion.choices[0]?.message
     const text = message === undefined ? undefined : textOf(planned, message)
     if (text === undefined) {

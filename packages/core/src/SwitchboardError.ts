@@ -424,7 +424,7 @@ export type TaskError = TaskFailedError | TaskTimeoutError | TaskNotFoundError |
  * @since 0.1.0
  * @category guards
  */
-export const errorTags: ReadonlyArray<SwitchboardError["_tag"]> = /* @__PURE__ */ errorClasses.map((errorClass) => errorClass._tag)
+export const errorTags: ReadonlyArray<SwitchboardError["_tag"]> = /* @__PURE__ */ errorClasses.map((errorClass) => errorClass.identifier as SwitchboardError["_tag"])
 
 /**
  * @since 0.1.0

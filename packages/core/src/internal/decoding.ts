@@ -8,12 +8,12 @@
  * the other Switchboard packages (`@switchboard/core/internal/decoding`),
  * not part of the public API.
  */
-import * as Chunk from "effect/Chunk"
+import type * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type * as Pull from "effect/Pull"
 import * as Stream from "effect/Stream"
 import * as HttpWire from "../HttpWire.js"
-import * as Streams from "./streams.js"
 
 /** What `accept-encoding` says a wire takes. */
 export const accepted = "gzip, deflate, br"
@@ -180,7 +180,7 @@ export const decodeStream = <E>(
   codings: ReadonlyArray<Coding>,
   body: Stream.Stream<Uint8Array, E>
 ): Stream.Stream<Uint8Array, E | HttpWire.WireError> =>
-  Streams.unwrapScoped(Effect.map(Stream.toPull(body), (pullInput) => {
+  Stream.unwrap(Effect.map(Stream.toPull(body), (pullInput) => {
     let ready: Array<Uint8Array> = []
     let ended = false
     let error: HttpWire.WireError | undefined
@@ -210,7 +210,7 @@ export const decodeStream = <E>(
       drain: notify
     })
     // Resumes at once when something happened since the last look.
-    const wait = Effect.async<void>((resume) => {
+    const wait = Effect.callback<void>((resume) => {
       if (ready.length > 0 || ended || error !== undefined || !(busy || inputDone)) return resume(Effect.void)
       wake = () => resume(Effect.void)
       return Effect.sync(() => {
@@ -223,31 +223,30 @@ export const decodeStream = <E>(
     }
     const feed = Effect.matchEffect(pullInput, {
       onFailure: (e) =>
-        Option.isNone(e) ?
+        Cause.isDone(e) ?
           Effect.sync(() => {
             inputDone = true
             decoder.end()
           }) :
           Effect.fail(e),
-      onSuccess: (chunks) =>
+      onSuccess: (parts) =>
         Effect.sync(() => {
-          const parts = Chunk.toReadonlyArray(chunks)
-          busy = parts.length > 0
+          busy = true
           parts.forEach((chunk, i) => decoder.write(chunk, i === parts.length - 1 ? taken : undefined))
         })
     })
-    const read: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<E | HttpWire.WireError>> = Effect.suspend(() => {
+    const read: Pull.Pull<Arr.NonEmptyReadonlyArray<Uint8Array>, E | HttpWire.WireError> = Effect.suspend(() => {
       if (ready.length > 0) {
-        const out = Chunk.unsafeFromArray(ready)
+        const out = ready as unknown as Arr.NonEmptyReadonlyArray<Uint8Array>
         ready = []
         decoder.resume()
         return Effect.succeed(out)
       }
-      if (error !== undefined) return Effect.fail(Option.some(error))
-      if (ended) return Effect.fail(Option.none())
-      return Effect.zipRight(busy || inputDone ? wait : feed, read)
+      if (error !== undefined) return Effect.fail(error)
+      if (ended) return Cause.done()
+      return Effect.andThen(busy || inputDone ? wait : feed, read)
     })
-    return Stream.ensuring(Stream.repeatEffectChunkOption(read), Effect.sync(() => decoder.destroy()))
+    return Stream.ensuring(Stream.fromPull(Effect.succeed(read)), Effect.sync(() => decoder.destroy()))
   }))
 
 const withAccept = new WeakMap<Readonly<Record<string, string>>, Readonly<Record<string, string>>>()
