@@ -1,16 +1,19 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as Protocol from "@switchboard/core/Protocol"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Ref from "effect/Ref"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import * as TestClock from "effect/TestClock"
-import { Agent, Tool, Toolkit, Transcript } from "../src/index.js"
+import * as TestClock from "effect/testing/TestClock"
+import { Agent, Transcript } from "../src/index.js"
 import { awaitSleepers, emulated, mapCalls, recordingSpans, sentToolChoices, withModel } from "./fixtures.js"
 import { type Delays, events, handlers, model, toolkit } from "./tools.js"
 
@@ -41,7 +44,7 @@ describe("Agent.run over HTTP to the emulator", () => {
 
   it.effect("sends results in call order although the second call finishes first", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Agent.run({ model, toolkit, messages: [user("Use get_weather and get_time")] })
       )
       yield* awaitSleepers(1, 200)
@@ -68,18 +71,18 @@ describe("Agent.run over HTTP to the emulator", () => {
 
   it.effect("three parallel 100 ms calls take 100 ms with concurrency 3", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Agent.run({ model, toolkit, concurrency: 3, messages: [user(threeSlowCalls)] }))
+      const fiber = yield* Effect.forkChild(Agent.run({ model, toolkit, concurrency: 3, messages: [user(threeSlowCalls)] }))
       yield* awaitSleepers(3, 100)
       yield* TestClock.adjust("100 millis")
       const result = yield* Fiber.join(fiber)
       expect(result.steps[0]!.toolResults.map((r) => r.content)).toEqual(["done a", "done b", "done c"])
       expect(yield* toolWindow).toEqual({ calls: 3, millis: 100 })
-      expect(yield* TestClock.currentTimeMillis).toBe(100)
+      expect(yield* Clock.currentTimeMillis).toBe(100)
     }).pipe(setup()))
 
   it.effect("and 300 ms with concurrency 1", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Agent.run({ model, toolkit, concurrency: 1, messages: [user(threeSlowCalls)] }))
+      const fiber = yield* Effect.forkChild(Agent.run({ model, toolkit, concurrency: 1, messages: [user(threeSlowCalls)] }))
       for (let i = 0; i < 3; i++) {
         yield* awaitSleepers(1, 100)
         yield* TestClock.adjust("100 millis")
@@ -87,7 +90,7 @@ describe("Agent.run over HTTP to the emulator", () => {
       const result = yield* Fiber.join(fiber)
       expect(result.steps[0]!.toolResults.map((r) => r.content)).toEqual(["done a", "done b", "done c"])
       expect(yield* toolWindow).toEqual({ calls: 3, millis: 300 })
-      expect(yield* TestClock.currentTimeMillis).toBe(300)
+      expect(yield* Clock.currentTimeMillis).toBe(300)
     }).pipe(setup()))
 
   it.effect("sends invalid arguments back, naming the field, and runs the corrected call", () =>
@@ -97,7 +100,7 @@ describe("Agent.run over HTTP to the emulator", () => {
       const [invalid, corrected] = result.steps
       expect(invalid!.toolResults[0]!.outcome).toBe("invalid-arguments")
       expect(JSON.parse(invalid!.toolResults[0]!.content)).toEqual({
-        error: "invalid arguments for get_weather: city: is missing"
+        error: "invalid arguments for get_weather: city: Missing key"
       })
       expect(corrected!.toolResults[0]!.outcome).toBe("success")
       expect((yield* events).map((e) => e.tool)).toEqual(["get_weather", "get_weather"]) // the handler ran once
@@ -218,7 +221,7 @@ describe("Agent.run over HTTP to the emulator", () => {
 
   it.effect("measures the duration budget with the Clock, and ends the run when it is reached", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Agent.run({ model, toolkit, budget: { duration: "150 millis" }, messages: [user("Use slow then slow")] })
       )
       yield* awaitSleepers(1, 100)
@@ -248,7 +251,7 @@ describe("Agent.run over HTTP to the emulator", () => {
       const { result, spans } = yield* recordingSpans(
         Agent.run({ name: "weather", model, toolkit, messages: [user("Use get_weather and get_time")] })
       )
-      expect(Either.isRight(result)).toBe(true)
+      expect(Result.isSuccess(result)).toBe(true)
       const named = (name: string) => spans.filter((s) => s.name === name)
       const run = named("invoke_agent weather")
       expect(run).toHaveLength(1)
@@ -282,9 +285,8 @@ describe("Agent.run over HTTP to the emulator", () => {
         description: "Fails twice",
         parameters: Schema.Struct({}),
         success: Schema.Number,
-        failure: Busy,
-        retry: Schedule.recurs(2)
-      })
+        failure: Busy
+      }).annotate(Agent.ToolRetry, Schedule.recurs(2))
       const attempts = yield* Ref.make(0)
       const kit = Toolkit.make(Flaky)
       const live = kit.toLayer({
@@ -307,11 +309,11 @@ describe("Agent.run over HTTP to the emulator", () => {
       const hangKit = Toolkit.make(Hang)
       const live = hangKit.toLayer({
         hang: () =>
-          Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(
+          Effect.andThen(Deferred.succeed(started, undefined), Effect.never).pipe(
             Effect.ensuring(Ref.set(finalized, true))
           )
       })
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Agent.run({ model, toolkit: hangKit, messages: [user("Use hang")] }).pipe(Effect.provide(live))
       )
       yield* Deferred.await(started)
@@ -324,16 +326,15 @@ describe("Agent.run over HTTP to the emulator", () => {
       const Sleepy = Tool.make("sleepy", {
         description: "Too slow",
         parameters: Schema.Struct({}),
-        success: Schema.String,
-        timeout: "1 second"
-      })
+        success: Schema.String
+      }).annotate(Agent.ToolTimeout, "1 second")
       const Broken = Tool.make("broken", { description: "Throws", parameters: Schema.Struct({}), success: Schema.String })
       const kit = Toolkit.make(Sleepy, Broken)
       const live = kit.toLayer({
         sleepy: () => Effect.as(Effect.sleep("1 minute"), "late"),
-        broken: () => Effect.dieMessage("boom")
+        broken: () => Effect.die(new Error("boom"))
       })
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Agent.run({ model, toolkit: kit, messages: [user("Use sleepy")] }).pipe(Effect.provide(live))
       )
       yield* awaitSleepers(1, 1000)
@@ -399,6 +400,6 @@ describe("approvals", () => {
       const done = yield* Agent.resume({ model, toolkit, transcript, decisions })
       expect(done.status).toBe("completed")
       expect(done.transcript.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"])
-      expect(Either.isLeft(yield* Effect.either(Transcript.fromJson(`[{"role":"tool","content":"x"}]`)))).toBe(true)
+      expect(Result.isFailure(yield* Effect.result(Transcript.fromJson(`[{"role":"tool","content":"x"}]`)))).toBe(true)
     }).pipe(setup()))
 })

@@ -7,20 +7,21 @@
 import { describe, expect, it } from "@effect/vitest"
 import { NodeSwitchboard } from "@switchboard/node"
 import { type Handler, serve } from "@switchboard/testing/Hostile"
-import * as Chunk from "effect/Chunk"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as Http from "node:http"
-import { Agent, Tool, Toolkit } from "../src/index.js"
+import { Agent } from "../src/index.js"
 
 const apiKey = "sk-hostile-0123456789abcdef"
 
 const Configure = Tool.make("configure", {
   description: "Sets options",
-  parameters: Schema.Struct({ extra: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
+  parameters: Schema.Struct({ extra: Schema.Record(Schema.String, Schema.Unknown) }),
   success: Schema.String
 })
 const kit = Toolkit.make(Configure)
@@ -54,7 +55,7 @@ const firstResult = (args: string) =>
       Stream.runCollect(Agent.stream({ model: "gpt-4o-mini", toolkit: kit, messages: [{ role: "user", content: "Configure" }] })).pipe(
         Effect.provide(Layer.merge(live, Layer.orDie(NodeSwitchboard.layer({ baseUrl: hostile.url, apiKey, maxRetries: 0 }))))
       )))
-    const result = Chunk.toReadonlyArray(events).flatMap((e) => (e._tag === "ToolResult" ? [e.result] : []))[0]
+    const result = events.flatMap((e) => (e._tag === "ToolResult" ? [e.result] : []))[0]
     return { result, seen: yield* Ref.get(seen) }
   })
 

@@ -5,13 +5,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as Protocol from "@switchboard/core/Protocol"
 import { Emulator } from "@switchboard/emulator"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import * as TestClock from "effect/TestClock"
-import { Agent, Tool, Toolkit } from "../src/index.js"
+import * as TestClock from "effect/testing/TestClock"
+import { Agent } from "../src/index.js"
 import { emulated, mapCalls, withModel } from "./fixtures.js"
 import { handlers, model, toolkit } from "./tools.js"
 
@@ -45,9 +47,9 @@ describe("a misbehaving model", () => {
       const finalized = yield* Ref.make(false)
       const kit = Toolkit.make(Hang)
       const live = kit.toLayer({
-        hang: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(Effect.ensuring(Ref.set(finalized, true)))
+        hang: () => Effect.andThen(Deferred.succeed(started, undefined), Effect.never).pipe(Effect.ensuring(Ref.set(finalized, true)))
       })
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Agent.run({ model, toolkit: kit, budget: { duration: "30 seconds" }, messages: [user("Use hang")] }).pipe(Effect.provide(live))
       )
       yield* Deferred.await(started)
@@ -79,11 +81,24 @@ describe("a misbehaving model", () => {
       expect(result.steps[0]!.toolResults[0]!.content).toContain("deeper than 128 levels")
     }).pipe(Effect.provide(emulated()), Effect.provide(handlers())))
 
+  it.effect("a tool name the service would refuse, or a bad timeout, is a ConfigurationError naming it before any call", () =>
+    Effect.gen(function*() {
+      const spaced = Toolkit.make(Tool.make("get weather", { description: "", parameters: Schema.Struct({}) }))
+      const named = yield* Effect.flip(Agent.run({ model, toolkit: spaced, messages: [user("Use get_weather")] }))
+      expect(named).toMatchObject({ _tag: "ConfigurationError", field: "toolkit.tools.get weather" })
+      expect(named.message).toMatch(/must be 1-64 letters/)
+      const negative = Toolkit.make(Tool.make("wait", { parameters: Schema.Struct({}) }).annotate(Agent.ToolTimeout, -1))
+      const timeout = yield* Effect.flip(Agent.run({ model, toolkit: negative, messages: [user("Use wait")] }))
+      expect(timeout).toMatchObject({ _tag: "ConfigurationError" })
+      expect(timeout.message).toContain("wait")
+      expect(yield* Effect.flatMap(Emulator.Emulator, (e) => e.requestCount)).toBe(0)
+    }).pipe(Effect.provide(emulated())))
+
   it.effect("__proto__ in arguments never reaches a handler's prototype", () =>
     Effect.gen(function*() {
       const Configure = Tool.make("configure", {
         description: "Sets options",
-        parameters: Schema.Struct({ opts: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
+        parameters: Schema.Struct({ opts: Schema.Record(Schema.String, Schema.Unknown) }),
         success: Schema.String
       })
       const kit = Toolkit.make(Configure)

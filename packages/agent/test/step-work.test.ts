@@ -6,39 +6,41 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as Telemetry from "@switchboard/core/Telemetry"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { Agent, Tool, Toolkit } from "../src/index.js"
+import { Agent } from "../src/index.js"
 import { emulated, recordingSpans } from "./fixtures.js"
 import { model } from "./tools.js"
 
 const user = (content: string): Protocol.Message => ({ role: "user", content })
 
-describe("a tool's schemas, compiled once per tool", () => {
+describe("a tool's schemas and definition, per tool", () => {
   // Two toolkits with a tool of one name and different schemas: anything
-  // cached by name would decode or encode one tool's calls with the other's.
+  // cached by name (the definition, the handler's key) would decode or
+  // encode one tool's calls with the other's.
   const ByNumber = Tool.make("measure", {
     description: "Measures a number",
-    parameters: Schema.Struct({ n: Schema.Number }),
+    parameters: Schema.Struct({ n: Schema.Finite }),
     success: Schema.Struct({ v: Schema.NumberFromString })
   })
   const ByText = Tool.make("measure", {
     description: "Measures a text",
     parameters: Schema.Struct({ n: Schema.String }),
-    success: Schema.Struct({ v: Schema.Number })
+    success: Schema.Struct({ v: Schema.Finite })
   })
   const byNumber = Toolkit.make(ByNumber)
   const byText = Toolkit.make(ByText)
   const numberHandlers = byNumber.toLayer({ measure: ({ n }) => Effect.succeed({ v: n + 1 }) })
   const textHandlers = byText.toLayer({ measure: ({ n }) => Effect.succeed({ v: n.length }) })
 
-  const once = <T extends Toolkit.Tools>(toolkit: Toolkit.Toolkit<T>, args: string) =>
+  const once = <T extends Agent.AnyTools>(toolkit: Toolkit.Toolkit<T>, args: string) =>
     Effect.map(
       Agent.run({ model, toolkit, stopWhen: Agent.stepCountIs(1), messages: [user(`Use measure(${args})`)] }),
       (result) => result.steps[0]!.toolResults[0]!
@@ -59,10 +61,12 @@ describe("a tool's schemas, compiled once per tool", () => {
 })
 
 describe("a handler's services, provided at each call", () => {
-  class Greeting extends Context.Tag("test/Greeting")<Greeting, string>() {}
-  const Greet = Tool.make("greet", { description: "Greets", parameters: Schema.Struct({}), success: Schema.String })
+  class Greeting extends Context.Service<Greeting, string>()("test/Greeting") {}
+  // A request-level dependency (`effect/ai`'s way for a handler to use a
+  // service of the caller): the run requires it.
+  const Greet = Tool.make("greet", { description: "Greets", parameters: Schema.Struct({}), success: Schema.String, dependencies: [Greeting] })
   const kit = Toolkit.make(Greet)
-  // The greeting from the layer's services; content capture from the caller's context.
+  // The greeting and content capture from the services the handler runs with.
   const live = kit.toLayer({
     greet: () => Effect.zipWith(Greeting, Telemetry.CaptureContent, (greeting, capture) => `${greeting}, capture ${capture}`)
   })
@@ -71,7 +75,7 @@ describe("a handler's services, provided at each call", () => {
     (result) => result.steps[0]!.toolResults[0]!.content
   )
 
-  it.effect("are the ones its layer was built with, over the caller's of the same tag", () =>
+  it.effect("are the caller's over its layer's of the same key, as with effect/ai's toolkit", () =>
     Effect.gen(function*() {
       const handlers = Layer.provide(live, Layer.succeed(Greeting, "from the layer"))
       const content = yield* greet.pipe(
@@ -79,7 +83,7 @@ describe("a handler's services, provided at each call", () => {
         Effect.provideService(Greeting, "from the caller"),
         Telemetry.withContentCapture
       )
-      expect(content).toBe("from the layer, capture true")
+      expect(content).toBe("from the caller, capture true")
     }).pipe(Effect.provide(emulated())))
 
   it.effect("the caller's context reaches the handler when the layer was built in it", () =>
@@ -92,35 +96,37 @@ describe("a handler's services, provided at each call", () => {
 })
 
 describe("a step with a single call", () => {
+  class Fibers extends Context.Service<Fibers, Ref.Ref<ReadonlyArray<number>>>()("test/Fibers") {}
   const Note = Tool.make("note", { description: "Notes", parameters: Schema.Struct({}), success: Schema.String })
   const Crash = Tool.make("crash", { description: "Throws", parameters: Schema.Struct({}), success: Schema.String })
   const kit = Toolkit.make(Note, Crash)
-  const noted = FiberRef.unsafeMake("nothing")
-  const live = kit.toLayer({
-    note: () => Effect.as(FiberRef.set(noted, "noted"), "ok"),
-    crash: () => Effect.dieMessage("crashed")
-  })
+  // `note` records the fiber it runs in.
+  const live = kit.toLayer(Effect.map(Fibers, (fibers) =>
+    kit.of({
+      note: () => Effect.as(Effect.flatMap(Effect.fiberId, (id) => Ref.update(fibers, (all) => [...all, id])), "ok"),
+      crash: () => Effect.die(new Error("crashed"))
+    }))).pipe(Layer.provideMerge(Layer.effect(Fibers, Ref.make<ReadonlyArray<number>>([]))))
 
   it.effect("runs its tool under the step's span, as several calls do", () =>
     Effect.gen(function*() {
       const { result, spans } = yield* recordingSpans(
         Agent.run({ model, toolkit: kit, stopWhen: Agent.stepCountIs(1), messages: [user("Use note")] })
       )
-      expect(Either.isRight(result)).toBe(true)
+      expect(Result.isSuccess(result)).toBe(true)
       const step = spans.find((s) => s.name === "Agent.step")!
       const tool = spans.find((s) => s.name === "execute_tool note")!
       expect(Option.map(tool.parent, (p) => p.spanId)).toEqual(Option.some(step.spanId))
       expect(tool.status._tag).toBe("Ended")
     }).pipe(Effect.provide(Layer.merge(emulated(), live))))
 
-  it.effect("a defect fails the run with ToolDefect; the tool's fiber refs reach the caller, as a joined fiber's do", () =>
+  it.effect("runs its tool in the run's own fiber, several calls each in a fiber; a defect fails the run with ToolDefect", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(
-        Agent.run({ model, toolkit: kit, stopWhen: Agent.stepCountIs(1), messages: [user("Use note")] }).pipe(
-          Effect.zipRight(FiberRef.get(noted))
-        )
-      )
-      expect(yield* Fiber.join(fiber)).toBe("noted")
+      const caller = yield* Effect.fiberId
+      yield* Agent.run({ model, toolkit: kit, stopWhen: Agent.stepCountIs(1), messages: [user("Use note")] })
+      expect(yield* Ref.get(yield* Fibers)).toEqual([caller])
+      yield* Agent.run({ model, toolkit: kit, stopWhen: Agent.stepCountIs(1), messages: [user("Use note and note")] })
+      const [, first, second] = yield* Ref.get(yield* Fibers)
+      expect([first === caller, second === caller, first === second]).toEqual([false, false, false])
       const error = yield* Effect.flip(Agent.run({ model, toolkit: kit, messages: [user("Use crash")] }))
       expect(error).toMatchObject({ _tag: "ToolDefect", tool: "crash" })
     }).pipe(Effect.provide(Layer.merge(emulated(), live))))

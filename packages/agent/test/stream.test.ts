@@ -1,11 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as Protocol from "@switchboard/core/Protocol"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { Agent } from "../src/index.js"
 import { awaitSleepers, emulated } from "./fixtures.js"
 import { type Delays, events, handlers, model, toolkit } from "./tools.js"
@@ -15,12 +14,12 @@ const user = (content: string): Protocol.Message => ({ role: "user", content })
 const setup = (delays?: Delays) => Effect.provide(Layer.merge(emulated(), handlers(delays)))
 
 const collect = (messages: ReadonlyArray<Protocol.Message>) =>
-  Effect.map(Stream.runCollect(Agent.stream({ model, toolkit, messages })), Chunk.toReadonlyArray)
+  Stream.runCollect(Agent.stream({ model, toolkit, messages }))
 
 describe("Agent.stream", () => {
   it.effect("emits tool calls, results, steps, text deltas and the result", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(collect([user("Use get_weather and get_time for Paris")]))
+      const fiber = yield* Effect.forkChild(collect([user("Use get_weather and get_time for Paris")]))
       yield* awaitSleepers(1, 200)
       yield* awaitSleepers(1, 100)
       yield* TestClock.adjust("100 millis")
@@ -71,7 +70,7 @@ describe("Agent.stream", () => {
       const first = yield* Stream.runCollect(
         Agent.stream({ model, toolkit, messages: [user("Use get_weather")] }).pipe(Stream.take(1))
       )
-      expect(Chunk.toReadonlyArray(first).map((e) => e._tag)).toEqual(["ToolCallStarted"])
+      expect(first.map((e) => e._tag)).toEqual(["ToolCallStarted"])
       // The handler sleeps 1 s on the TestClock: it was interrupted, never finished.
       expect((yield* events).filter((e) => e.phase === "end")).toEqual([])
     }).pipe(setup({ get_weather: "1 second" })))

@@ -2,6 +2,8 @@
  * The tools the agent tests give the emulator, and handlers that record what
  * ran (and when, on the `TestClock`) in a `Recorder` service.
  */
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
@@ -9,7 +11,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import { Tool, Toolkit } from "../src/index.js"
 
 export const model = "gpt-4o-mini"
 
@@ -20,26 +21,26 @@ export class WeatherError extends Schema.TaggedError<WeatherError>()("WeatherErr
 
 export const GetWeather = Tool.make("get_weather", {
   description: "Current weather in a city",
-  parameters: Schema.Struct({ city: Schema.String.annotations({ description: "City name" }) }),
-  success: Schema.Struct({ city: Schema.String, celsius: Schema.Number }),
+  parameters: Schema.Struct({ city: Schema.String.annotate({ description: "City name" }) }),
+  success: Schema.Struct({ city: Schema.String, celsius: Schema.Finite }),
   failure: WeatherError
 })
 
 export const GetTime = Tool.make("get_time", {
   description: "Local time in a time zone",
-  parameters: Schema.Struct({ zone: Schema.String.annotations({ description: "IANA zone" }) }),
+  parameters: Schema.Struct({ zone: Schema.String.annotate({ description: "IANA zone" }) }),
   success: Schema.String
 })
 
 export const Slow = Tool.make("slow", {
   description: "Takes 100 ms",
-  parameters: Schema.Struct({ label: Schema.String.annotations({ description: "A label" }) }),
+  parameters: Schema.Struct({ label: Schema.String.annotate({ description: "A label" }) }),
   success: Schema.String
 })
 
 export const DeleteFile = Tool.make("delete_file", {
   description: "Deletes a file",
-  parameters: Schema.Struct({ path: Schema.String.annotations({ description: "File path" }) }),
+  parameters: Schema.Struct({ path: Schema.String.annotate({ description: "File path" }) }),
   success: Schema.Struct({ deleted: Schema.String }),
   needsApproval: true
 })
@@ -54,7 +55,7 @@ export interface Event {
 }
 
 /** What the handlers did, in order. */
-export class Recorder extends Context.Tag("test/Recorder")<Recorder, Ref.Ref<ReadonlyArray<Event>>>() {
+export class Recorder extends Context.Service<Recorder, Ref.Ref<ReadonlyArray<Event>>>()("test/Recorder") {
   static readonly layer = Layer.effect(Recorder, Ref.make<ReadonlyArray<Event>>([]))
 }
 
@@ -65,29 +66,35 @@ const record = (tool: string, label: string, phase: Event["phase"]) =>
     Ref.update(ref, (all) => [...all, { tool, label, phase, at }]))
 
 /** Runs `effect` between a start and an end record. */
-const recorded = <A, E, R>(tool: string, label: string, effect: Effect.Effect<A, E, R>) =>
-  record(tool, label, "start").pipe(Effect.zipRight(effect), Effect.tap(() => record(tool, label, "end")))
+const recordedIn = <A, E, R>(tool: string, label: string, effect: Effect.Effect<A, E, R>) =>
+  record(tool, label, "start").pipe(Effect.andThen(effect), Effect.tap(() => record(tool, label, "end")))
 
 /** Handler delays, by tool, on the `TestClock`. */
 export interface Delays {
-  readonly get_weather?: Duration.DurationInput
-  readonly get_time?: Duration.DurationInput
+  readonly get_weather?: Duration.Input
+  readonly get_time?: Duration.Input
 }
 
+/** The handlers, as `effect/ai` has them: built in an effect that takes the services they use. */
 export const handlers = (delays: Delays = {}) =>
-  toolkit.toLayer({
-    get_weather: ({ city }) =>
-      recorded(
-        "get_weather",
-        city,
-        Effect.zipRight(
-          Effect.sleep(delays.get_weather ?? 0),
-          city === "Atlantis"
-            ? Effect.fail(new WeatherError({ city, reason: "no such city" }))
-            : Effect.succeed({ city, celsius: 21 })
-        )
-      ),
-    get_time: ({ zone }) => recorded("get_time", zone, Effect.as(Effect.sleep(delays.get_time ?? 0), "12:00")),
-    slow: ({ label }) => recorded("slow", label, Effect.as(Effect.sleep("100 millis"), `done ${label}`)),
-    delete_file: ({ path }) => recorded("delete_file", path, Effect.succeed({ deleted: path }))
-  }).pipe(Layer.provideMerge(Recorder.layer))
+  toolkit.toLayer(Effect.gen(function*() {
+    const recorder = yield* Recorder
+    const recorded = <A, E, R>(tool: string, label: string, effect: Effect.Effect<A, E, R>) =>
+      recordedIn(tool, label, effect).pipe(Effect.provideService(Recorder, recorder))
+    return toolkit.of({
+      get_weather: ({ city }) =>
+        recorded(
+          "get_weather",
+          city,
+          Effect.andThen(
+            Effect.sleep(delays.get_weather ?? 0),
+            city === "Atlantis"
+              ? Effect.fail(new WeatherError({ city, reason: "no such city" }))
+              : Effect.succeed({ city, celsius: 21 })
+          )
+        ),
+      get_time: ({ zone }) => recorded("get_time", zone, Effect.as(Effect.sleep(delays.get_time ?? 0), "12:00")),
+      slow: ({ label }) => recorded("slow", label, Effect.as(Effect.sleep("100 millis"), `done ${label}`)),
+      delete_file: ({ path }) => recorded("delete_file", path, Effect.succeed({ deleted: path }))
+    })
+  })).pipe(Layer.provideMerge(Recorder.layer))
