@@ -71,11 +71,11 @@ const readAtMost = (fs: FileSystem.FileSystem, path: string, maxBytes: number) =
  * @since 0.1.0
  * @category constructors
  */
-export const fromFile = (
+export const fromFile: (
   path: string,
-  options: FromFileOptions = {}
-): Effect.Effect<Attachment.Attachment, Attachment.AttachmentError> =>
-  Effect.gen(function*() {
+  options?: FromFileOptions
+) => Effect.Effect<Attachment.Attachment, Attachment.AttachmentError> = Effect.fn("NodeAttachment.fromFile")(
+  function*(path: string, options: FromFileOptions = {}) {
     const fs = yield* FileSystem.FileSystem
     const maxBytes = options.maxBytes ?? Attachment.defaultMaxBytes
     const info = yield* Effect.mapError(fs.stat(path), fromPlatformError(path))
@@ -83,4 +83,6 @@ export const fromFile = (
     if (Number(info.size) > maxBytes) return yield* Attachment.tooLarge(path, Number(info.size), maxBytes)
     const bytes = yield* readAtMost(fs, path, maxBytes)
     return yield* Attachment.fromBytes(bytes, { ...options, maxBytes, source: path })
-  }).pipe(Effect.provide(NodeFileSystem.layer))
+  },
+  Effect.provide(NodeFileSystem.layer)
+)

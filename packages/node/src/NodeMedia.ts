@@ -225,7 +225,7 @@ const download = (url: string, limits: Limits) => {
   const timedOut = Effect.fail(
     new SwitchboardError.TimeoutError({ message: `download of ${url} took longer than ${Duration.format(limits.total)}`, phase: "total" })
   )
-  const refuse = (response: Response, error: SwitchboardError.SwitchboardError) =>
+  const refuse = (response: Response, error: SwitchboardError.RequestError) =>
     Effect.andThen(Effect.promise(() => response.body?.cancel() ?? Promise.resolve()), Effect.fail(error))
   const bytes = Stream.unwrap(
     Effect.gen(function*() {
@@ -297,7 +297,7 @@ const limitsOf = (options: SaveOptions): Result.Result<Limits, ConfigurationErro
     maxBytes: maxBytesOf(options.maxBytes)
   })
 
-const bytesOf = (url: string, limits: Limits): Stream.Stream<Uint8Array, SwitchboardError.SwitchboardError> => {
+const bytesOf = (url: string, limits: Limits): Stream.Stream<Uint8Array, SwitchboardError.RequestError> => {
   const data = Protocol.parseDataUri(url)
   if (data === undefined) return download(url, limits)
   const decoded = Base64.decode(data.base64.replace(/\s+/g, ""))
@@ -319,8 +319,16 @@ const bytesOf = (url: string, limits: Limits): Stream.Stream<Uint8Array, Switchb
  * @since 0.1.0
  * @category saving
  */
-export const save = (url: string, path: string, options: SaveOptions = {}) =>
-  Effect.flatMap(Effect.fromResult(limitsOf(options)), (limits) => writeNew(path, bytesOf(url, limits), true))
+export const save: (
+  url: string,
+  path: string,
+  options?: SaveOptions
+) => Effect.Effect<string, SaveError | SwitchboardError.RequestError, FileSystem.FileSystem | Path.Path> = Effect.fn("NodeMedia.save")(
+  function*(url: string, path: string, options: SaveOptions = {}) {
+    const limits = yield* Effect.fromResult(limitsOf(options))
+    return yield* writeNew(path, bytesOf(url, limits), true)
+  }
+)
 
 /**
  * Saves generated images into `directory` as `<prefix>-<n><ext>` (the
@@ -332,15 +340,23 @@ export const save = (url: string, path: string, options: SaveOptions = {}) =>
  * @since 0.1.0
  * @category saving
  */
-export const saveImages = (images: ReadonlyArray<GeneratedImage>, directory: string, prefix = "image", options: SaveOptions = {}) =>
-  Effect.flatMap(Effect.zip(Path.Path, Effect.fromResult(limitsOf(options))), ([paths, limits]) => {
-    const name = safeFileName(prefix, "image")
-    return Effect.forEach(images, (image, i) => {
-      const fromUrl = /\.(png|jpe?g|gif|webp)(?:$|\?)/i.exec(image.url)?.[1]
-      const extension = image.mediaType ? extensionOf[image.mediaType] ?? ".img" : fromUrl ? `.${fromUrl.toLowerCase()}` : ".png"
-      return writeNew(paths.join(directory, `${name}-${i + 1}${extension}`), bytesOf(image.url, limits), false)
-    })
+export const saveImages: (
+  images: ReadonlyArray<GeneratedImage>,
+  directory: string,
+  prefix?: string,
+  options?: SaveOptions
+) => Effect.Effect<Array<string>, SaveError | SwitchboardError.RequestError, FileSystem.FileSystem | Path.Path> = Effect.fn(
+  "NodeMedia.saveImages"
+)(function*(images: ReadonlyArray<GeneratedImage>, directory: string, prefix = "image", options: SaveOptions = {}) {
+  const paths = yield* Path.Path
+  const limits = yield* Effect.fromResult(limitsOf(options))
+  const name = safeFileName(prefix, "image")
+  return yield* Effect.forEach(images, (image, i) => {
+    const fromUrl = /\.(png|jpe?g|gif|webp)(?:$|\?)/i.exec(image.url)?.[1]
+    const extension = image.mediaType ? extensionOf[image.mediaType] ?? ".img" : fromUrl ? `.${fromUrl.toLowerCase()}` : ".png"
+    return writeNew(paths.join(directory, `${name}-${i + 1}${extension}`), bytesOf(image.url, limits), false)
   })
+})
 
 /**
  * The file name of a task's video: `<task id>.<ext>`, the extension from
@@ -362,13 +378,14 @@ export const videoFileName = (taskId: string, url: string): string =>
  * @since 0.1.0
  * @category saving
  */
-export const saveVideo = (done: Videos.Succeeded, directory: string, options: SaveOptions = {}) =>
-  Effect.gen(function*() {
+export const saveVideo = Effect.fn("NodeMedia.saveVideo")(
+  function*(done: Videos.Succeeded, directory: string, options: SaveOptions = {}) {
     const paths = yield* Path.Path
     const path = yield* save(done.videoUrl, paths.join(directory, videoFileName(done.taskId, done.videoUrl)), options)
     yield* Videos.complete(done.taskId)
     return path
-  })
+  }
+)
 
 /**
  * @since 0.1.0
@@ -392,16 +409,15 @@ export interface FinishOptions extends TaskPoller.PollOptions<SwitchboardError.S
  * @since 0.1.0
  * @category saving
  */
-export const finishVideo = (taskId: string, options: FinishOptions = {}) =>
-  Effect.gen(function*() {
-    const videos = yield* Videos.Videos
-    const journal = yield* TaskJournal.TaskJournal
-    const { directory, download, onUpdate, ...poll } = options
-    const updates = videos.poll(taskId, poll)
-    const done = yield* Videos.outcome(taskId, onUpdate === undefined ? updates : Stream.tap(updates, onUpdate))
-    const output = directory ?? Option.getOrUndefined(yield* journal.get(taskId))?.output ?? "."
-    return yield* saveVideo(done, output, download)
-  })
+export const finishVideo = Effect.fn("NodeMedia.finishVideo")(function*(taskId: string, options: FinishOptions = {}) {
+  const videos = yield* Videos.Videos
+  const journal = yield* TaskJournal.TaskJournal
+  const { directory, download, onUpdate, ...poll } = options
+  const updates = videos.poll(taskId, poll)
+  const done = yield* Videos.outcome(taskId, onUpdate === undefined ? updates : Stream.tap(updates, onUpdate))
+  const output = directory ?? Option.getOrUndefined(yield* journal.get(taskId))?.output ?? "."
+  return yield* saveVideo(done, output, download)
+})
 
 /**
  * What saving needs on Node: the file system and paths (downloads use
