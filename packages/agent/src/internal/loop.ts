@@ -430,7 +430,7 @@ const respond = (settings: Settings, state: State, output: StructuredOutput.Plan
     yield* check([...budgetGuards(settings), ...settings.guards], { ...state, calls: [] })
     const index = state.steps.length
     const base = requestOf(settings, state, { model: settings.model, tools: settings.definitions, toolChoice: undefined })
-    const sent = yield* StructuredOutput.applyTo(output, base)
+    const sent = yield* Effect.fromResult(StructuredOutput.applyTo(output, base))
     const { message, usage } = yield* call(settings, sent, index)
     const done: Step = {
       index,

@@ -14,6 +14,7 @@ import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import { duration } from "@switchboard/core/SwitchboardConfig"
 import * as Telemetry from "@switchboard/core/Telemetry"
 import * as AiError from "effect/ai/AiError"
+import { toCodecOpenAI } from "effect/ai/OpenAiStructuredOutput"
 import * as Prompt from "effect/ai/Prompt"
 import * as Tool from "effect/ai/Tool"
 import type * as Toolkit from "effect/ai/Toolkit"
@@ -35,6 +36,8 @@ import { ToolRetry, ToolTimeout } from "./annotations.js"
 export interface Resolved {
   readonly tool: Tool.Any
   readonly definition: Protocol.Tool
+  /** Reads a call's arguments: the parameters schema, or for a strict tool its codec (nulls for optionals). */
+  readonly parameters: Schema.Codec<unknown, unknown, unknown>
   readonly timeout: Duration.Duration | undefined
   readonly retry: Schedule.Schedule<unknown, unknown> | undefined
   /** Where `toolkit.toLayer` put the handler: the tool's `id`. */
@@ -47,29 +50,39 @@ export type Tools = ReadonlyMap<string, Resolved>
 const namePattern = /^[A-Za-z0-9_-]{1,64}$/
 
 /**
- * The entry of `tools` sent for a tool: its parameters' JSON Schema from
- * `effect/ai`'s `Tool.getJsonSchema`, what `LanguageModel` hands a provider.
+ * The entry of `tools` sent for a tool and how its arguments are read, as
+ * `@switchboard/ai` does for `LanguageModel`: the parameters' JSON Schema from
+ * `effect/ai`'s `Tool.getJsonSchema`, or for a tool annotated `Tool.Strict`
+ * the strict form of `toCodecOpenAI` (optionals as nullables, read back).
  */
-const definitionOf = (tool: Tool.Any): Protocol.Tool => {
+const fixedOf = (tool: Tool.Any): Pick<Resolved, "definition" | "parameters" | "handler"> => {
   const description = Tool.getDescription(tool)
+  const strict = Tool.getStrictMode(tool) === true
+  const schema = tool.parametersSchema as Schema.Codec<unknown, unknown, unknown>
+  const read = strict ? toCodecOpenAI(schema) : { codec: schema, jsonSchema: Tool.getJsonSchema(tool) }
   return {
-    type: "function",
-    function: {
-      name: tool.name,
-      ...(description === undefined ? {} : { description }),
-      parameters: Tool.getJsonSchema(tool) as Protocol.Tool["function"]["parameters"]
-    }
+    definition: {
+      type: "function",
+      function: {
+        name: tool.name,
+        ...(description === undefined ? {} : { description }),
+        parameters: read.jsonSchema as Protocol.Tool["function"]["parameters"],
+        ...(strict ? { strict } : {})
+      }
+    },
+    parameters: read.codec as Schema.Codec<unknown, unknown, unknown>,
+    handler: Context.Service<Tool.Handler<string>>(tool.id)
   }
 }
 
-// A tool never changes (`annotate` and the setters make a new one), so its
-// definition and handler key are made once; a tool dropped drops its entry.
-const fixed = new WeakMap<Tool.Any, Pick<Resolved, "definition" | "handler">>()
+// A tool never changes (`annotate` and the setters make a new one), so what
+// is made from it is made once; a tool dropped drops its entry.
+const fixed = new WeakMap<Tool.Any, Pick<Resolved, "definition" | "parameters" | "handler">>()
 
-const fixedOf = (tool: Tool.Any) => {
+const fixedFor = (tool: Tool.Any) => {
   let found = fixed.get(tool)
   if (found === undefined) {
-    found = { definition: definitionOf(tool), handler: Context.Service<Tool.Handler<string>>(tool.id) }
+    found = fixedOf(tool)
     fixed.set(tool, found)
   }
   return found
@@ -97,7 +110,7 @@ export const resolve = (toolkit: Toolkit.Any): Result.Result<Tools, Configuratio
     if (timeout !== undefined && Result.isFailure(timeout)) return Result.fail(timeout.failure)
     tools.set(tool.name, {
       tool,
-      ...fixedOf(tool),
+      ...fixedFor(tool),
       timeout: timeout?.success,
       retry: Context.getOrUndefined(tool.annotations, ToolRetry)
     })
@@ -158,8 +171,7 @@ export const prepare = (tools: Tools, call: Protocol.ToolCall): Effect.Effect<Pr
   if (Result.isFailure(json)) {
     return Effect.succeed(rejected(call, "invalid-arguments", `arguments are not usable JSON: ${json.failure}`))
   }
-  const decode = Schema.decodeUnknownEffect(tool.tool.parametersSchema as Schema.Codec<unknown, unknown, unknown>)
-  return Effect.match(decode(json.success, { errors: "all" }), {
+  return Effect.match(Schema.decodeUnknownEffect(tool.parameters)(json.success, { errors: "all" }), {
     onFailure: (error) => rejected(call, "invalid-arguments", `invalid arguments for ${name}: ${describeIssues(error.issue)}`),
     onSuccess: (params): Prepared => ({ _tag: "Ready", call, tool, params })
   })
