@@ -12,12 +12,14 @@
  *
  * @since 0.1.0
  */
+import type * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Channel from "effect/Channel"
-import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
-import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import { createParser } from "eventsource-parser"
+import * as Streams from "./internal/streams.js"
 import { ResponseTooLargeError } from "./SwitchboardError.js"
 
 /**
@@ -68,6 +70,9 @@ declare const TextDecoder: new () => {
   readonly decode: (bytes?: Uint8Array, options?: { readonly stream?: boolean }) => string
 }
 
+/** A read of the parser's input, or its output: never empty, as Effect 4's streams carry them. */
+type Batch<A> = Arr.NonEmptyReadonlyArray<A>
+
 /**
  * The parser as a channel from reads of any input type to events: `text`
  * turns one read into text, `rest` gives what is left at the end (the tail
@@ -77,75 +82,67 @@ const parserChannel = <In, E>(
   text: (input: In) => string,
   rest: () => string,
   options: DecodeOptions | undefined
-): Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<In>, E | ResponseTooLargeError, E, void, unknown> => {
-  const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
-  let events: Array<Event> = []
-  let tooLarge = false
-  // Whether the text so far ends at a line end: decides what happens at the end.
-  let atLineEnd = true
-  let ended = false
-  // Characters read since the last read that completed an event. The parser
-  // counts an event's data alone, but holds each of its lines as a string of
-  // its own: an event of short lines (`data: a`) took 30 bytes a character.
-  let sinceEvent = 0
-  let dispatched = false
-  const parser = createParser({
-    onEvent: (event) => {
-      dispatched = true
-      events.push(ended && !atLineEnd ? { ...event, unterminated: true } : event)
-    },
-    onError: (error) => {
-      // Unknown fields and bad `retry` values are ignored, as the spec says.
-      if (error.type === "max-buffer-size-exceeded") tooLarge = true
-    },
-    maxBufferSize: maxEventSize
-  })
+): Channel.Channel<Batch<Event>, E | ResponseTooLargeError, void, Batch<In>, E, unknown> =>
+  Streams.batches<In, Event, ResponseTooLargeError, E>(() => {
+    const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
+    // Where the parser puts the events of the read being fed.
+    let events: Array<Event> = []
+    let tooLarge = false
+    // Whether the text so far ends at a line end: decides what happens at the end.
+    let atLineEnd = true
+    let ended = false
+    // Characters read since the last read that completed an event. The parser
+    // counts an event's data alone, but holds each of its lines as a string of
+    // its own: an event of short lines (`data: a`) took 30 bytes a character.
+    let sinceEvent = 0
+    let dispatched = false
+    const parser = createParser({
+      onEvent: (event) => {
+        dispatched = true
+        events.push(ended && !atLineEnd ? { ...event, unterminated: true } : event)
+      },
+      onError: (error) => {
+        // Unknown fields and bad `retry` values are ignored, as the spec says.
+        if (error.type === "max-buffer-size-exceeded") tooLarge = true
+      },
+      maxBufferSize: maxEventSize
+    })
 
-  type Out<OE, OD> = Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<In>, OE, E, OD, unknown>
-  // Events parsed from a read go out as one chunk before whatever comes next.
-  const emit = <OE, OD>(next: Out<OE, OD>): Out<OE, OD> => {
-    if (events.length === 0) return next
-    const out = Chunk.unsafeFromArray(events)
-    events = []
-    return Channel.zipRight(Channel.write(out), next)
-  }
-
-  const feed = (piece: string): boolean => {
-    if (piece.length === 0) return true
-    dispatched = false
-    parser.feed(piece)
-    sinceEvent = dispatched ? 0 : sinceEvent + piece.length
-    if (tooLarge || sinceEvent > maxEventSize) return false
-    const last = piece.charCodeAt(piece.length - 1)
-    atLineEnd = last === LF || last === CR
-    return true
-  }
-  const failTooLarge = () =>
-    emit(Channel.fail(
+    const feed = (piece: string): boolean => {
+      if (piece.length === 0) return true
+      dispatched = false
+      parser.feed(piece)
+      sinceEvent = dispatched ? 0 : sinceEvent + piece.length
+      if (tooLarge || sinceEvent > maxEventSize) return false
+      const last = piece.charCodeAt(piece.length - 1)
+      atLineEnd = last === LF || last === CR
+      return true
+    }
+    const failTooLarge = Effect.fail(
       new ResponseTooLargeError({ message: `a server-sent event exceeded ${maxEventSize} characters`, limit: maxEventSize })
-    ))
-
-  const loop: Out<E | ResponseTooLargeError, void> = Channel.readWithCause({
-    onInput: (inputs: Chunk.Chunk<In>) => {
-      for (const input of inputs) if (!feed(text(input))) return failTooLarge()
-      return emit(loop)
-    },
-    onFailure: (cause) => emit(Channel.failCause(cause)),
-    onDone: () => {
-      if (!feed(rest())) return failTooLarge()
-      // A last event that lacks its blank line is dispatched (the spec drops
-      // it); one whose last line lacks its end too is marked `unterminated`.
-      ended = true
-      parser.feed("\n\n")
-      return emit(Channel.void)
+    )
+    // Events parsed before an event grew too large still go out first.
+    return {
+      onBatch: (inputs, out) => {
+        events = out
+        for (const input of inputs) if (!feed(text(input))) return failTooLarge
+        return undefined
+      },
+      onEnd: (out) => {
+        events = out
+        if (!feed(rest())) return failTooLarge
+        // A last event that lacks its blank line is dispatched (the spec drops
+        // it); one whose last line lacks its end too is marked `unterminated`.
+        ended = true
+        parser.feed("\n\n")
+        return Cause.done()
+      }
     }
   })
-  return loop
-}
 
 /**
  * A channel from text (any split: a line or an event may span many reads,
- * one read may hold many events) to events, emitted as one `Chunk` per read
+ * one read may hold many events) to events, emitted as one batch per read
  * that completed at least one event.
  *
  * @since 0.1.0
@@ -153,7 +150,7 @@ const parserChannel = <In, E>(
  */
 export const channel = <E>(
   options?: DecodeOptions
-): Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<string>, E | ResponseTooLargeError, E, void, unknown> =>
+): Channel.Channel<Batch<Event>, E | ResponseTooLargeError, void, Batch<string>, E, unknown> =>
   Channel.suspend(() => parserChannel<string, E>((text) => text, () => "", options))
 
 /**
@@ -165,13 +162,13 @@ export const channel = <E>(
  */
 export const bytesChannel = <E>(
   options?: DecodeOptions
-): Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<Uint8Array>, E | ResponseTooLargeError, E, void, unknown> =>
+): Channel.Channel<Batch<Event>, E | ResponseTooLargeError, void, Batch<Uint8Array>, E, unknown> =>
   Channel.suspend(() => {
     const decoder = new TextDecoder()
     return parserChannel<Uint8Array, E>((bytes) => decoder.decode(bytes, { stream: true }), () => decoder.decode(), options)
   })
 
-const isStream = (args: IArguments) => Predicate.hasProperty(args[0], Stream.StreamTypeId)
+const isStream = (args: IArguments) => Stream.isStream(args[0])
 
 /**
  * Text → events.

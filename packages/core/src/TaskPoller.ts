@@ -48,9 +48,8 @@ export const isTerminal = (update: TaskUpdate): boolean => update._tag !== "InPr
  * @since 0.1.0
  * @category schedules
  */
-export const defaultSchedule: Schedule.Schedule<unknown> = /* @__PURE__ */ Schedule.exponential("1 second").pipe(
-  /* @__PURE__ */ Schedule.either(/* @__PURE__ */ Schedule.spaced("15 seconds")),
-  Schedule.jittered
+export const defaultSchedule: Schedule.Schedule<unknown> = /* @__PURE__ */ Schedule.jittered(
+  /* @__PURE__ */ Schedule.min([Schedule.exponential("1 second"), Schedule.spaced("15 seconds")])
 )
 
 /**
@@ -68,9 +67,9 @@ export const defaultDeadline: Duration.Duration = Duration.minutes(10)
  * @since 0.1.0
  * @category schedules
  */
-export const defaultStatusRetry: Schedule.Schedule<unknown> = /* @__PURE__ */ Schedule.exponential("1 second").pipe(
-  /* @__PURE__ */ Schedule.either(/* @__PURE__ */ Schedule.spaced("15 seconds")),
-  /* @__PURE__ */ Schedule.intersect(/* @__PURE__ */ Schedule.recurs(5))
+export const defaultStatusRetry: Schedule.Schedule<unknown> = /* @__PURE__ */ Schedule.upTo(
+  /* @__PURE__ */ Schedule.min([Schedule.exponential("1 second"), Schedule.spaced("15 seconds")]),
+  { times: 5 }
 )
 
 /**
@@ -81,7 +80,7 @@ export interface PollOptions<E = never> {
   /** Wait between status calls. Default `defaultSchedule`. */
   readonly schedule?: Schedule.Schedule<unknown> | undefined
   /** Overall limit; past it the stream fails with `TaskTimeoutError`. Default 10 minutes. */
-  readonly deadline?: Duration.DurationInput | undefined
+  readonly deadline?: Duration.Input | undefined
   /** Retries of a failed status call within the poll. Default `defaultStatusRetry`. */
   readonly statusRetry?: Schedule.Schedule<unknown, E> | undefined
   /** Which status failures are worth retrying. Default: all. */
@@ -108,7 +107,7 @@ export const poll = <E>(
     while: isRetryable
   })
   let last: string | undefined
-  const deadline = Duration.decode(options.deadline ?? defaultDeadline)
+  const deadline = Duration.fromInputUnsafe(options.deadline ?? defaultDeadline)
   const timedOut = Effect.suspend(() =>
     Effect.fail(
       new TaskTimeoutError({
@@ -118,9 +117,9 @@ export const poll = <E>(
       })
     )
   )
-  return Stream.repeatEffectWithSchedule(resilientStatus, options.schedule ?? defaultSchedule).pipe(
+  return Stream.fromEffectSchedule(resilientStatus, options.schedule ?? defaultSchedule).pipe(
     Stream.tap((update) => Effect.sync(() => (last = update._tag === "InProgress" ? update.status : update._tag))),
     Stream.takeUntil(isTerminal),
-    Stream.interruptWhen(Effect.zipRight(Effect.sleep(deadline), timedOut))
+    Stream.interruptWhen(Effect.andThen(Effect.sleep(deadline), timedOut))
   )
 }

@@ -3,10 +3,11 @@
  * chunks → one completion. Opening, retries and time limits are
  * `Transport.stream`'s.
  */
-import * as Channel from "effect/Channel"
-import * as Chunk from "effect/Chunk"
+import type * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
+import type * as Channel from "effect/Channel"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as ChatFold from "../ChatFold.js"
 import type * as Protocol from "../Protocol.js"
@@ -16,11 +17,12 @@ import {
   ResponseDecodeError,
   ResponseTooLargeError,
   StreamError,
-  type SwitchboardError
+  type StreamRequestError
 } from "../SwitchboardError.js"
 import * as Issue from "./issue.js"
 import * as Json from "./json.js"
 import { isNullableString, isObject, isOptional } from "./plain.js"
+import * as Streams from "./streams.js"
 import { truncate } from "./text.js"
 import { decoder } from "./validate.js"
 
@@ -119,7 +121,7 @@ const toChunk = (event: Sse.Event, context: Context): ChatCompletionChunk | Stre
   }
   if (isPlainChunk(json)) return json
   const decoded = decodeChunk(json)
-  return Either.isRight(decoded) ? decoded.right : decodeError(Issue.describe(decoded.left, "chunk"), event.data, context)
+  return Result.isSuccess(decoded) ? decoded.success : decodeError(Issue.describe(decoded.failure, "chunk"), event.data, context)
 }
 
 const hasFinishReason = (chunk: ChatCompletionChunk): boolean => {
@@ -128,7 +130,7 @@ const hasFinishReason = (chunk: ChatCompletionChunk): boolean => {
 }
 
 /**
- * Events → chunks, one output `Chunk` per input `Chunk`. Only default
+ * Events → chunks, one output batch per input batch. Only default
  * (`message`) events carry chunks; `error` events fail; other types (pings)
  * are skipped. `[DONE]` ends the stream; so does the end of the body, but
  * only after a `finish_reason` (decision 1).
@@ -136,56 +138,40 @@ const hasFinishReason = (chunk: ChatCompletionChunk): boolean => {
 export const chunks = <E>(
   context: Context
 ): Channel.Channel<
-  Chunk.Chunk<ChatCompletionChunk>,
-  Chunk.Chunk<Sse.Event>,
+  Arr.NonEmptyReadonlyArray<ChatCompletionChunk>,
   E | StreamError | ResponseDecodeError,
-  E,
   void,
+  Arr.NonEmptyReadonlyArray<Sse.Event>,
+  E,
   unknown
 > =>
-  Channel.suspend(() => {
+  Streams.batches<Sse.Event, ChatCompletionChunk, StreamError | ResponseDecodeError, E>(() => {
     let finished = false
-    type Out = Channel.Channel<
-      Chunk.Chunk<ChatCompletionChunk>,
-      Chunk.Chunk<Sse.Event>,
-      E | StreamError | ResponseDecodeError,
-      E,
-      void,
-      unknown
-    >
-    const emit = (out: Array<ChatCompletionChunk>, next: Out): Out =>
-      out.length === 0 ? next : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(out)), next)
-
-    const loop: Out = Channel.readWithCause({
-      onInput: (events: Chunk.Chunk<Sse.Event>) => {
-        const out: Array<ChatCompletionChunk> = []
+    return {
+      onBatch: (events, out) => {
         for (const event of events) {
           if (event.event !== undefined && event.event !== "message" && event.event !== "error") continue
-          if (event.data === "[DONE]") return emit(out, Channel.void)
+          if (event.data === "[DONE]") return Cause.done()
           const chunk = toChunk(event, context)
-          if (chunk instanceof StreamError || chunk instanceof ResponseDecodeError) {
-            return emit(out, Channel.fail(chunk))
-          }
+          if (chunk instanceof StreamError || chunk instanceof ResponseDecodeError) return Effect.fail(chunk)
           if (!finished && hasFinishReason(chunk)) finished = true
           out.push(chunk)
         }
-        return emit(out, loop)
+        return undefined
       },
-      onFailure: Channel.failCause,
-      onDone: () =>
-        finished ? Channel.void : Channel.fail(
+      onEnd: () =>
+        finished ? Cause.done() : Effect.fail(
           cut("the stream ended before the completion did (no finish_reason, no [DONE])", context)
         )
-    })
-    return loop
+    }
   })
 
 /** A streamed reply's body → chunks: `Transport.stream`'s `decode` for chat. */
 export const decode = (
-  body: Stream.Stream<Uint8Array, SwitchboardError>,
+  body: Stream.Stream<Uint8Array, StreamRequestError>,
   reply: Context
-): Stream.Stream<ChatCompletionChunk, SwitchboardError> =>
-  Stream.pipeThroughChannel(Sse.decode(body), chunks<SwitchboardError>(reply))
+): Stream.Stream<ChatCompletionChunk, StreamRequestError> =>
+  Stream.pipeThroughChannel(Sse.decode(body), chunks<StreamRequestError>(reply))
 
 // ---------------------------------------------------------------------------
 // Chunks → completion: `ChatFold`, the one fold every path uses
@@ -198,16 +184,16 @@ export const accumulate = <E, R>(
 ): Effect.Effect<Protocol.ChatCompletion, E | StreamError | ResponseDecodeError | ResponseTooLargeError, R> =>
   Effect.suspend(() => {
     const fold = ChatFold.make({ maxCharacters })
-    return Effect.zipRight(
-      Stream.runForEachChunk(stream, (chunk) => {
-        for (const c of chunk) {
+    return Effect.andThen(
+      Stream.runForEachArray(stream, (batch) => {
+        for (const c of batch) {
           // Failing ends the stream, which closes its connection.
           const tooLarge = fold.add(c)
           if (tooLarge) return Effect.fail(tooLarge)
         }
         return Effect.void
       }),
-      Effect.suspend(fold.completion)
+      Effect.suspend(() => Effect.fromResult(fold.completion()))
     )
   })
 
@@ -223,32 +209,43 @@ export const withCompletion = <E, R>(
 ): Stream.Stream<Part, E | StreamError | ResponseDecodeError | ResponseTooLargeError, R> =>
   Stream.suspend(() => {
     const fold = ChatFold.make({ maxCharacters })
-    const deltas = Stream.mapChunksEffect(stream, (chunk) => {
-      const out: Array<Part> = []
-      for (const c of chunk) {
-        const tooLarge = fold.add(c)
-        if (tooLarge) return Effect.fail(tooLarge)
-        for (const choice of c.choices) {
-          if (choice.index === 0 && choice.delta.content) out.push({ _tag: "TextDelta", text: choice.delta.content })
+    // The completion is made at the end, so it sees every chunk.
+    return Stream.pipeThroughChannel(
+      stream,
+      Streams.batches<ChatCompletionChunk, Part, StreamError | ResponseDecodeError | ResponseTooLargeError, E>(() => ({
+        onBatch: (batch, out) => {
+          for (const c of batch) {
+            const tooLarge = fold.add(c)
+            if (tooLarge) return Effect.fail(tooLarge)
+            for (const choice of c.choices) {
+              if (choice.index === 0 && choice.delta.content) out.push({ _tag: "TextDelta", text: choice.delta.content })
+            }
+          }
+          return undefined
+        },
+        onEnd: (out) => {
+          const completion = fold.completion()
+          if (Result.isFailure(completion)) return Effect.fail(completion.failure)
+          out.push({ _tag: "Completion", completion: completion.success })
+          return Cause.done()
         }
-      }
-      return Effect.succeed(Chunk.unsafeFromArray(out))
-    })
-    // Evaluated once the chunks have ended, so it sees all of them.
-    const completion = Stream.fromEffect(
-      Effect.suspend(() => Either.map(fold.completion(), (completion): Part => ({ _tag: "Completion", completion })))
+      }))
     )
-    return Stream.concat(deltas, completion)
   })
 
 /** The text deltas of the first choice, without empty ones. */
 export const text = <E, R>(stream: Stream.Stream<ChatCompletionChunk, E, R>): Stream.Stream<string, E, R> =>
-  Stream.mapChunks(stream, (chunk) => {
-    const out: Array<string> = []
-    for (const c of chunk) {
-      for (const choice of c.choices) {
-        if (choice.index === 0 && choice.delta.content) out.push(choice.delta.content)
-      }
-    }
-    return Chunk.unsafeFromArray(out)
-  })
+  Stream.pipeThroughChannel(
+    stream,
+    Streams.batches<ChatCompletionChunk, string, never, E>(() => ({
+      onBatch: (batch, out) => {
+        for (const c of batch) {
+          for (const choice of c.choices) {
+            if (choice.index === 0 && choice.delta.content) out.push(choice.delta.content)
+          }
+        }
+        return undefined
+      },
+      onEnd: () => Cause.done()
+    }))
+  )
