@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Attachment from "../src/Attachment.js"
 import { encoder } from "../src/internal/validate.js"
 import * as Protocol from "../src/Protocol.js"
@@ -14,7 +14,7 @@ const gif87 = bytes("GIF87a", 1, 0, 1, 0)
 const gif89 = bytes("GIF89a", 1, 0, 1, 0)
 const webp = bytes("RIFF", 0x24, 0, 0, 0, "WEBPVP8 ")
 
-const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runSync(Effect.either(effect))
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runSync(Effect.result(effect))
 
 describe("Attachment", () => {
   it("sniffs PNG, JPEG, GIF and WebP from their magic bytes", () => {
@@ -30,7 +30,7 @@ describe("Attachment", () => {
   })
 
   it("bytes → a base64 data URI with the sniffed media type", () => {
-    const attachment = Either.getOrThrow(run(Attachment.fromBytes(png)))
+    const attachment = Result.getOrThrow(run(Attachment.fromBytes(png)))
     expect(attachment).toMatchObject({ mediaType: "image/png", byteLength: png.length })
     expect(attachment.url).toBe(`data:image/png;base64,${Buffer.from(png).toString("base64")}`)
     expect(Protocol.parseDataUri(attachment.url)).toEqual({ mediaType: "image/png", base64: Buffer.from(png).toString("base64") })
@@ -38,13 +38,13 @@ describe("Attachment", () => {
 
   it("a given media type wins over sniffing, and unknown bytes need one", () => {
     const svg = bytes("<svg xmlns='http://www.w3.org/2000/svg'/>")
-    expect(Either.getOrThrow(run(Attachment.fromBytes(svg, { mediaType: "image/svg+xml" }))).mediaType).toBe("image/svg+xml")
-    expect(Either.flip(run(Attachment.fromBytes(svg))).pipe(Either.getOrThrow)).toMatchObject({
+    expect(Result.getOrThrow(run(Attachment.fromBytes(svg, { mediaType: "image/svg+xml" }))).mediaType).toBe("image/svg+xml")
+    expect(Result.getOrThrow(Result.flip(run(Attachment.fromBytes(svg))))).toMatchObject({
       _tag: "AttachmentError",
       reason: "UnknownMediaType",
       source: "bytes"
     })
-    expect(Either.flip(run(Attachment.fromBytes(svg, { mediaType: "svg" }))).pipe(Either.getOrThrow)).toMatchObject({
+    expect(Result.getOrThrow(Result.flip(run(Attachment.fromBytes(svg, { mediaType: "svg" }))))).toMatchObject({
       reason: "UnknownMediaType",
       message: expect.stringContaining(`"svg"`)
     })
@@ -53,30 +53,30 @@ describe("Attachment", () => {
   it("bytes over maxBytes fail with the sizes in the message; at the limit they pass", () => {
     const big = new Uint8Array(1025)
     big.set(png)
-    const error = Either.flip(run(Attachment.fromBytes(big, { maxBytes: 1024, source: "photo.png" }))).pipe(Either.getOrThrow)
+    const error = Result.getOrThrow(Result.flip(run(Attachment.fromBytes(big, { maxBytes: 1024, source: "photo.png" }))))
     expect(error).toMatchObject({ _tag: "AttachmentError", reason: "TooLarge", source: "photo.png" })
     expect(error.message).toContain("1025 bytes")
     expect(error.message).toContain("maximum of 1024 bytes")
-    expect(Either.isRight(run(Attachment.fromBytes(big.subarray(0, 1024), { maxBytes: 1024 })))).toBe(true)
+    expect(Result.isSuccess(run(Attachment.fromBytes(big.subarray(0, 1024), { maxBytes: 1024 })))).toBe(true)
     expect(Attachment.defaultMaxBytes).toBe(20 * 1024 * 1024)
   })
 
   it("URLs: http(s) and data URIs pass, anything else fails", () => {
-    expect(Either.getOrThrow(run(Attachment.fromUrl("https://example.com/cat.jpg", { detail: "low" })))).toEqual({
+    expect(Result.getOrThrow(run(Attachment.fromUrl("https://example.com/cat.jpg", { detail: "low" })))).toEqual({
       _tag: "Attachment",
       url: "https://example.com/cat.jpg",
       detail: "low"
     })
-    expect(Either.getOrThrow(run(Attachment.fromUrl("data:image/gif;base64,R0lGODdh"))).mediaType).toBe("image/gif")
-    expect(Either.flip(run(Attachment.fromUrl("ftp://example.com/cat.jpg"))).pipe(Either.getOrThrow)).toMatchObject({
+    expect(Result.getOrThrow(run(Attachment.fromUrl("data:image/gif;base64,R0lGODdh"))).mediaType).toBe("image/gif")
+    expect(Result.getOrThrow(Result.flip(run(Attachment.fromUrl("ftp://example.com/cat.jpg"))))).toMatchObject({
       reason: "InvalidUrl",
       source: "ftp://example.com/cat.jpg"
     })
   })
 
   it("content parts and a user message that pass request validation", () => {
-    const image = Either.getOrThrow(run(Attachment.fromBytes(jpeg, { detail: "high" })))
-    const url = Either.getOrThrow(run(Attachment.fromUrl("https://example.com/cat.jpg")))
+    const image = Result.getOrThrow(run(Attachment.fromBytes(jpeg, { detail: "high" })))
+    const url = Result.getOrThrow(run(Attachment.fromUrl("https://example.com/cat.jpg")))
     expect(Attachment.toContentPart(image)).toEqual({ type: "image_url", image_url: { url: image.url, detail: "high" } })
     const message = Attachment.message("Compare these", image, url)
     expect(message).toEqual({
@@ -87,6 +87,6 @@ describe("Attachment", () => {
         { type: "image_url", image_url: { url: "https://example.com/cat.jpg" } }
       ]
     })
-    expect(Either.isRight(encoder(Protocol.ChatRequest)({ model: "m", messages: [message] }))).toBe(true)
+    expect(Result.isSuccess(encoder(Protocol.ChatRequest)({ model: "m", messages: [message] }))).toBe(true)
   })
 })

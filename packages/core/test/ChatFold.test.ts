@@ -48,9 +48,9 @@ describe("ChatFold", () => {
       finish_reason: "tool_calls"
     }]))).toBeUndefined()
     const completion = fold.completion()
-    expect(completion._tag).toBe("Right")
-    if (completion._tag === "Right") {
-      expect(completion.right.choices[0]?.message.tool_calls?.[0]?.function).toEqual({ name: "get_weather", arguments: "{}" })
+    expect(completion._tag).toBe("Success")
+    if (completion._tag === "Success") {
+      expect(completion.success.choices[0]?.message.tool_calls?.[0]?.function).toEqual({ name: "get_weather", arguments: "{}" })
     }
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { decoder, encoder } from "../src/internal/validate.js"
 import * as Protocol from "../src/Protocol.js"
 
@@ -14,15 +14,15 @@ describe("Protocol", () => {
       messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://x/y.png" } }] }],
       vendor_extension: { a: 1 }
     }
-    expect(encodeChat(request)).toEqual(Either.right(request))
+    expect(encodeChat(request)).toEqual(Result.succeed(request))
   })
 
   it("max_completion_tokens is typed and checked like max_tokens", () => {
     const request: Protocol.ChatRequest = { model: "m", messages: [{ role: "user", content: "x" }], max_completion_tokens: 5 }
-    expect(encodeChat(request)).toEqual(Either.right(request))
+    expect(encodeChat(request)).toEqual(Result.succeed(request))
     for (const wrong of [0, -1, 2.5, Number.NaN]) {
       const result = encodeChat({ ...request, max_completion_tokens: wrong })
-      expect(Either.isLeft(result) && result.left.field).toBe("max_completion_tokens")
+      expect(Result.isFailure(result) && result.failure.field).toBe("max_completion_tokens")
     }
   })
 
@@ -33,7 +33,7 @@ describe("Protocol", () => {
       choices: [{ index: 0, message: { role: "assistant", content: "hi", reasoning_content: "..." }, finish_reason: "stop" }],
       extra: true
     }
-    const decoded = Either.getOrThrow(decode(body))
+    const decoded = Result.getOrThrow(decode(body))
     expect(decoded.choices[0]?.message.content).toBe("hi")
     expect((decoded.choices[0]?.message as Record<string, unknown>)["reasoning_content"]).toBe("...")
   })
@@ -43,14 +43,14 @@ describe("Protocol", () => {
       model: "m",
       messages: [{ role: "user", content: "x" }, { role: "tool", content: "r", tool_call_id: "nope" }]
     })
-    expect(Either.isLeft(result) && result.left.field).toBe("messages[1].tool_call_id")
+    expect(Result.isFailure(result) && result.failure.field).toBe("messages[1].tool_call_id")
   })
 
   it("accepts a model list as an object or as a bare array", () => {
     const decode = decoder(Protocol.ModelList)
     const model = { id: "m", object: "model" }
-    expect(Either.getOrThrow(decode({ object: "list", data: [model] })).data).toEqual([model])
-    expect(Either.getOrThrow(decode([model])).data).toEqual([model])
+    expect(Result.getOrThrow(decode({ object: "list", data: [model] })).data).toEqual([model])
+    expect(Result.getOrThrow(decode([model])).data).toEqual([model])
   })
 
   it("parses data URIs", () => {

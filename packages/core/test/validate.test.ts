@@ -8,10 +8,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Arbitrary from "effect/Arbitrary"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Images from "../src/Images.js"
+import * as Issue from "../src/internal/issue.js"
 import { decoder, encoder, plainDecoder } from "../src/internal/validate.js"
 import * as Protocol from "../src/Protocol.js"
 import * as Videos from "../src/Videos.js"
@@ -29,26 +29,21 @@ const schemas: ReadonlyArray<readonly [string, AnySchema]> = [
 ]
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of unrelated schemas
-type AnySchema = Schema.Schema<any, any>
+type AnySchema = Schema.Codec<any, any>
 
 describe("a value the type accepts is its own encoding and decoding", () => {
   for (const [name, schema] of schemas) {
-    it(name, () => {
-      const decode = Schema.decodeUnknownEither(schema, { onExcessProperty: "preserve" })
-      const encode = Schema.encodeUnknownEither(schema, { onExcessProperty: "preserve" })
-      const is = Schema.is(schema)
-      let accepted = 0
-      FastCheck.assert(
-        FastCheck.property(Arbitrary.make(schema), (value) => {
-          if (!is(value)) return
-          accepted++
-          expect(decode(value)).toStrictEqual(Either.right(value))
-          expect(encode(value)).toStrictEqual(Either.right(value))
-        }),
-        { numRuns: 300, seed: 7 }
-      )
-      expect(accepted).toBeGreaterThan(0)
-    })
+    let accepted = 0
+    const decode = Schema.decodeUnknownResult(schema)
+    const encode = Schema.encodeUnknownResult(schema)
+    const is = Schema.is(schema)
+    it.prop(name, [Arbitrary.schema(schema)], ([value]) => {
+      if (!is(value)) return
+      accepted++
+      expect(decode(value)).toStrictEqual(Result.succeed(value))
+      expect(encode(value)).toStrictEqual(Result.succeed(value))
+    }, { arbitrary: { runs: 300, seed: 7 } })
+    it(`${name}: the schema's own values were checked`, () => expect(accepted).toBeGreaterThan(0))
   }
 
   it("and what the type rejects still goes through the schema", () => {
@@ -61,17 +56,17 @@ describe("a value the type accepts is its own encoding and decoding", () => {
         message: { role: "assistant", content: null, tool_calls: [{ id: "t", function: { name: "f", arguments: "{}" } }] }
       }]
     }
-    const decoded = Either.getOrThrow(plainDecoder(Protocol.ChatCompletion)(completion))
+    const decoded = Result.getOrThrow(plainDecoder(Protocol.ChatCompletion)(completion))
     expect(decoded.choices[0]?.message.tool_calls?.[0]?.type).toBe("function")
     // …ModelList, whose transformation breaks the rule, keeps the full decoder…
-    expect(decoder(Protocol.ModelList)([{ id: "m" }])).toStrictEqual(Either.right({ data: [{ id: "m" }] }))
-    expect(decoder(Protocol.ModelList)({ object: null, data: [] })).toStrictEqual(Either.right({ data: [] }))
-    expect(Either.isLeft(decoder(Protocol.ModelList)({ object: 5, data: [] }))).toBe(true)
+    expect(decoder(Protocol.ModelList)([{ id: "m" }])).toStrictEqual(Result.succeed({ data: [{ id: "m" }] }))
+    expect(decoder(Protocol.ModelList)({ object: null, data: [] })).toStrictEqual(Result.succeed({ data: [] }))
+    expect(Result.isFailure(decoder(Protocol.ModelList)({ object: 5, data: [] }))).toBe(true)
     // …a vector with anything but numbers is refused…
     const vector = plainDecoder(Protocol.EmbeddingResponse)({ data: [{ index: 0, embedding: [0.5, "0.25"] }] })
-    expect(Either.isLeft(vector) && vector.left.message).toContain("Vector")
+    expect(Result.isFailure(vector) && Issue.describe(vector.failure)).toContain("expected an array of numbers")
     // …and a bad request still names its field.
     const rejected = encoder(Protocol.ChatRequest)({ model: "m", messages: [{ role: "user" }] })
-    expect(Either.isLeft(rejected) && rejected.left.field).toBe("messages[0].content")
+    expect(Result.isFailure(rejected) && rejected.failure.field).toBe("messages[0].content")
   })
 })
