@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type * as Faults from "./internal/faults.js"
 
 /**
@@ -34,7 +34,7 @@ export const millis = (text: string): number | undefined => {
 const whole = (text: string | undefined): number | undefined =>
   text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined
 
-type Parsed = Either.Either<Faults.Fault, string>
+type Parsed = Result.Result<Faults.Fault, string>
 
 /** The fault named `name`, its `value` and its `key[=value]` options. */
 const build = (name: string, value: string | undefined, options: ReadonlyMap<string, string | undefined>, spec: string): Parsed => {
@@ -44,22 +44,22 @@ const build = (name: string, value: string | undefined, options: ReadonlyMap<str
   }
   const afterChunks = (tag: "CutStream" | "StallStream" | "ErrorEvent"): Parsed => {
     const n = whole(value)
-    if (n === undefined) return Either.left(`"${spec}": ${name} needs the number of events sent first, e.g. ${name}=3`)
+    if (n === undefined) return Result.fail(`"${spec}": ${name} needs the number of events sent first, e.g. ${name}=3`)
     const wrong = unknownOption(tag === "ErrorEvent" ? ["message"] : [])
-    if (wrong) return Either.left(wrong)
-    if (tag !== "ErrorEvent") return Either.right({ _tag: tag, afterChunks: n })
-    return Either.right({ _tag: tag, afterChunks: n, message: options.get("message") ?? "Injected stream error" })
+    if (wrong) return Result.fail(wrong)
+    if (tag !== "ErrorEvent") return Result.succeed({ _tag: tag, afterChunks: n })
+    return Result.succeed({ _tag: tag, afterChunks: n, message: options.get("message") ?? "Injected stream error" })
   }
   if (/^\d+$/.test(name)) {
     const status = Number(name)
-    if (status < 400 || status > 599) return Either.left(`"${spec}": a status fault must be from 400 to 599`)
+    if (status < 400 || status > 599) return Result.fail(`"${spec}": a status fault must be from 400 to 599`)
     const wrong = unknownOption(["retry-after", "retry-after-ms"])
-    if (wrong) return Either.left(wrong)
+    if (wrong) return Result.fail(wrong)
     const retryAfter = options.get("retry-after")
     const retryAfterMs = options.get("retry-after-ms")
-    if (options.has("retry-after") && whole(retryAfter) === undefined) return Either.left(`"${spec}": retry-after must be whole seconds`)
-    if (options.has("retry-after-ms") && whole(retryAfterMs) === undefined) return Either.left(`"${spec}": retry-after-ms must be whole milliseconds`)
-    return Either.right({
+    if (options.has("retry-after") && whole(retryAfter) === undefined) return Result.fail(`"${spec}": retry-after must be whole seconds`)
+    if (options.has("retry-after-ms") && whole(retryAfterMs) === undefined) return Result.fail(`"${spec}": retry-after-ms must be whole milliseconds`)
+    return Result.succeed({
       _tag: "Status",
       status,
       ...(retryAfter === undefined ? {} : { retryAfter: Number(retryAfter) }),
@@ -69,25 +69,25 @@ const build = (name: string, value: string | undefined, options: ReadonlyMap<str
   switch (name) {
     case "delay": {
       const delay = value === undefined ? undefined : millis(value)
-      if (delay === undefined) return Either.left(`"${spec}": delay needs a duration, e.g. delay=500ms, delay=2s or delay=1m`)
+      if (delay === undefined) return Result.fail(`"${spec}": delay needs a duration, e.g. delay=500ms, delay=2s or delay=1m`)
       const wrong = unknownOption(["after-headers"])
-      if (wrong) return Either.left(wrong)
-      return Either.right({ _tag: "Delay", delay, ...(options.has("after-headers") ? { afterHeaders: true } : {}) })
+      if (wrong) return Result.fail(wrong)
+      return Result.succeed({ _tag: "Delay", delay, ...(options.has("after-headers") ? { afterHeaders: true } : {}) })
     }
     case "reset":
     case "reset-after-headers": {
       const wrong = value === undefined ? unknownOption([]) : `"${spec}": ${name} takes no value`
-      if (wrong) return Either.left(wrong)
-      return Either.right(name === "reset" ? { _tag: "Reset" } : { _tag: "ResetAfterHeaders" })
+      if (wrong) return Result.fail(wrong)
+      return Result.succeed(name === "reset" ? { _tag: "Reset" } : { _tag: "ResetAfterHeaders" })
     }
     case "truncate": {
       const keep = value === undefined ? undefined : Number(value)
       if (keep !== undefined && !(value !== "" && keep >= 0 && keep <= 1)) {
-        return Either.left(`"${spec}": truncate keeps a share of the body from 0 to 1, e.g. truncate=0.3`)
+        return Result.fail(`"${spec}": truncate keeps a share of the body from 0 to 1, e.g. truncate=0.3`)
       }
       const wrong = unknownOption(["close"])
-      if (wrong) return Either.left(wrong)
-      return Either.right({ _tag: "TruncateBody", ...(keep === undefined ? {} : { keep }), ...(options.has("close") ? { closeConnection: true } : {}) })
+      if (wrong) return Result.fail(wrong)
+      return Result.succeed({ _tag: "TruncateBody", ...(keep === undefined ? {} : { keep }), ...(options.has("close") ? { closeConnection: true } : {}) })
     }
     case "cut-stream":
       return afterChunks("CutStream")
@@ -96,7 +96,7 @@ const build = (name: string, value: string | undefined, options: ReadonlyMap<str
     case "error-event":
       return afterChunks("ErrorEvent")
     default:
-      return Either.left(`"${spec}" is not a fault; try ${faultExamples}`)
+      return Result.fail(`"${spec}" is not a fault; try ${faultExamples}`)
   }
 }
 
@@ -108,7 +108,7 @@ const build = (name: string, value: string | undefined, options: ReadonlyMap<str
  * @since 0.1.0
  * @category faults
  */
-export const parseFault = (spec: string): Either.Either<Faults.Fault, string> => {
+export const parseFault = (spec: string): Result.Result<Faults.Fault, string> => {
   const [head = "", ...rest] = spec.trim().split(":")
   const [name = "", value] = splitOnce(head)
   const options = new Map(rest.map(splitOnce))
@@ -143,13 +143,13 @@ export interface FaultFlags {
  * @since 0.1.0
  * @category faults
  */
-export const faultOptions = (flags: FaultFlags): Either.Either<Faults.FaultOptions, string> => {
-  if (flags.rate !== undefined && !(flags.rate >= 0 && flags.rate <= 1)) return Either.left(`--fault-rate must be from 0 to 1, not ${flags.rate}`)
-  if ((flags.rate ?? 0) > 0 && flags.random.length === 0) return Either.left("--fault-rate needs at least one --random-fault to pick from")
-  if (flags.random.length > 0 && flags.rate === undefined) return Either.left("--random-fault needs --fault-rate: the share of requests to fault")
+export const faultOptions = (flags: FaultFlags): Result.Result<Faults.FaultOptions, string> => {
+  if (flags.rate !== undefined && !(flags.rate >= 0 && flags.rate <= 1)) return Result.fail(`--fault-rate must be from 0 to 1, not ${flags.rate}`)
+  if ((flags.rate ?? 0) > 0 && flags.random.length === 0) return Result.fail("--fault-rate needs at least one --random-fault to pick from")
+  if (flags.random.length > 0 && flags.rate === undefined) return Result.fail("--random-fault needs --fault-rate: the share of requests to fault")
   const path = flags.paths.find((p) => !p.startsWith("/"))
-  if (path !== undefined) return Either.left(`--fault-path must be a path such as /v1/chat/completions, not "${path}"`)
-  return Either.right({
+  if (path !== undefined) return Result.fail(`--fault-path must be a path such as /v1/chat/completions, not "${path}"`)
+  return Result.succeed({
     ...(flags.script.length > 0 ? { script: flags.script } : {}),
     ...(flags.random.length > 0 ? { random: flags.random } : {}),
     ...(flags.rate === undefined ? {} : { rate: flags.rate }),
@@ -167,9 +167,9 @@ export const faultOptions = (flags: FaultFlags): Either.Either<Faults.FaultOptio
 export const corsOption = (
   off: boolean,
   origins: ReadonlyArray<string>
-): Either.Either<boolean | { readonly allowedOrigins: ReadonlyArray<string> | "*" }, string> => {
-  if (off && origins.length > 0) return Either.left("--no-cors and --cors-origin cannot be used together")
-  if (off) return Either.right(false)
-  if (origins.length === 0) return Either.right(true)
-  return Either.right({ allowedOrigins: origins.includes("*") ? "*" : origins })
+): Result.Result<boolean | { readonly allowedOrigins: ReadonlyArray<string> | "*" }, string> => {
+  if (off && origins.length > 0) return Result.fail("--no-cors and --cors-origin cannot be used together")
+  if (off) return Result.succeed(false)
+  if (origins.length === 0) return Result.succeed(true)
+  return Result.succeed({ allowedOrigins: origins.includes("*") ? "*" : origins })
 }

@@ -7,12 +7,12 @@
  *
  * @since 0.1.0
  */
-import type { ServeError } from "@effect/platform/HttpServerError"
 import * as EffectVersion from "@switchboard/core/EffectVersion"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type { ServeError } from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
 import * as Cors from "./internal/cors.js"
 import type * as Faults from "./internal/faults.js"
@@ -128,7 +128,7 @@ export interface Options {
     /** Characters per streamed content or arguments chunk; default 4. */
     readonly chunkSize?: number
     /** Pause between streamed events on the runtime's clock; default 0. */
-    readonly interval?: Duration.DurationInput
+    readonly interval?: Duration.Input
   }
   /**
    * CORS for web pages on other origins: preflights answered without a key,
@@ -212,7 +212,7 @@ export interface RecordedRequest {
  * @since 0.1.0
  * @category services
  */
-export class Emulator extends Context.Tag("@switchboard/emulator/Emulator")<Emulator, {
+export class Emulator extends Context.Service<Emulator, {
   /** `http://127.0.0.1:PORT`, without `/v1`. */
   readonly url: string
   readonly apiKey: string
@@ -234,7 +234,7 @@ export class Emulator extends Context.Tag("@switchboard/emulator/Emulator")<Emul
   readonly setFaults: (faults: FaultOptions) => Effect.Effect<void>
   /** Clears the recorded requests and the faults. */
   readonly reset: Effect.Effect<void>
-}>() {}
+}>()("@switchboard/emulator/Emulator") {}
 
 const count = (value: number | undefined, fallback: number) =>
   value === undefined || Number.isNaN(value) ? fallback : Math.max(0, Math.floor(value))
@@ -253,7 +253,7 @@ const config = (options: Options): Server.Config => ({
   port: options.port ?? 0,
   faults: options.faults ?? {},
   chunkSize: Math.max(1, Math.floor(options.stream?.chunkSize ?? 4)),
-  interval: Duration.decode(options.stream?.interval ?? Duration.zero),
+  interval: Duration.fromInputUnsafe(options.stream?.interval ?? Duration.zero),
   cors: options.cors === false
     ? { enabled: false, allowedOrigins: [] }
     : { enabled: true, allowedOrigins: (options.cors === true ? undefined : options.cors?.allowedOrigins) ?? Cors.loopbackOrigins },
@@ -268,7 +268,7 @@ const config = (options: Options): Server.Config => ({
  * @category layers
  */
 export const layer = (options: Options = {}): Layer.Layer<Emulator, ServeError> =>
-  EffectVersion.guard(Layer.scoped(Emulator, Server.make(config(options))))
+  EffectVersion.guard(Layer.effect(Emulator, Server.make(config(options))))
 
 /**
  * Runs an emulator until interrupted, after logging one line to stdout:

@@ -5,13 +5,13 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import type * as Either from "effect/Either"
+import type * as Result from "effect/Result"
 import * as Tracer from "effect/Tracer"
 
 /**
  * Runs `effect` with a tracer that records every span it starts (over the
  * tracer in place, which still gets them), and returns its result as an
- * `Either` with the spans.
+ * `Result` with the spans.
  *
  * @example
  * ```ts
@@ -23,8 +23,8 @@ import * as Tracer from "effect/Tracer"
  */
 export const recordingSpans = <A, E, R>(
   effect: Effect.Effect<A, E, R>
-): Effect.Effect<{ readonly result: Either.Either<A, E>; readonly spans: ReadonlyArray<Tracer.Span> }, never, R> =>
-  Effect.tracerWith((base) => {
+): Effect.Effect<{ readonly result: Result.Result<A, E>; readonly spans: ReadonlyArray<Tracer.Span> }, never, R> =>
+  Effect.flatMap(Effect.tracer, (base) => {
     const spans: Array<Tracer.Span> = []
     const tracer = Tracer.make({
       span: (...args) => {
@@ -34,5 +34,5 @@ export const recordingSpans = <A, E, R>(
       },
       context: base.context
     })
-    return Effect.map(Effect.either(Effect.withTracer(effect, tracer)), (result) => ({ result, spans }))
+    return Effect.map(Effect.result(Effect.withTracer(effect, tracer)), (result) => ({ result, spans }))
   })

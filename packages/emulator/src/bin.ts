@@ -9,7 +9,7 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { parseArgs } from "node:util"
 import * as CommandLine from "./CommandLine.js"
 import * as Emulator from "./Emulator.js"
@@ -21,7 +21,7 @@ FAULT: ${CommandLine.faultExamples}`
 
 class UsageError extends Error {}
 
-const orThrow = <A>(either: Either.Either<A, string>): A => Either.getOrThrowWith(either, (message) => new UsageError(message))
+const orThrow = <A>(result: Result.Result<A, string>): A => Result.getOrThrowWith(result, (message) => new UsageError(message))
 
 const whole = (flag: string, text: string | undefined, min: number): number | undefined => {
   if (text === undefined) return undefined
@@ -75,13 +75,13 @@ const options = (): Emulator.Options | "help" => {
 }
 
 const fail = (message: string, code: number) =>
-  Effect.zipRight(Console.error(message), Effect.sync(() => process.exit(code)))
+  Effect.andThen(Console.error(message), Effect.sync(() => process.exit(code)))
 
 const main = Effect.try({ try: options, catch: (error) => error instanceof Error ? error : new UsageError(String(error)) }).pipe(
   Effect.flatMap((parsed) => parsed === "help" ? Console.log(usage) : Emulator.serve(parsed)),
   Effect.catchTag("ServeError", (error) =>
     fail(`switchboard-emulator: cannot listen on 127.0.0.1: ${error.cause instanceof Error ? error.cause.message : "unknown error"}`, 1)),
-  Effect.catchAll((error) => fail(`switchboard-emulator: ${error.message}\n${usage}`, 2))
+  Effect.catch((error) => fail(`switchboard-emulator: ${error.message}\n${usage}`, 2))
 )
 
 NodeRuntime.runMain(main)

@@ -9,7 +9,7 @@ const run = Effect.provide(Emulator.layer())
 const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR4nGNgAAIAAAUAAXpeqz8AAAAASUVORK5CYII="
 
 describe("chat", () => {
-  it.scoped("answers deterministically in the chat.completion format", () =>
+  it.effect("answers deterministically in the chat.completion format", () =>
     Effect.gen(function*() {
       const body = { messages: [{ role: "user", content: "Hello there" }] }
       const first = yield* chat(body)
@@ -32,7 +32,7 @@ describe("chat", () => {
       expect(total_tokens).toBe(prompt_tokens + completion_tokens)
     }).pipe(run))
 
-  it.scoped("truncates to max_tokens words with finish_reason length", () =>
+  it.effect("truncates to max_tokens words with finish_reason length", () =>
     Effect.gen(function*() {
       const reply = yield* chat({ messages: [{ role: "user", content: "Hello there" }], max_tokens: 3 })
       expect(message(reply).content).toBe(`You said: "Hello`)
@@ -40,7 +40,7 @@ describe("chat", () => {
       expect(completion(reply).usage!.completion_tokens).toBe(3)
     }).pipe(run))
 
-  it.scoped("reports the images it received", () =>
+  it.effect("reports the images it received", () =>
     Effect.gen(function*() {
       const reply = yield* chat({
         model: "gpt-4o",
@@ -59,7 +59,7 @@ describe("chat", () => {
       )
     }).pipe(run))
 
-  it.scoped("rejects a malformed data URI naming the part", () =>
+  it.effect("rejects a malformed data URI naming the part", () =>
     Effect.gen(function*() {
       for (const url of ["data:image/png;base64,abcde", "data:image/png,abcd", "data:image/png;base64,!!!!"]) {
         const reply = yield* chat({
@@ -71,7 +71,7 @@ describe("chat", () => {
       }
     }).pipe(run))
 
-  it.scoped("names the field of a tool message without tool_call_id", () =>
+  it.effect("names the field of a tool message without tool_call_id", () =>
     Effect.gen(function*() {
       const reply = yield* chat({
         messages: [
@@ -84,7 +84,7 @@ describe("chat", () => {
       expect(errorOf(reply).param).toBe("messages[2].tool_call_id")
     }).pipe(run))
 
-  it.scoped("rejects tool messages that do not answer the preceding assistant message", () =>
+  it.effect("rejects tool messages that do not answer the preceding assistant message", () =>
     Effect.gen(function*() {
       const assistant = (id: string) => ({
         role: "assistant",
@@ -107,7 +107,7 @@ describe("chat", () => {
       expect(errorOf(unanswered).param).toBe("messages[1].tool_calls[0]")
     }).pipe(run))
 
-  it.scoped("404s an unknown model and 400s a model of the wrong kind", () =>
+  it.effect("404s an unknown model and 400s a model of the wrong kind", () =>
     Effect.gen(function*() {
       const unknown = yield* chat({ model: "gpt-99", messages: [{ role: "user", content: "hi" }] })
       expect(unknown.status).toBe(404)
@@ -120,7 +120,7 @@ describe("chat", () => {
       expect(errorOf(embedWithChat).param).toBe("model")
     }).pipe(run))
 
-  it.scoped("names missing and invalid fields", () =>
+  it.effect("names missing and invalid fields", () =>
     Effect.gen(function*() {
       const missing = yield* call("/v1/chat/completions", { body: { messages: [{ role: "user", content: "hi" }] } })
       expect(errorOf(missing).param).toBe("model")

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Emulator from "../src/Emulator.js"
 
 const runtime = ManagedRuntime.make(Emulator.layer())
-let emulator: Emulator.Emulator["Type"]
+let emulator: Emulator.Emulator["Service"]
 let openai: OpenAI
 let provider: ReturnType<typeof createOpenAICompatible>
 

@@ -43,7 +43,7 @@ const authorized = (origin: string) =>
   }))
 
 describe("CORS", () => {
-  it.scoped("answers a preflight from a loopback page without a key, and neither records nor numbers it", () =>
+  it.effect("answers a preflight from a loopback page without a key, and neither records nor numbers it", () =>
     Effect.gen(function*() {
       for (const origin of [page, "http://127.0.0.1:4000", "http://[::1]:8080"]) {
         const reply = yield* preflight(origin)
@@ -58,7 +58,7 @@ describe("CORS", () => {
       expect(yield* emulator.requestCount).toBe(0)
     }).pipe(Effect.provide(Emulator.layer())))
 
-  it.scoped("allows extra request headers a client asks for, and Private Network Access", () =>
+  it.effect("allows extra request headers a client asks for, and Private Network Access", () =>
     Effect.gen(function*() {
       const reply = yield* preflight(page, "/v1/models", {
         "access-control-request-headers": "authorization, x-stainless-os",
@@ -69,7 +69,7 @@ describe("CORS", () => {
       expect(reply.headers.get("access-control-allow-private-network")).toBe("true")
     }).pipe(Effect.provide(Emulator.layer())))
 
-  it.scoped("refuses a preflight from another origin with 403 and no CORS headers", () =>
+  it.effect("refuses a preflight from another origin with 403 and no CORS headers", () =>
     Effect.gen(function*() {
       const reply = yield* preflight("https://evil.example")
       expect(reply.status).toBe(403)
@@ -81,7 +81,7 @@ describe("CORS", () => {
       expect((yield* preflight("http://localhost.evil.example:80")).status).toBe(403)
     }).pipe(Effect.provide(Emulator.layer())))
 
-  it.scoped("sets the headers a page needs on JSON responses, errors and streams", () =>
+  it.effect("sets the headers a page needs on JSON responses, errors and streams", () =>
     Effect.gen(function*() {
       const headers = yield* authorized(page)
       const models = yield* raw("/v1/models", { headers })
@@ -109,7 +109,7 @@ describe("CORS", () => {
       expect(file.headers.get("access-control-allow-origin")).toBe(page)
     }).pipe(Effect.provide(Emulator.layer())))
 
-  it.scoped("sends no CORS headers without an Origin or to an origin not allowed", () =>
+  it.effect("sends no CORS headers without an Origin or to an origin not allowed", () =>
     Effect.gen(function*() {
       const plain = yield* call("/v1/models")
       expect(plain.status).toBe(200)
@@ -119,7 +119,7 @@ describe("CORS", () => {
       expect(foreign.headers.get("access-control-allow-origin")).toBeNull()
     }).pipe(Effect.provide(Emulator.layer())))
 
-  it.scoped("exposes Retry-After on injected faults, and a preflight uses up no fault", () =>
+  it.effect("exposes Retry-After on injected faults, and a preflight uses up no fault", () =>
     Effect.gen(function*() {
       expect((yield* preflight(page)).status).toBe(204)
       const reply = yield* raw("/v1/chat/completions", {
@@ -132,7 +132,7 @@ describe("CORS", () => {
       expect(reply.headers.get("access-control-expose-headers")).toContain("retry-after-ms")
     }).pipe(Effect.provide(Emulator.layer({ faults: { script: [{ _tag: "Status", status: 429, retryAfterMs: 20 }] } }))))
 
-  it.scoped("allows exactly the configured origins", () =>
+  it.effect("allows exactly the configured origins", () =>
     Effect.gen(function*() {
       expect((yield* preflight("https://app.example")).status).toBe(204)
       expect((yield* preflight("http://dev.example:3000")).status).toBe(204)
@@ -141,14 +141,14 @@ describe("CORS", () => {
       expect((yield* preflight(page)).status).toBe(403)
     }).pipe(Effect.provide(Emulator.layer({ cors: { allowedOrigins: ["https://app.example", "http://dev.example:*"] } }))))
 
-  it.scoped("allows every origin with \"*\"", () =>
+  it.effect("allows every origin with \"*\"", () =>
     Effect.gen(function*() {
       const reply = yield* preflight("https://anywhere.example")
       expect(reply.status).toBe(204)
       expect(reply.headers.get("access-control-allow-origin")).toBe("https://anywhere.example")
     }).pipe(Effect.provide(Emulator.layer({ cors: { allowedOrigins: "*" } }))))
 
-  it.scoped("can be turned off: OPTIONS is then an ordinary request", () =>
+  it.effect("can be turned off: OPTIONS is then an ordinary request", () =>
     Effect.gen(function*() {
       const reply = yield* preflight(page)
       expect(reply.status).toBe(401)

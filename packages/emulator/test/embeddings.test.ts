@@ -14,7 +14,7 @@ const embed = (input: unknown, extra: Record<string, unknown> = {}) =>
 const cosine = (a: ReadonlyArray<number>, b: ReadonlyArray<number>) => a.reduce((sum, x, i) => sum + x * b[i]!, 0)
 
 describe("embeddings", () => {
-  it.scoped("returns deterministic unit vectors in the list format", () =>
+  it.effect("returns deterministic unit vectors in the list format", () =>
     Effect.gen(function*() {
       const reply = yield* embed(["The cat sat on the mat", "The cat sat on the mat"])
       expect(reply.status).toBe(200)
@@ -28,7 +28,7 @@ describe("embeddings", () => {
       expect(vectors(yield* embed("The cat sat on the mat"))[0]).toEqual(a)
     }).pipe(run))
 
-  it.scoped("scores similar texts closer than unrelated ones", () =>
+  it.effect("scores similar texts closer than unrelated ones", () =>
     Effect.gen(function*() {
       const reply = yield* embed([
         "The cat sat on the mat",
@@ -40,7 +40,7 @@ describe("embeddings", () => {
       expect(cosine(base, similar)).toBeGreaterThan(0.4)
     }).pipe(run))
 
-  it.scoped("ranks texts by meaning: related words count, not only shared ones", () =>
+  it.effect("ranks texts by meaning: related words count, not only shared ones", () =>
     Effect.gen(function*() {
       const query = "a kitten asleep on the couch"
       const documents = [
@@ -57,7 +57,7 @@ describe("embeddings", () => {
       expect(cosine(profit!, revenue!)).toBeGreaterThan(cosine(profit!, kitten!) + 0.3)
     }).pipe(run))
 
-  it.scoped("spreads every vector over all its dimensions, like a real embedding", () =>
+  it.effect("spreads every vector over all its dimensions, like a real embedding", () =>
     Effect.gen(function*() {
       for (const v of vectors(yield* embed(["one text", "x", "the"]))) {
         expect(v.filter((x) => x === 0).length).toBeLessThan(v.length / 20)
@@ -65,7 +65,7 @@ describe("embeddings", () => {
       }
     }).pipe(run))
 
-  it.scoped("honours dimensions and rejects empty input", () =>
+  it.effect("honours dimensions and rejects empty input", () =>
     Effect.gen(function*() {
       const small = yield* embed("hello", { dimensions: 64 })
       expect(vectors(small)[0]).toHaveLength(64)
@@ -76,7 +76,7 @@ describe("embeddings", () => {
 })
 
 describe("embeddings as base64", () => {
-  it.scoped("encodes little-endian float32s when encoding_format is base64", () =>
+  it.effect("encodes little-endian float32s when encoding_format is base64", () =>
     Effect.gen(function*() {
       const floats = vectors(yield* embed("hello world"))[0]!
       const encoded = yield* embed("hello world", { encoding_format: "base64" })
@@ -88,7 +88,7 @@ describe("embeddings as base64", () => {
 })
 
 describe("embeddings dimensions", () => {
-  it.scoped("dimensions past the model's 1536 are a 400 naming the field, as the real service answers", () =>
+  it.effect("dimensions past the model's 1536 are a 400 naming the field, as the real service answers", () =>
     Effect.gen(function*() {
       expect(vectors(yield* embed("cat", { dimensions: 1536 }))[0]).toHaveLength(1536)
       for (const dimensions of [1537, 100_000_000]) {

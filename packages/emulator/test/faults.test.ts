@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
-import * as TestClock from "effect/TestClock"
+import * as Result from "effect/Result"
+import * as TestClock from "effect/testing/TestClock"
 import * as Emulator from "../src/Emulator.js"
 import { call, chat, chunks, errorOf, events, openStream } from "./utils.js"
 
@@ -11,7 +11,7 @@ const question = { messages: [{ role: "user", content: "Stream something long en
 const withFaults = (script: ReadonlyArray<Emulator.Fault>) => Effect.provide(Emulator.layer({ faults: { script } }))
 
 describe("fault injection", () => {
-  it.scoped("answers scripted status faults in order, with retry headers", () =>
+  it.effect("answers scripted status faults in order, with retry headers", () =>
     Effect.gen(function*() {
       const first = yield* call("/v1/models")
       expect(first.status).toBe(503)
@@ -26,26 +26,26 @@ describe("fault injection", () => {
       expect(yield* emulator.requestCount).toBe(3)
     }).pipe(withFaults([{ _tag: "Status", status: 503, retryAfter: 2 }, { _tag: "Status", status: 429, retryAfterMs: 150 }])))
 
-  it.scoped("delays on the runtime's clock, then answers", () =>
+  it.effect("delays on the runtime's clock, then answers", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
-      const fiber = yield* Effect.fork(call("/v1/models"))
+      const fiber = yield* Effect.forkChild(call("/v1/models"))
       yield* emulator.awaitRequests(1)
       yield* TestClock.adjust("10 seconds")
       expect((yield* Fiber.join(fiber)).status).toBe(200)
     }).pipe(withFaults([{ _tag: "Delay", delay: "10 seconds" }])))
 
-  it.scoped("resets the connection before any response and still records the request", () =>
+  it.effect("resets the connection before any response and still records the request", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
-      const result = yield* Effect.either(call("/v1/models"))
-      expect(Either.isLeft(result)).toBe(true)
+      const result = yield* Effect.result(call("/v1/models"))
+      expect(Result.isFailure(result)).toBe(true)
       expect(yield* emulator.requests).toEqual([{ method: "GET", path: "/v1/models", body: null, authorized: true, fault: { _tag: "Reset" } }])
       yield* emulator.awaitOpenConnections(0)
       expect((yield* call("/v1/models")).status).toBe(200)
     }).pipe(withFaults([{ _tag: "Reset" }])))
 
-  it.scoped("cuts a stream after N events without finish_reason or [DONE] and closes the connection", () =>
+  it.effect("cuts a stream after N events without finish_reason or [DONE] and closes the connection", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       const reply = yield* chat({ ...question, stream: true })
@@ -56,7 +56,7 @@ describe("fault injection", () => {
       yield* emulator.awaitOpenConnections(0)
     }).pipe(withFaults([{ _tag: "CutStream", afterChunks: 3 }])))
 
-  it.scoped("stalls a stream after N events until the client disconnects", () =>
+  it.effect("stalls a stream after N events until the client disconnects", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       const stream = yield* openStream(question)
@@ -79,7 +79,7 @@ describe("fault injection", () => {
       expect(["ended", "failed"]).toContain(outcome)
     }))
 
-  it.scoped("sends an error event after N events", () =>
+  it.effect("sends an error event after N events", () =>
     Effect.gen(function*() {
       const reply = yield* chat({ ...question, stream: true })
       const all = events(reply.text)
@@ -88,7 +88,7 @@ describe("fault injection", () => {
       expect(all).not.toContain("[DONE]")
     }).pipe(withFaults([{ _tag: "ErrorEvent", afterChunks: 2, message: "upstream exploded" }])))
 
-  it.scoped("applies faults only to the given paths and can be changed at runtime", () =>
+  it.effect("applies faults only to the given paths and can be changed at runtime", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ paths: ["/v1/embeddings"], script: [{ _tag: "Status", status: 500 }] })
@@ -114,7 +114,7 @@ describe("fault injection", () => {
     seed: 7
   }
 
-  it.scoped("faults a seeded random share of requests after the script, the same on every run", () =>
+  it.effect("faults a seeded random share of requests after the script, the same on every run", () =>
     Effect.gen(function*() {
       const first = yield* randomRun.pipe(Effect.provide(Emulator.layer({ faults: random })))
       const second = yield* randomRun.pipe(Effect.provide(Emulator.layer({ faults: random })))

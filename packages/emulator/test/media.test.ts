@@ -17,7 +17,7 @@ const download = (url: string) =>
   })
 
 describe("image generation with image2", () => {
-  it.scoped("answers with markdown links to PNGs of the requested size, served without a key", () =>
+  it.effect("answers with markdown links to PNGs of the requested size, served without a key", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       const body = { model: "image2", size: "1792x1024", n: 2, messages: [{ role: "user", content: "A red fox" }] }
@@ -37,7 +37,7 @@ describe("image generation with image2", () => {
       expect((yield* download(`${emulator.url}/files/nothing.png`)).status).toBe(404)
     }).pipe(run))
 
-  it.scoped("describes the source image of image-to-image", () =>
+  it.effect("describes the source image of image-to-image", () =>
     Effect.gen(function*() {
       const reply = yield* chat({
         model: "image2",
@@ -57,7 +57,7 @@ describe("video tasks with video-1", () => {
   const poll = (taskId: string) =>
     Effect.map(call("/v1/chat/task/status", { body: { task_id: taskId } }), (reply) => decode(Protocol.TaskStatusResponse, reply))
 
-  it.scoped("submits a task and moves it one poll at a time to succeed", () =>
+  it.effect("submits a task and moves it one poll at a time to succeed", () =>
     Effect.gen(function*() {
       const submitted = yield* chat({ model: "video-1", max_tokens: 3000, messages: [{ role: "user", content: "A cat surfing" }] })
       const taskId = completion(submitted).id
@@ -72,7 +72,7 @@ describe("video tasks with video-1", () => {
       expect((yield* poll(taskId)).status).toBe("succeed")
     }).pipe(run))
 
-  it.scoped("fails a task whose prompt says fail, and rejects unknown or missing task ids", () =>
+  it.effect("fails a task whose prompt says fail, and rejects unknown or missing task ids", () =>
     Effect.gen(function*() {
       const submitted = yield* chat({ model: "video-1", messages: [{ role: "user", content: "Please fail this one" }] })
       const taskId = completion(submitted).id

@@ -17,7 +17,7 @@ const big = (bytes: number) => ({ model: "gpt-4o-mini", messages: [{ role: "user
  */
 const partialUpload = (length: number, key: string) =>
   Effect.flatMap(Emulator.Emulator, (emulator) =>
-    Effect.async<{ readonly status: number; readonly body: string }>((resume) => {
+    Effect.callback<{ readonly status: number; readonly body: string }>((resume) => {
       const request = Http.request(`${emulator.url}/v1/chat/completions`, {
         method: "POST",
         agent: false,
@@ -37,7 +37,7 @@ const partialUpload = (length: number, key: string) =>
     }))
 
 describe("memory", () => {
-  it.scoped("records no request refused for its key, and still counts it", () =>
+  it.effect("records no request refused for its key, and still counts it", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       for (let i = 0; i < 3; i++) {
@@ -49,14 +49,14 @@ describe("memory", () => {
       expect(yield* emulator.requestCount).toBe(4)
     }).pipe(Effect.provide(Emulator.layer())))
 
-  it.scoped("refuses a request with a wrong key before its body has arrived", () =>
+  it.effect("refuses a request with a wrong key before its body has arrived", () =>
     Effect.gen(function*() {
       const reply = yield* partialUpload(1024 * 1024, "sk-wrong")
       expect(reply.status).toBe(401)
       expect(JSON.parse(reply.body)).toMatchObject({ error: { code: "invalid_api_key" } })
     }).pipe(Effect.provide(Emulator.layer())))
 
-  it.scoped("refuses a body announced larger than the limit with 413 before reading it", () =>
+  it.effect("refuses a body announced larger than the limit with 413 before reading it", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       const reply = yield* partialUpload(4096, emulator.apiKey)
@@ -72,7 +72,7 @@ describe("memory", () => {
       expect(yield* emulator.requests).toEqual([])
     }).pipe(Effect.provide(Emulator.layer({ limits: { bodyBytes: 2048 } }))))
 
-  it.scoped("refuses a chunked body that grows past the limit with 413", () =>
+  it.effect("refuses a chunked body that grows past the limit with 413", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       const body = JSON.stringify(big(4096))
@@ -91,7 +91,7 @@ describe("memory", () => {
       expect(fits.status).toBe(200)
     }).pipe(Effect.provide(Emulator.layer({ limits: { bodyBytes: 2048 } }))))
 
-  it.scoped("keeps only the latest recorded requests", () =>
+  it.effect("keeps only the latest recorded requests", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       for (let i = 1; i <= 5; i++) yield* chat({ messages: [{ role: "user", content: `message ${i}` }] })
@@ -100,7 +100,7 @@ describe("memory", () => {
       expect(yield* emulator.requestCount).toBe(5)
     }).pipe(Effect.provide(Emulator.layer({ limits: { recordedRequests: 3 } }))))
 
-  it.scoped("keeps recorded bodies within a byte budget, the latest always kept", () =>
+  it.effect("keeps recorded bodies within a byte budget, the latest always kept", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       for (let i = 0; i < 4; i++) yield* chat(big(1000))
@@ -109,7 +109,7 @@ describe("memory", () => {
       expect((yield* emulator.requests).length).toBe(1)
     }).pipe(Effect.provide(Emulator.layer({ limits: { recordedBytes: 2500 } }))))
 
-  it.scoped("forgets the oldest video tasks past the limit", () =>
+  it.effect("forgets the oldest video tasks past the limit", () =>
     Effect.gen(function*() {
       const ids: Array<string> = []
       for (let i = 0; i < 3; i++) {
@@ -124,7 +124,7 @@ describe("memory", () => {
       expect((yield* poll(ids[2]!)).status).toBe(200)
     }).pipe(Effect.provide(Emulator.layer({ limits: { videoTasks: 2 } }))))
 
-  it.scoped("answers n: 128 choices of a long prompt within 1 MiB of text, streamed or not", () =>
+  it.effect("answers n: 128 choices of a long prompt within 1 MiB of text, streamed or not", () =>
     Effect.gen(function*() {
       // Each choice echoes the prompt: 128 copies of 2 MB, 256 MB, were built and sent whole.
       const body = { n: 128, messages: [{ role: "user", content: "word ".repeat(400_000) }] }

@@ -11,13 +11,13 @@ const weather = {
 }
 
 describe("minimal replies: the contract's fields and nothing more", () => {
-  it.scoped("a completion is {id, choices: [{message: {content}}]}", () =>
+  it.effect("a completion is {id, choices: [{message: {content}}]}", () =>
     Effect.gen(function*() {
       const reply = yield* chat({ messages: [{ role: "user", content: "Hello" }] })
       expect(reply.json).toEqual({ id: expect.any(String), choices: [{ message: { content: expect.stringContaining("Hello") } }] })
     }).pipe(run))
 
-  it.scoped("tool calls carry id and function only", () =>
+  it.effect("tool calls carry id and function only", () =>
     Effect.gen(function*() {
       const reply = yield* chat({ messages: [{ role: "user", content: "Use get_weather for Paris" }], tools: [weather] })
       expect(reply.json).toEqual({
@@ -26,7 +26,7 @@ describe("minimal replies: the contract's fields and nothing more", () => {
       })
     }).pipe(run))
 
-  it.scoped("stream chunks have no index, object, created, model, role or usage", () =>
+  it.effect("stream chunks have no index, object, created, model, role or usage", () =>
     Effect.gen(function*() {
       const reply = yield* chat({ messages: [{ role: "user", content: "Hello" }], stream: true, stream_options: { include_usage: true } })
       for (const chunk of rawChunks(reply.text) as ReadonlyArray<Record<string, unknown>>) {
@@ -38,7 +38,7 @@ describe("minimal replies: the contract's fields and nothing more", () => {
       }
     }).pipe(run))
 
-  it.scoped("embeddings, moderation, models and task status", () =>
+  it.effect("embeddings, moderation, models and task status", () =>
     Effect.gen(function*() {
       const embeddings = yield* call("/v1/embeddings", { body: { model: "text-embedding-3-small", input: ["a", "b"] } })
       expect(Object.keys(embeddings.json as object)).toEqual(["data"])

@@ -9,7 +9,7 @@ const run = Effect.provide(Emulator.layer())
 const moderate = (input: unknown) => call("/v1/moderations", { body: { input } })
 
 describe("moderation", () => {
-  it.scoped("flags by keyword rules and scores grow with hits", () =>
+  it.effect("flags by keyword rules and scores grow with hits", () =>
     Effect.gen(function*() {
       const reply = yield* moderate(["I will attack and kill them", "you idiot", "Lovely weather for a picnic"])
       expect(reply.status).toBe(200)
@@ -28,7 +28,7 @@ describe("moderation", () => {
       expect(Object.keys(neutral.categories ?? {})).toEqual(["harassment", "hate", "illicit", "self-harm", "sexual", "violence"])
     }).pipe(run))
 
-  it.scoped("matches whole-word prefixes only and checks the model", () =>
+  it.effect("matches whole-word prefixes only and checks the model", () =>
     Effect.gen(function*() {
       const skill = yield* moderate("What a skill, the attacker attacked")
       expect(decode(Protocol.ModerationResponse, skill).results[0]!.category_scores["violence"]).toBeCloseTo(0.8)

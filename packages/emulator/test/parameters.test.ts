@@ -11,7 +11,7 @@ const run = Effect.provide(Emulator.layer())
 const hello = [{ role: "user", content: "Hello there" }]
 
 describe("parameters", () => {
-  it.scoped("max_completion_tokens cuts the reply like max_tokens", () =>
+  it.effect("max_completion_tokens cuts the reply like max_tokens", () =>
     Effect.gen(function*() {
       const reply = yield* chat({ messages: hello, max_completion_tokens: 3 })
       expect(message(reply).content).toBe(`You said: "Hello`)
@@ -21,7 +21,7 @@ describe("parameters", () => {
       expect(message(both).content).toBe(`You said:`)
     }).pipe(run))
 
-  it.scoped("n gives n choices, each with its index, and usage counts them all", () =>
+  it.effect("n gives n choices, each with its index, and usage counts them all", () =>
     Effect.gen(function*() {
       const one = completion(yield* chat({ messages: hello }))
       const reply = completion(yield* chat({ messages: hello, n: 3 }))
@@ -32,7 +32,7 @@ describe("parameters", () => {
       expect(reply.usage).toEqual({ prompt_tokens: 2, completion_tokens: words, total_tokens: 2 + words })
     }).pipe(run))
 
-  it.scoped("n streams interleave the choices, each chunk naming its index", () =>
+  it.effect("n streams interleave the choices, each chunk naming its index", () =>
     Effect.gen(function*() {
       const plain = completion(yield* chat({ messages: hello, n: 2 }))
       const streamed = yield* chat({ messages: hello, n: 2, stream: true, stream_options: { include_usage: true } })
@@ -47,14 +47,14 @@ describe("parameters", () => {
       expect(parsed.at(-1)!.usage).toEqual(plain.usage)
     }).pipe(run))
 
-  it.scoped("n streams keep their index in minimal mode", () =>
+  it.effect("n streams keep their index in minimal mode", () =>
     Effect.gen(function*() {
       const streamed = yield* chat({ messages: hello, n: 2, stream: true })
       const raw = rawChunks(streamed.text)
       expect(raw.slice(0, 2).map((c) => at(c, "choices", 0, "index"))).toEqual([0, 1])
     }).pipe(Effect.provide(Emulator.layer({ minimal: true }))))
 
-  it.scoped("a value out of its range is a 400 naming the field", () =>
+  it.effect("a value out of its range is a 400 naming the field", () =>
     Effect.gen(function*() {
       const cases: ReadonlyArray<readonly [string, unknown, string]> = [
         ["temperature", 5, "between 0 and 2"],

@@ -2,10 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Console from "effect/Console"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Emulator from "../src/Emulator.js"
 import * as Protocol from "@switchboard/core/Protocol"
 import { call, chat, decode, errorOf, oneShot } from "./utils.js"
@@ -13,7 +13,7 @@ import { call, chat, decode, errorOf, oneShot } from "./utils.js"
 const run = Effect.provide(Emulator.layer())
 
 describe("server", () => {
-  it.scoped("lists the models", () =>
+  it.effect("lists the models", () =>
     Effect.gen(function*() {
       const reply = yield* call("/v1/models")
       expect(reply.status).toBe(200)
@@ -32,7 +32,7 @@ describe("server", () => {
       expect(decode(Protocol.Model, one).id).toBe("gpt-4o")
     }).pipe(run))
 
-  it.scoped("rejects a missing or wrong key with 401 and never echoes it", () =>
+  it.effect("rejects a missing or wrong key with 401 and never echoes it", () =>
     Effect.gen(function*() {
       const missing = yield* call("/v1/models", { key: null })
       expect(missing.status).toBe(401)
@@ -48,13 +48,13 @@ describe("server", () => {
       expect(yield* emulator.requestCount).toBe(2)
     }).pipe(run))
 
-  it.scoped("accepts a custom key", () =>
+  it.effect("accepts a custom key", () =>
     Effect.gen(function*() {
       expect((yield* call("/v1/models", { key: "sk-custom" })).status).toBe(200)
       expect((yield* call("/v1/models", { key: "sk-emulator" })).status).toBe(401)
     }).pipe(Effect.provide(Emulator.layer({ apiKey: "sk-custom" }))))
 
-  it.scoped("numbers every response with x-request-id", () =>
+  it.effect("numbers every response with x-request-id", () =>
     Effect.gen(function*() {
       const first = yield* call("/v1/models")
       const second = yield* call("/v1/nope")
@@ -62,7 +62,7 @@ describe("server", () => {
       expect([first, second, third].map((r) => r.headers.get("x-request-id"))).toEqual(["req_000001", "req_000002", "req_000003"])
     }).pipe(run))
 
-  it.scoped("answers an unknown path with 404 and invalid JSON with 400", () =>
+  it.effect("answers an unknown path with 404 and invalid JSON with 400", () =>
     Effect.gen(function*() {
       const unknown = yield* call("/v1/nope", { body: {} })
       expect(unknown.status).toBe(404)
@@ -72,7 +72,7 @@ describe("server", () => {
       expect(errorOf(invalid).code).toBe("invalid_json")
     }).pipe(run))
 
-  it.scoped("records every request in order and clears them on reset", () =>
+  it.effect("records every request in order and clears them on reset", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* chat({ messages: [{ role: "user", content: "hi" }] })
@@ -85,19 +85,19 @@ describe("server", () => {
       expect(yield* emulator.requestCount).toBe(0)
     }).pipe(run))
 
-  it.scoped("awaitRequests resolves once enough requests arrived", () =>
+  it.effect("awaitRequests resolves once enough requests arrived", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
-      const waiting = yield* Effect.fork(emulator.awaitRequests(2))
+      const waiting = yield* Effect.forkChild(emulator.awaitRequests(2))
       yield* call("/v1/models")
-      expect(Option.isNone(yield* Fiber.poll(waiting))).toBe(true)
+      expect(waiting.pollUnsafe()).toBeUndefined()
       yield* call("/v1/models")
       yield* Fiber.join(waiting)
       yield* emulator.awaitRequests(1)
       expect(yield* emulator.requestCount).toBe(2)
     }).pipe(run))
 
-  it.scoped("openConnections returns to 0 once a connection closes", () =>
+  it.effect("openConnections returns to 0 once a connection closes", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       expect(yield* emulator.openConnections).toBe(0)
@@ -107,12 +107,12 @@ describe("server", () => {
       expect(yield* emulator.requestCount).toBe(1)
     }).pipe(run))
 
-  it.scoped("fails with a ServeError when the port is taken", () =>
+  it.effect("fails with a ServeError when the port is taken", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       const port = Number(new URL(emulator.url).port)
-      const second = yield* Effect.either(Layer.build(Emulator.layer({ port })))
-      expect(Either.isLeft(second) && second.left._tag).toBe("ServeError")
+      const second = yield* Effect.result(Layer.build(Emulator.layer({ port })))
+      expect(Result.isFailure(second) && second.failure._tag).toBe("ServeError")
     }).pipe(run))
 })
 
@@ -121,12 +121,15 @@ describe("serve", () => {
     Effect.gen(function*() {
       const lines: Array<string> = []
       const logged = yield* Deferred.make<string>()
-      const current = yield* Effect.console
+      const current = yield* Console.Console
       const console: Console.Console = {
         ...current,
-        log: (...args) => Effect.sync(() => lines.push(args.join(" "))).pipe(Effect.zipRight(Deferred.succeed(logged, args.join(" "))))
+        log: (...args) => {
+          lines.push(args.join(" "))
+          Deferred.doneUnsafe(logged, Exit.succeed(args.join(" ")))
+        }
       }
-      const fiber = yield* Effect.fork(Effect.withConsole(Emulator.serve({ apiKey: "sk-cli" }), console))
+      const fiber = yield* Effect.forkChild(Effect.provideService(Emulator.serve({ apiKey: "sk-cli" }), Console.Console, console))
       const line = yield* Deferred.await(logged)
       expect(line).toMatch(/^Switchboard emulator listening on http:\/\/127\.0\.0\.1:\d+\/v1$/)
       const url = line.replace("Switchboard emulator listening on ", "")

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Emulator from "../src/Emulator.js"
 import { accumulate, at, chat, chunks, completion, events, message, rawChunks } from "./utils.js"
 
@@ -21,7 +21,7 @@ const tools = [{
 const question = { messages: [{ role: "user", content: "Tell me something about streams" }] }
 
 describe("streaming", () => {
-  it.scoped("streams the same content as the non-streamed reply, in small chunks", () =>
+  it.effect("streams the same content as the non-streamed reply, in small chunks", () =>
     Effect.gen(function*() {
       const plain = yield* chat(question)
       const streamed = yield* chat({ ...question, stream: true })
@@ -42,7 +42,7 @@ describe("streaming", () => {
       expect(accumulate(streamed.text).content).toBe(message(plain).content)
     }).pipe(run))
 
-  it.scoped("sends a usage chunk when stream_options.include_usage is set", () =>
+  it.effect("sends a usage chunk when stream_options.include_usage is set", () =>
     Effect.gen(function*() {
       const plain = yield* chat(question)
       const streamed = yield* chat({ ...question, stream: true, stream_options: { include_usage: true } })
@@ -54,7 +54,7 @@ describe("streaming", () => {
       expect(without.some((c) => c.usage !== undefined)).toBe(false)
     }).pipe(run))
 
-  it.scoped("streams tool calls as deltas that accumulate to the non-streamed calls", () =>
+  it.effect("streams tool calls as deltas that accumulate to the non-streamed calls", () =>
     Effect.gen(function*() {
       const body = { tools, messages: [{ role: "user", content: "lookup and ping" }] }
       const plain = yield* chat(body)
@@ -75,17 +75,17 @@ describe("streaming", () => {
       expect(folded.finish).toBe("tool_calls")
     }).pipe(run))
 
-  it.scoped("uses the configured chunk size", () =>
+  it.effect("uses the configured chunk size", () =>
     Effect.gen(function*() {
       const parsed = chunks((yield* chat({ ...question, stream: true })).text)
       expect(parsed[1]!.choices[0]!.delta.content).toBe("You said:")
     }).pipe(Effect.provide(Emulator.layer({ stream: { chunkSize: 9 } }))))
 
-  it.scoped("paces events on the runtime's clock", () =>
+  it.effect("paces events on the runtime's clock", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       const plain = yield* chat(question)
-      const fiber = yield* Effect.fork(chat({ ...question, stream: true }))
+      const fiber = yield* Effect.forkChild(chat({ ...question, stream: true }))
       yield* emulator.awaitRequests(2)
       yield* TestClock.adjust("1 hour")
       const streamed = yield* Fiber.join(fiber)

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
 import * as Emulator from "../src/Emulator.js"
 import { accumulate, chat, errorOf, message } from "./utils.js"
@@ -9,26 +8,28 @@ const run = Effect.provide(Emulator.layer())
 
 class Address extends Schema.Class<Address>("Address")({
   city: Schema.String,
-  zip: Schema.String.pipe(Schema.minLength(5))
+  zip: Schema.String.check(Schema.isMinLength(5))
 }) {}
 
 /** Nested structs, a class behind `$ref`, arrays of structs, literals, bounded numbers, optionals. */
 const Order = Schema.Struct({
   id: Schema.String,
-  status: Schema.Literal("open", "shipped"),
-  total: Schema.Number.pipe(Schema.greaterThan(100)),
+  status: Schema.Literals(["open", "shipped"]),
+  // Finite: Effect 4 writes a plain Number as "a number or the strings Infinity, NaN".
+  total: Schema.Finite.check(Schema.isGreaterThan(100)),
   address: Address,
-  lines: Schema.Array(Schema.Struct({ sku: Schema.String, quantity: Schema.Int.pipe(Schema.lessThanOrEqualTo(10)) })),
+  lines: Schema.Array(Schema.Struct({ sku: Schema.String, quantity: Schema.Int.check(Schema.isLessThanOrEqualTo(10)) })),
   tags: Schema.NonEmptyArray(Schema.String),
   note: Schema.optional(Schema.NullOr(Schema.String))
 })
 
-const jsonSchema = JSONSchema.make(Order) as unknown as Record<string, unknown>
+const document = Schema.toJsonSchemaDocument(Order)
+const jsonSchema: Record<string, unknown> = { ...document.schema, $defs: document.definitions }
 const ask = [{ role: "user", content: "Give me an order" }]
-const decodeOrder = Schema.decodeUnknownSync(Schema.parseJson(Order))
+const decodeOrder = Schema.decodeUnknownSync(Schema.fromJsonString(Order))
 
 describe("response_format", () => {
-  it.scoped("json_schema: the content is JSON that decodes against the schema, the same every time", () =>
+  it.effect("json_schema: the content is JSON that decodes against the schema, the same every time", () =>
     Effect.gen(function*() {
       const body = { messages: ask, response_format: { type: "json_schema", json_schema: { name: "order", schema: jsonSchema, strict: true } } }
       const reply = yield* chat(body)
@@ -39,7 +40,7 @@ describe("response_format", () => {
       expect(message(yield* chat(body)).content).toBe(content)
     }).pipe(run))
 
-  it.scoped("json_schema: streamed, the content is the same JSON", () =>
+  it.effect("json_schema: streamed, the content is the same JSON", () =>
     Effect.gen(function*() {
       const format = { type: "json_schema", json_schema: { name: "order", schema: jsonSchema } }
       const whole = message(yield* chat({ messages: ask, response_format: format })).content
@@ -47,14 +48,14 @@ describe("response_format", () => {
       expect(accumulate(streamed.text).content).toBe(whole)
     }).pipe(run))
 
-  it.scoped("json_object: the reply is a JSON object holding the text reply", () =>
+  it.effect("json_object: the reply is a JSON object holding the text reply", () =>
     Effect.gen(function*() {
       const plain = message(yield* chat({ messages: ask })).content
       const json = message(yield* chat({ messages: ask, response_format: { type: "json_object" } })).content!
       expect(JSON.parse(json)).toEqual({ reply: plain })
     }).pipe(run))
 
-  it.scoped("json_object with a JSON Schema in the prompt: the content follows the schema", () =>
+  it.effect("json_object with a JSON Schema in the prompt: the content follows the schema", () =>
     Effect.gen(function*() {
       const messages = [
         { role: "system", content: `Answer with a JSON object that follows this JSON Schema:\n${JSON.stringify(jsonSchema, null, 2)}` },
@@ -64,7 +65,7 @@ describe("response_format", () => {
       expect(decodeOrder(content).address.city).toBe("sample city")
     }).pipe(run))
 
-  it.scoped("json_object: of several schemas in the prompt, the last one is followed (format instructions with an example)", () =>
+  it.effect("json_object: of several schemas in the prompt, the last one is followed (format instructions with an example)", () =>
     Effect.gen(function*() {
       // The format instructions of LangChain's JSON output parser: an example schema, then the real one, no top-level type.
       const { type: _, ...schema } = jsonSchema
@@ -82,7 +83,7 @@ describe("response_format", () => {
       expect(decodeOrder(content).status).toBe("open")
     }).pipe(run))
 
-  it.scoped("json_object: JSON in the prompt that is not a schema is not taken for one", () =>
+  it.effect("json_object: JSON in the prompt that is not a schema is not taken for one", () =>
     Effect.gen(function*() {
       const messages = [{ role: "user", content: `Summarise {"name": "Ada", "born": 1815} and {oops` }]
       const plain = message(yield* chat({ messages })).content
@@ -90,13 +91,13 @@ describe("response_format", () => {
       expect(JSON.parse(json)).toEqual({ reply: plain })
     }).pipe(run))
 
-  it.scoped("text: the reply is unchanged", () =>
+  it.effect("text: the reply is unchanged", () =>
     Effect.gen(function*() {
       const plain = message(yield* chat({ messages: ask })).content
       expect(message(yield* chat({ messages: ask, response_format: { type: "text" } })).content).toBe(plain)
     }).pipe(run))
 
-  it.scoped("a malformed response_format is a 400 naming the field", () =>
+  it.effect("a malformed response_format is a 400 naming the field", () =>
     Effect.gen(function*() {
       const reply = yield* chat({ messages: ask, response_format: { type: "json_schema", json_schema: { name: "order" } } })
       expect(reply.status).toBe(400)
@@ -110,7 +111,7 @@ describe("a schema asking for more than anything real", () => {
   const branching = { type: "object", properties: four, $defs: { t: { type: "object", properties: four } } }
   const huge = { type: "object", properties: { items: { type: "array", minItems: 1e9, items: { type: "number" } }, text: { type: "string", minLength: 1e9 } } }
 
-  it.scoped("is answered with a value built within a bound, on each path a schema takes", () =>
+  it.effect("is answered with a value built within a bound, on each path a schema takes", () =>
     Effect.gen(function*() {
       for (const schema of [branching, huge]) {
         const replies = [
@@ -127,7 +128,7 @@ describe("a schema asking for more than anything real", () => {
 })
 
 describe("forced tool with nested parameters", () => {
-  it.scoped("fills nested objects and arrays so the arguments decode against the schema", () =>
+  it.effect("fills nested objects and arrays so the arguments decode against the schema", () =>
     Effect.gen(function*() {
       const tools = [{ type: "function", function: { name: "respond", description: "answer", parameters: jsonSchema } }]
       const reply = yield* chat({ messages: ask, tools, tool_choice: { type: "function", function: { name: "respond" } } })
@@ -136,7 +137,7 @@ describe("forced tool with nested parameters", () => {
       expect(decodeOrder(call!.function.arguments).tags).toEqual(["sample tags"])
     }).pipe(run))
 
-  it.scoped("is made even after other tools ran in this turn (structured output at the end of a run)", () =>
+  it.effect("is made even after other tools ran in this turn (structured output at the end of a run)", () =>
     Effect.gen(function*() {
       const weather = { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }
       const respond = { type: "function", function: { name: "respond", parameters: jsonSchema } }

@@ -24,7 +24,7 @@ const answer = (messages: ReadonlyArray<unknown>, reply: Reply, results: Readonl
 ]
 
 describe("tool rule", () => {
-  it.scoped("calls every tool named in one segment in parallel, in text order", () =>
+  it.effect("calls every tool named in one segment in parallel, in text order", () =>
     Effect.gen(function*() {
       const reply = yield* chat({ tools, messages: [{ role: "user", content: "Use get_time and get_weather please" }] })
       expect(completion(reply).choices[0]!.finish_reason).toBe("tool_calls")
@@ -39,7 +39,7 @@ describe("tool rule", () => {
       expect(message(again).tool_calls).toEqual(calls)
     }).pipe(run))
 
-  it.scoped("runs `A then B` as two steps, feeding A's result to B, then quotes every result", () =>
+  it.effect("runs `A then B` as two steps, feeding A's result to B, then quotes every result", () =>
     Effect.gen(function*() {
       const start = [{ role: "user", content: "Call get_weather then get_time with get_weather's result" }]
       const first = yield* chat({ tools, messages: start })
@@ -55,7 +55,7 @@ describe("tool rule", () => {
       expect(message(final).content).toBe(`Tool results: get_weather → {"temp":21}; get_time → "12:00".`)
     }).pipe(run))
 
-  it.scoped("uses name({...}) arguments verbatim, one call per such mention", () =>
+  it.effect("uses name({...}) arguments verbatim, one call per such mention", () =>
     Effect.gen(function*() {
       const reply = yield* chat({
         tools,
@@ -64,7 +64,7 @@ describe("tool rule", () => {
       expect(message(reply).tool_calls!.map((c) => c.function.arguments)).toEqual([`{"city": "Paris"}`, `{"city":"Oslo","unit":"f"}`])
     }).pipe(run))
 
-  it.scoped("sends invalid arguments once and re-sends the call after an error result", () =>
+  it.effect("sends invalid arguments once and re-sends the call after an error result", () =>
     Effect.gen(function*() {
       const start = [{ role: "user", content: "Call get_weather with invalid arguments" }]
       const first = yield* chat({ tools, messages: start })
@@ -82,7 +82,7 @@ describe("tool rule", () => {
       )
     }).pipe(run))
 
-  it.scoped("moves on when the invalid call's result is not an error, and sends `{` without required fields", () =>
+  it.effect("moves on when the invalid call's result is not an error, and sends `{` without required fields", () =>
     Effect.gen(function*() {
       const start = [{ role: "user", content: "ping invalid" }]
       const first = yield* chat({ tools, messages: start })
@@ -91,7 +91,7 @@ describe("tool rule", () => {
       expect(message(next).content).toBe(`Tool results: ping → "pong".`)
     }).pipe(run))
 
-  it.scoped("honours tool_choice none, required and a named function", () =>
+  it.effect("honours tool_choice none, required and a named function", () =>
     Effect.gen(function*() {
       const named = [{ role: "user", content: "Use get_weather" }]
       const none = yield* chat({ tools, tool_choice: "none", messages: named })
@@ -115,7 +115,7 @@ describe("tool rule", () => {
       expect(message(done).content).toBe(`Tool results: get_time → "noon".`)
     }).pipe(run))
 
-  it.scoped("gives each turn of a conversation its own call ids", () =>
+  it.effect("gives each turn of a conversation its own call ids", () =>
     Effect.gen(function*() {
       const turn = [{ role: "user", content: "ping" }]
       const first = yield* chat({ tools, messages: turn })

@@ -12,7 +12,8 @@ export interface Reply {
 }
 
 /** The JSON body decoded with one of core's Protocol schemas: every reply must fit the SDK's wire types. */
-export const decode = <A, I>(schema: Schema.Schema<A, I>, reply: Reply): A => Schema.decodeUnknownSync(schema)(reply.json)
+export const decode = <S extends Schema.ConstraintDecoder<unknown>>(schema: S, reply: Reply): S["Type"] =>
+  Schema.decodeUnknownSync(schema)(reply.json)
 
 export const completion = (reply: Reply) => decode(Protocol.ChatCompletion, reply)
 
@@ -45,7 +46,7 @@ export interface CallOptions {
   readonly signal?: AbortSignal
 }
 
-const init = (emulator: Emulator.Emulator["Type"], options: CallOptions): RequestInit => {
+const init = (emulator: Emulator.Emulator["Service"], options: CallOptions): RequestInit => {
   const key = options.key === undefined ? emulator.apiKey : options.key
   const body = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body))
   return {
@@ -100,7 +101,7 @@ export const accumulate = (text: string) => {
 /** A request on a fresh connection that is closed after the response (no keep-alive pool). */
 export const oneShot = (path: string) =>
   Effect.flatMap(Emulator.Emulator, (emulator) =>
-    Effect.async<number>((resume) => {
+    Effect.callback<number>((resume) => {
       const request = Http.get(`${emulator.url}${path}`, {
         agent: false,
         headers: { authorization: `Bearer ${emulator.apiKey}` }

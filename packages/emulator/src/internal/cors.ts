@@ -11,7 +11,7 @@
  *
  * @internal
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Errors from "./errors.js"
 
 /**

@@ -4,10 +4,11 @@
  *
  * @internal
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { formatPath } from "@switchboard/core/internal/path"
 import * as Data from "effect/Data"
-import * as ParseResult from "effect/ParseResult"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import type * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 export class ApiError extends Data.TaggedError("ApiError")<{
   readonly status: number
@@ -54,13 +55,18 @@ export const taskNotFound = (taskId: string) =>
 export const fileNotFound = (name: string) =>
   new ApiError({ status: 404, message: `No file named '${name}'.`, type: "invalid_request_error", param: null, code: "file_not_found" })
 
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
 /**
  * A schema failure names the deepest field: with unions every member reports
  * an issue, and the member that matched furthest is the one the caller meant.
  */
-export const fromParseError = (error: ParseResult.ParseError): ApiError => {
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
-  const deepest = issues.reduce<ParseResult.ArrayFormatterIssue | undefined>(
+export const fromSchemaError = (error: Schema.SchemaError): ApiError => {
+  const issues = formatIssues(error.issue).issues.map(({ message, path = [] }) => ({
+    message,
+    path: path.map((segment) => typeof segment === "object" ? segment.key : segment)
+  }))
+  const deepest = issues.reduce<(typeof issues)[number] | undefined>(
     (best, issue) => best === undefined || issue.path.length > best.path.length ? issue : best,
     undefined
   )
@@ -74,4 +80,4 @@ export const body = (error: ApiError) => ({
 })
 
 export const toResponse = (error: ApiError): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(body(error), { status: error.status, headers: error.headers ?? {} })
+  HttpServerResponse.jsonUnsafe(body(error), { status: error.status, headers: error.headers ?? {} })

@@ -6,12 +6,11 @@
  *
  * @internal
  */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import * as Chunk from "effect/Chunk"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Stream from "effect/Stream"
 import type * as Http from "node:http"
 import { mulberry32 } from "./hash.js"
@@ -33,7 +32,7 @@ export type Fault =
   }
   | {
     readonly _tag: "Delay"
-    readonly delay: Duration.DurationInput
+    readonly delay: Duration.Input
     /**
      * Send the status and headers at once and hold back only the body (the
      * first byte of a stream); default false: nothing is sent until `delay`.
@@ -132,18 +131,7 @@ const bytesOf = (body: HttpServerResponse.HttpServerResponse["body"]): Effect.Ef
     case "Uint8Array":
       return Effect.succeed(body.body)
     case "Stream":
-      return Stream.runCollect(Stream.orDie(body.stream)).pipe(
-        Effect.map((chunks) => {
-          const parts = Chunk.toReadonlyArray(chunks)
-          const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
-          let offset = 0
-          for (const part of parts) {
-            out.set(part, offset)
-            offset += part.length
-          }
-          return out
-        })
-      )
+      return Effect.map(Stream.runCollect(Stream.orDie(body.stream)), (parts) => Buffer.concat(parts))
     case "Raw":
       return Effect.succeed(typeof body.body === "string" ? new TextEncoder().encode(body.body) : undefined)
     default:
@@ -162,7 +150,7 @@ const headersOf = (response: HttpServerResponse.HttpServerResponse, length: numb
 
 /** Writes `bytes` (or nothing) and resolves once they are handed to the socket. */
 const write = (node: Http.ServerResponse, bytes: Uint8Array) =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     if (bytes.length === 0) {
       node.flushHeaders()
       resume(Effect.void)
@@ -176,10 +164,10 @@ const write = (node: Http.ServerResponse, bytes: Uint8Array) =>
  * interrupts the handler's fiber, hence `never`.
  */
 const drop = (node: Http.ServerResponse) =>
-  Effect.zipRight(Effect.sync(() => node.socket?.destroySoon()), Effect.never)
+  Effect.andThen(Effect.sync(() => node.socket?.destroySoon()), Effect.never)
 
 const end = (node: Http.ServerResponse, bytes: Uint8Array) =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     node.end(bytes, () => resume(Effect.void))
   })
 
@@ -195,7 +183,8 @@ export const deliver = (
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> => {
   if (fault === undefined || !isWireFault(fault)) return Effect.succeed(response)
   return Effect.gen(function*() {
-    const node = NodeHttpServerRequest.toServerResponse(yield* HttpServerRequest.HttpServerRequest)
+    // The emulator's server is node:http, never HTTP/2.
+    const node = NodeHttpServerRequest.toServerResponse(yield* HttpServerRequest.HttpServerRequest) as Http.ServerResponse
     const streamed = response.body._tag === "Stream"
     switch (fault._tag) {
       case "ResetAfterHeaders": {

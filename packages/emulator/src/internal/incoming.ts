@@ -4,13 +4,14 @@
  *
  * @internal
  */
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import type * as Http from "node:http"
 import * as Errors from "./errors.js"
 import type { StreamFault } from "./faults.js"
 import * as Models from "./models.js"
@@ -26,7 +27,7 @@ export type Body =
 /**
  * @internal
  */
-export class Incoming extends Context.Tag("@switchboard/emulator/internal/Incoming")<Incoming, {
+export class Incoming extends Context.Service<Incoming, {
   readonly seq: number
   readonly body: Body
   readonly baseUrl: string
@@ -36,7 +37,7 @@ export class Incoming extends Context.Tag("@switchboard/emulator/internal/Incomi
   readonly tasks: VideoTasks.Store
   /** Replies cut down to the contract's fields (`Options.minimal`). */
   readonly minimal: boolean
-}>() {}
+}>()("@switchboard/emulator/internal/Incoming") {}
 
 /**
  * The body's text, or the 413 once it is announced or grows larger than
@@ -45,8 +46,9 @@ export class Incoming extends Context.Tag("@switchboard/emulator/internal/Incomi
  * on the connection.
  */
 export const read = (request: HttpServerRequest.HttpServerRequest, limit: number): Effect.Effect<string | Errors.ApiError> =>
-  Effect.async((resume) => {
-    const node = NodeHttpServerRequest.toIncomingMessage(request)
+  Effect.callback((resume) => {
+    // The emulator's server is node:http, never HTTP/2.
+    const node = NodeHttpServerRequest.toIncomingMessage(request) as Http.IncomingMessage
     if (Number(node.headers["content-length"]) > limit) return resume(Effect.succeed(Errors.tooLarge(limit)))
     const chunks: Array<Buffer> = []
     let bytes = 0
@@ -95,19 +97,19 @@ const checkModel = (value: unknown, kinds: ReadonlyArray<Models.ModelKind>, endp
 }
 
 /** The body decoded with a Protocol schema, or the 400/404 naming what is wrong. */
-export const decode = <A, I>(
-  schema: Schema.Schema<A, I>,
+export const decode = <S extends Schema.ConstraintDecoder<unknown>>(
+  schema: S,
   kinds: ReadonlyArray<Models.ModelKind>,
   endpoint: string,
   prepare: (value: unknown) => unknown = (value) => value
-): Effect.Effect<A, Errors.ApiError, Incoming> =>
+): Effect.Effect<S["Type"], Errors.ApiError, Incoming> =>
   Effect.gen(function*() {
     const { body } = yield* Incoming
     if (body._tag === "Invalid") return yield* Effect.fail(Errors.invalidJson())
     yield* checkModel(body.value, kinds, endpoint)
-    const decoded = Schema.decodeUnknownEither(schema, { errors: "all" })(prepare(body.value))
-    return yield* Either.match(decoded, {
-      onLeft: (error) => Effect.fail(Errors.fromParseError(error)),
-      onRight: Effect.succeed
+    const decoded = Schema.decodeUnknownResult(schema, { errors: "all" })(prepare(body.value))
+    return yield* Result.match(decoded, {
+      onFailure: (error) => Effect.fail(Errors.fromSchemaError(error)),
+      onSuccess: Effect.succeed
     })
   })

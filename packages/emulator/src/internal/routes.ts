@@ -3,11 +3,11 @@
  *
  * @internal
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Protocol from "@switchboard/core/Protocol"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Chat from "./chat.js"
 import * as Embeddings from "./embeddings.js"
 import { ApiError, fileNotFound, modelNotFound, taskNotFound } from "./errors.js"
@@ -22,7 +22,7 @@ import * as Parameters from "./parameters.js"
 import * as Streaming from "./streaming.js"
 import * as VideoTasks from "./videoTasks.js"
 
-const json = (body: unknown) => HttpServerResponse.unsafeJson(body)
+const json = (body: unknown) => HttpServerResponse.jsonUnsafe(body)
 
 /** A reply as it is, or cut down to the contract's fields in minimal mode. */
 const reply = <A extends Readonly<Record<string, unknown>>>(body: A, minimal: (body: A) => unknown) =>
@@ -120,12 +120,13 @@ const moderations = Effect.flatMap(
   (request) => reply(Moderation.response(request), Minimal.moderation)
 )
 
-export const router = HttpRouter.empty.pipe(
-  HttpRouter.get("/v1/models", listModels),
-  HttpRouter.get("/v1/models/:model", retrieveModel),
-  HttpRouter.post("/v1/chat/completions", chatCompletions),
-  HttpRouter.post("/v1/embeddings", embeddings),
-  HttpRouter.post("/v1/moderations", moderations),
-  HttpRouter.post("/v1/chat/task/status", taskStatus),
-  HttpRouter.get("/files/:name", file)
-)
+/** The routes, as a layer for `HttpRouter.toHttpEffect`; their handlers need `Incoming`. */
+export const layer = HttpRouter.addAll([
+  HttpRouter.route("GET", "/v1/models", listModels),
+  HttpRouter.route("GET", "/v1/models/:model", retrieveModel),
+  HttpRouter.route("POST", "/v1/chat/completions", chatCompletions),
+  HttpRouter.route("POST", "/v1/embeddings", embeddings),
+  HttpRouter.route("POST", "/v1/moderations", moderations),
+  HttpRouter.route("POST", "/v1/chat/task/status", taskStatus),
+  HttpRouter.route("GET", "/files/:name", file)
+])

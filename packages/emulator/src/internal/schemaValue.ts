@@ -93,9 +93,10 @@ export const valueFor = (name: string, schema: JsonSchema, fill: Fill, depth = 0
     case "array": {
       const min = typeof schema["minItems"] === "number" ? schema["minItems"] : 1
       const items = schema["items"]
-      // A tuple (`prefixItems`, or `items` as a list) gets one value per position.
+      // A tuple (`prefixItems`, or `items` as a list) gets one value per position, named
+      // as the property: Effect 4 writes a non-empty array as `prefixItems` and `items`.
       const tuple = Array.isArray(schema["prefixItems"]) ? schema["prefixItems"] : Array.isArray(items) ? items : undefined
-      if (tuple !== undefined) return tuple.map((item, i) => valueFor(`${name}[${i}]`, asSchema(item), fill, depth + 1))
+      if (tuple !== undefined) return tuple.map((item) => valueFor(name, asSchema(item), fill, depth + 1))
       if (items === undefined || depth >= maxDepth || over) return []
       return Array.from({ length: Math.min(min, Math.max(fill.budget.values, 0)) }, () => valueFor(name, asSchema(items), fill, depth + 1))
     }

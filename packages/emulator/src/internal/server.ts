@@ -5,20 +5,24 @@
  *
  * @internal
  */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import type * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
+import type * as Net from "node:net"
 import * as Auth from "./auth.js"
 import * as Cors from "./cors.js"
 import * as Errors from "./errors.js"
 import * as Faults from "./faults.js"
 import * as Incoming from "./incoming.js"
 import * as Recorder from "./recorder.js"
-import { router } from "./routes.js"
+import * as Routes from "./routes.js"
 import * as VideoTasks from "./videoTasks.js"
 import * as Watch from "./watch.js"
 
@@ -45,8 +49,16 @@ export interface Limits {
   readonly videoTasks: number
 }
 
+/** The routes as one handler, built once per server. */
+type App = Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  Errors.ApiError | HttpServerError.HttpServerError,
+  Incoming.Incoming | HttpServerRequest.HttpServerRequest | Scope.Scope
+>
+
 interface State {
   readonly config: Config
+  readonly app: App
   readonly recorder: Recorder.Recorder
   readonly injector: Faults.Injector
   readonly tasks: VideoTasks.Store
@@ -85,7 +97,7 @@ const isPublic = (path: string) => path.startsWith("/files/")
 const answer = (state: State, received: Received, streamFault: Faults.StreamFault | undefined) => {
   const body = received.body
   if (body instanceof Errors.ApiError) return Effect.succeed(Errors.toResponse(body))
-  return router.pipe(
+  return state.app.pipe(
     Effect.provideService(Incoming.Incoming, {
       seq: received.seq,
       body,
@@ -96,7 +108,7 @@ const answer = (state: State, received: Received, streamFault: Faults.StreamFaul
       tasks: state.tasks,
       minimal: state.config.minimal
     }),
-    Effect.catchAll((error) =>
+    Effect.catch((error) =>
       Effect.succeed(Errors.toResponse(
         error._tag === "ApiError" ? error : Errors.unknownUrl(received.method, received.path)
       ))
@@ -110,7 +122,7 @@ const withFault = (state: State, received: Received, fault: Faults.Fault | undef
       case "Reset": {
         // Destroying the socket closes the response, which interrupts this fiber.
         const request = yield* HttpServerRequest.HttpServerRequest
-        NodeHttpServerRequest.toIncomingMessage(request).socket.destroy()
+        NodeHttpServerRequest.toIncomingMessage(request).socket?.destroy()
         return yield* Effect.never
       }
       case "Status":
@@ -163,7 +175,7 @@ const handle = (state: State) =>
     const { body, fault } = yield* admit(state, request, path)
     const received: Received = { seq, method: request.method, path, body }
     const response = yield* withFault(state, received, fault).pipe(
-      Effect.catchAllDefect((defect) =>
+      Effect.catchDefect((defect) =>
         Effect.as(Effect.logError("emulator handler failed", defect instanceof Error ? defect.message : "defect"), internalError)
       )
     )
@@ -180,8 +192,7 @@ const listen = (config: Config) =>
       socket.once("close", () => connections.update((n) => n - 1))
     })
     const httpServer = yield* NodeHttpServer.make(() => server, { host: "127.0.0.1", port: config.port })
-    const address = httpServer.address
-    const port = address._tag === "TcpAddress" ? address.port : config.port
+    const { port } = server.address() as Net.AddressInfo
     return { server, httpServer, connections, baseUrl: `http://127.0.0.1:${port}` }
   })
 
@@ -191,13 +202,16 @@ export const make = (config: Config) =>
     const { baseUrl, connections, httpServer, server } = yield* listen(config)
     const state: State = {
       config,
+      app: yield* HttpRouter.toHttpEffect(Routes.layer),
       recorder: Recorder.make(config.limits.recorded),
       injector: Faults.makeInjector(config.faults),
       tasks: VideoTasks.makeStore(config.limits.videoTasks),
       baseUrl,
       seq: 0
     }
-    yield* httpServer.serve(handle(state))
+    // Effect 4 runs a request's fiber uninterruptibly outside router routes; a
+    // client that goes away must still end a delay, a reset or a stall.
+    yield* httpServer.serve(Effect.interruptible(handle(state)))
     yield* Effect.addFinalizer(() => Effect.sync(() => server.closeAllConnections()))
     return {
       url: baseUrl,

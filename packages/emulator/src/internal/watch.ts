@@ -8,7 +8,6 @@
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 
 /**
  * @internal
@@ -32,7 +31,7 @@ export const make = <A>(initial: A): Watch<A> => {
     for (const waiter of waiters) {
       if (waiter.predicate(value)) {
         waiters.delete(waiter)
-        Deferred.unsafeDone(waiter.deferred, Exit.void)
+        Deferred.doneUnsafe(waiter.deferred, Exit.void)
       }
     }
   }
@@ -40,7 +39,7 @@ export const make = <A>(initial: A): Watch<A> => {
   const wait = (predicate: (a: A) => boolean) =>
     Effect.suspend(() => {
       if (predicate(value)) return Effect.void
-      const waiter = { predicate, deferred: Deferred.unsafeMake<void>(FiberId.none) }
+      const waiter = { predicate, deferred: Deferred.makeUnsafe<void>() }
       waiters.add(waiter)
       return Deferred.await(waiter.deferred).pipe(Effect.ensuring(Effect.sync(() => waiters.delete(waiter))))
     })
