@@ -84,11 +84,15 @@ describe("a misbehaving model", () => {
   it.effect("a tool name the service would refuse, or a bad timeout, is a ConfigurationError naming it before any call", () =>
     Effect.gen(function*() {
       const spaced = Toolkit.make(Tool.make("get weather", { description: "", parameters: Schema.Struct({}) }))
-      const named = yield* Effect.flip(Agent.run({ model, toolkit: spaced, messages: [user("Use get_weather")] }))
+      const named = yield* Effect.flip(Agent.run({ model, toolkit: spaced, messages: [user("Use get_weather")] })).pipe(
+        Effect.provide(spaced.toLayer({ "get weather": () => Effect.void }))
+      )
       expect(named).toMatchObject({ _tag: "ConfigurationError", field: "toolkit.tools.get weather" })
       expect(named.message).toMatch(/must be 1-64 letters/)
       const negative = Toolkit.make(Tool.make("wait", { parameters: Schema.Struct({}) }).annotate(Agent.ToolTimeout, -1))
-      const timeout = yield* Effect.flip(Agent.run({ model, toolkit: negative, messages: [user("Use wait")] }))
+      const timeout = yield* Effect.flip(Agent.run({ model, toolkit: negative, messages: [user("Use wait")] })).pipe(
+        Effect.provide(negative.toLayer({ wait: () => Effect.void }))
+      )
       expect(timeout).toMatchObject({ _tag: "ConfigurationError" })
       expect(timeout.message).toContain("wait")
       expect(yield* Effect.flatMap(Emulator.Emulator, (e) => e.requestCount)).toBe(0)

@@ -12,6 +12,6 @@ import type * as Schedule from "effect/Schedule"
 export class ToolTimeout extends Context.Service<ToolTimeout, Duration.Input>()("@switchboard/agent/Agent/ToolTimeout") {}
 
 /** A schedule over the handler's typed failure. */
-export class ToolRetry extends Context.Service<ToolRetry, Schedule.Schedule<unknown, any>>()(
+export class ToolRetry extends Context.Service<ToolRetry, Schedule.Schedule<unknown, never>>()(
   "@switchboard/agent/Agent/ToolRetry"
 ) {}

@@ -112,7 +112,7 @@ export const resolve = (toolkit: Toolkit.Any): Result.Result<Tools, Configuratio
       tool,
       ...fixedFor(tool),
       timeout: timeout?.success,
-      retry: Context.getOrUndefined(tool.annotations, ToolRetry)
+      retry: Context.getOrUndefined(tool.annotations, ToolRetry) as Schedule.Schedule<unknown, unknown> | undefined
     })
   }
   return Result.succeed(tools)
