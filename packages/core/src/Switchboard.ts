@@ -35,7 +35,7 @@ export type Services =
   | Videos.Videos
 
 /**
- * Checks, when built, that the application runs one copy of Effect 3
+ * Checks, when built, that the application runs one copy of Effect 4.1
  * (`EffectVersion`).
  *
  * @since 0.1.0

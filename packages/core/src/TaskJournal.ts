@@ -15,9 +15,9 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -163,7 +163,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class TaskJournal extends Context.Tag("@switchboard/core/TaskJournal")<TaskJournal, Service>() {}
+export class TaskJournal extends Context.Service<TaskJournal, Service>()("@switchboard/core/TaskJournal") {}
 
 /**
  * How long a claim lasts unless renewed; its holder renews it every third of that.
@@ -195,13 +195,13 @@ export type Claim = typeof Claim.Type
 
 const taskPrefix = "task-"
 const claimPrefix = "claim-"
-const EntryJson = Schema.parseJson(Entry)
-const decodeEntry = Schema.decodeEither(EntryJson)
+const EntryJson = Schema.fromJsonString(Entry)
+const decodeEntry = Schema.decodeResult(EntryJson)
 const encodeEntry = Schema.encodeSync(EntryJson)
-const decodeLegacy = Schema.decodeEither(Schema.parseJson(Schema.Array(Schema.Unknown)))
-const decodeLegacyEntry = Schema.decodeUnknownEither(Entry)
-const ClaimJson = Schema.parseJson(Claim)
-const decodeClaim = Schema.decodeEither(ClaimJson)
+const decodeLegacy = Schema.decodeResult(Schema.fromJsonString(Schema.Array(Schema.Unknown)))
+const decodeLegacyEntry = Schema.decodeUnknownResult(Entry)
+const ClaimJson = Schema.fromJsonString(Claim)
+const decodeClaim = Schema.decodeResult(ClaimJson)
 const encodeClaim = Schema.encodeSync(ClaimJson)
 
 let probes = 0
@@ -223,9 +223,9 @@ export const claimOf = (owner: Owner, now: number): string => encodeClaim({ owne
  * @category claims
  */
 export const liveHolder = (text: string, now: number, isAlive: Storage["isAlive"]): Option.Option<Owner> =>
-  Either.match(decodeClaim(text), {
-    onLeft: () => Option.none(),
-    onRight: (held) => (held.expiresAt > now && isAlive(held.owner) !== false ? Option.some(held.owner) : Option.none())
+  Result.match(decodeClaim(text), {
+    onFailure: () => Option.none(),
+    onSuccess: (held) => (held.expiresAt > now && isAlive(held.owner) !== false ? Option.some(held.owner) : Option.none())
   })
 
 /**
@@ -234,7 +234,7 @@ export const liveHolder = (text: string, now: number, isAlive: Storage["isAlive"
  * @since 0.1.0
  * @category models
  */
-export const decodeRecord = (text: string): Either.Either<Entry, string> => Either.mapLeft(decodeEntry(text), (e) => e.message)
+export const decodeRecord = (text: string): Result.Result<Entry, string> => Result.mapError(decodeEntry(text), (e) => e.message)
 
 /**
  * A record as it is stored.
@@ -256,15 +256,15 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
     const record = (entry: Entry) => storage.write(taskPrefix + entry.taskId, encodeEntry(entry))
 
     const get = (taskId: string) =>
-      Effect.map(storage.read(taskPrefix + taskId), Option.flatMap((text) => Either.getRight(decodeEntry(text))))
+      Effect.map(storage.read(taskPrefix + taskId), Option.flatMap((text) => Result.getSuccess(decodeEntry(text))))
 
     const readRecord = (key: string) =>
       Effect.flatMap(storage.read(key), Option.match({
         onNone: () => Effect.succeed(undefined),
         onSome: (text) =>
-          Either.match(decodeEntry(text), {
-            onRight: (entry) => Effect.succeed<Entry | Quarantined>(entry),
-            onLeft: (error) =>
+          Result.match(decodeEntry(text), {
+            onSuccess: (entry) => Effect.succeed<Entry | Quarantined>(entry),
+            onFailure: (error) =>
               Effect.map(storage.quarantine(key), (movedTo): Entry | Quarantined => ({ key, movedTo, message: error.message }))
           })
       }))
@@ -309,7 +309,7 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
         const current = yield* storage.read(key)
         if (Option.isNone(current)) return yield* storage.create(key, mine)
         const held = decodeClaim(current.value)
-        if (Either.isRight(held) && held.right.owner.id === storage.owner.id) return true
+        if (Result.isSuccess(held) && held.success.owner.id === storage.owner.id) return true
         if (isLiveClaim(current.value, yield* Clock.currentTimeMillis)) return false
         // Expired, of a process that is gone, or unreadable: take it over,
         // unless another process did so first.
@@ -320,7 +320,7 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
     const mine = (key: string) =>
       Effect.map(
         storage.read(key),
-        Option.filter((text) => Either.getRight(decodeClaim(text)).pipe(Option.exists((c) => c.owner.id === storage.owner.id)))
+        Option.filter((text) => Result.getSuccess(decodeClaim(text)).pipe(Option.exists((c) => c.owner.id === storage.owner.id)))
       )
 
     const release = (key: string) =>
@@ -342,7 +342,7 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
 
     const check = Effect.suspend(() => {
       const key = `probe-${storage.owner.id}-${++probes}`
-      return Effect.zipRight(storage.write(key, "{}"), storage.remove(key))
+      return Effect.andThen(storage.write(key, "{}"), storage.remove(key))
     })
 
     yield* importLegacy(storage, record)
@@ -351,7 +351,7 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
       check,
       record,
       get,
-      remove: (taskId) => Effect.zipRight(storage.remove(taskPrefix + taskId), Effect.ignore(release(claimPrefix + taskId))),
+      remove: (taskId) => Effect.andThen(storage.remove(taskPrefix + taskId), Effect.ignore(release(claimPrefix + taskId))),
       scan,
       list: Effect.map(scan, (listing) => listing.entries),
       claim
@@ -371,7 +371,7 @@ export const keepRenewed = <E extends { readonly message: string }>(
   taskId: string,
   renew: Effect.Effect<unknown, E>
 ): Effect.Effect<void, never, Scope.Scope> => {
-  const once = Effect.catchAll(renew, (error) => Effect.logWarning(`could not renew the claim on task ${taskId}: ${error.message}`))
+  const once = Effect.catch(renew, (error) => Effect.logWarning(`could not renew the claim on task ${taskId}: ${error.message}`))
   // The first renewal a period after the claim, which is fresh.
   return Effect.asVoid(Effect.forkScoped(Effect.interruptible(Effect.delay(Effect.repeat(once, Schedule.spaced(renewEvery)), renewEvery))))
 }
@@ -382,11 +382,11 @@ const importLegacy = (storage: Storage, record: (entry: Entry) => Effect.Effect<
     if (storage.legacy === undefined) return
     const text = yield* storage.legacy.read
     if (Option.isNone(text)) return
-    const items = Either.getOrElse(decodeLegacy(text.value), () => [] as ReadonlyArray<unknown>)
+    const items = Result.getOrElse(decodeLegacy(text.value), () => [] as ReadonlyArray<unknown>)
     for (const item of items) {
       const entry = decodeLegacyEntry(item)
-      if (Either.isRight(entry) && Option.isNone(yield* storage.read(taskPrefix + entry.right.taskId))) {
-        yield* record(entry.right)
+      if (Result.isSuccess(entry) && Option.isNone(yield* storage.read(taskPrefix + entry.success.taskId))) {
+        yield* record(entry.success)
       }
     }
     yield* storage.legacy.remove
@@ -402,7 +402,7 @@ export const memoryStorage = (): Storage => {
   const values = new Map<string, string>()
   return {
     keys: Effect.sync(() => [...values.keys()]),
-    read: (key) => Effect.sync(() => Option.fromNullable(values.get(key))),
+    read: (key) => Effect.sync(() => Option.fromUndefinedOr(values.get(key))),
     write: (key, value) => Effect.sync(() => void values.set(key, value)),
     create: (key, value) => Effect.sync(() => (values.has(key) ? false : (values.set(key, value), true))),
     removeIf: (key, expected) => Effect.sync(() => values.get(key) === expected && values.delete(key)),

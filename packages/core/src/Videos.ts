@@ -13,11 +13,10 @@ import * as Brand from "effect/Brand"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -29,10 +28,11 @@ import {
   isTransient,
   JournalError,
   type NotFoundError,
+  type RequestError,
   ResponseDecodeError,
+  type TaskError,
   TaskFailedError,
-  TaskNotFoundError,
-  type SwitchboardError
+  TaskNotFoundError
 } from "./SwitchboardError.js"
 import * as TaskJournal from "./TaskJournal.js"
 import * as TaskPoller from "./TaskPoller.js"
@@ -90,20 +90,20 @@ export interface SubmitOptions {
  * @category models
  */
 export interface Service {
-  readonly submit: (request: SubmitRequest, options?: SubmitOptions) => Effect.Effect<TaskId, SwitchboardError>
-  readonly status: (taskId: string) => Effect.Effect<TaskPoller.TaskUpdate, SwitchboardError>
+  readonly submit: (request: SubmitRequest, options?: SubmitOptions) => Effect.Effect<TaskId, VideosError>
+  readonly status: (taskId: string) => Effect.Effect<TaskPoller.TaskUpdate, VideosError>
   readonly poll: (
     taskId: string,
-    options?: TaskPoller.PollOptions<SwitchboardError>
-  ) => Stream.Stream<TaskPoller.TaskUpdate, SwitchboardError>
+    options?: TaskPoller.PollOptions<VideosError>
+  ) => Stream.Stream<TaskPoller.TaskUpdate, VideosError>
   readonly complete: (taskId: string) => Effect.Effect<void, JournalError>
   readonly generate: (
     request: SubmitRequest,
-    options?: TaskPoller.PollOptions<SwitchboardError>
-  ) => Effect.Effect<Succeeded, SwitchboardError>
+    options?: TaskPoller.PollOptions<VideosError>
+  ) => Effect.Effect<Succeeded, VideosError>
   readonly resumePending: (
-    options?: TaskPoller.PollOptions<SwitchboardError>
-  ) => Effect.Effect<Resumed, SwitchboardError>
+    options?: TaskPoller.PollOptions<VideosError>
+  ) => Effect.Effect<Resumed, VideosError>
 }
 
 /**
@@ -115,7 +115,7 @@ export interface Service {
  */
 export interface Pending {
   readonly entry: TaskJournal.Entry
-  readonly updates: Stream.Stream<TaskPoller.TaskUpdate, SwitchboardError>
+  readonly updates: Stream.Stream<TaskPoller.TaskUpdate, VideosError>
 }
 
 /**
@@ -133,10 +133,19 @@ export interface Resumed {
 }
 
 /**
+ * What the video calls fail with: any request's errors, and a task's own
+ * (failed, timed out, unknown to the service, or not journaled).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type VideosError = RequestError | TaskError
+
+/**
  * @since 0.1.0
  * @category tags
  */
-export class Videos extends Context.Tag("@switchboard/core/Videos")<Videos, Service>() {}
+export class Videos extends Context.Service<Videos, Service>()("@switchboard/core/Videos") {}
 
 const validateSubmit = encoder(SubmitRequest)
 const encodeChat = encoder(Protocol.ChatRequest)
@@ -257,12 +266,12 @@ export const make = Effect.gen(function*() {
   const config = transport.config
 
   /** Claims this process holds, each in its own scope, closed by `release` or with the layer. */
-  const held = new Map<string, Scope.CloseableScope>()
+  const held = new Map<string, Scope.Closeable>()
   const hold = (taskId: string) =>
     Effect.gen(function*() {
       if (held.has(taskId)) return true
-      const scope = yield* Scope.fork(layerScope, ExecutionStrategy.sequential)
-      const taken = yield* Effect.onError(Scope.extend(journal.claim(taskId), scope), () => Scope.close(scope, Exit.void))
+      const scope = yield* Scope.fork(layerScope, "sequential")
+      const taken = yield* Effect.onError(Scope.provide(journal.claim(taskId), scope), () => Scope.close(scope, Exit.void))
       if (taken) held.set(taskId, scope)
       else yield* Scope.close(scope, Exit.void)
       return taken
@@ -276,8 +285,8 @@ export const make = Effect.gen(function*() {
 
   const submit = (request: SubmitRequest, options: SubmitOptions = {}) =>
     Effect.gen(function*() {
-      yield* validateSubmit(request)
-      const body = yield* encodeChat(chatRequestOf(request))
+      yield* Effect.fromResult(validateSubmit(request))
+      const body = yield* Effect.fromResult(encodeChat(chatRequestOf(request)))
       // Before paying: a journal that cannot be written fails here, with nothing sent.
       yield* journal.check
       const completion = yield* transport.call({
@@ -304,7 +313,7 @@ export const make = Effect.gen(function*() {
         submittedAt,
         ...(options.output === undefined ? {} : { output: options.output })
       }
-      yield* Effect.zipRight(hold(taskId), journal.record(entry)).pipe(
+      yield* Effect.andThen(hold(taskId), journal.record(entry)).pipe(
         Effect.mapError((e) => new JournalError({ message: `task ${taskId} was submitted but not recorded: ${e.message}`, taskId }))
       )
       return taskId
@@ -315,8 +324,8 @@ export const make = Effect.gen(function*() {
     Effect.flatMap(Effect.orElseSucceed(journal.get(taskId), () => Option.none()), (entry) => {
       const model = Option.getOrUndefined(entry)?.model
       const hint = notFoundHint(model)
-      const forget = Option.isSome(entry) ? Effect.zipRight(journal.remove(taskId), release(taskId)) : Effect.void
-      return Effect.zipRight(forget, Effect.fail(
+      const forget = Option.isSome(entry) ? Effect.andThen(journal.remove(taskId), release(taskId)) : Effect.void
+      return Effect.andThen(forget, Effect.fail(
         new TaskNotFoundError({
           message: `the service does not know task ${taskId}${hint ? `; ${hint}` : ""}`,
           status: 404,
@@ -334,7 +343,7 @@ export const make = Effect.gen(function*() {
       path: "/chat/task/status",
       body: { [config.taskIdField]: taskId },
       // The reply as it came is kept too: a failure's `body` shows it, not what was read of it.
-      decode: (reply) => Either.map(decodeStatus(reply), (response) => ({ response, reply })),
+      decode: (reply) => Result.map(decodeStatus(reply), (response) => ({ response, reply })),
       genAi: { operation: "task_status", request: { "switchboard.task.id": taskId } }
     }).pipe(
       Effect.catchTag("NotFoundError", (error) => notFound(taskId, error)),
@@ -350,13 +359,13 @@ export const make = Effect.gen(function*() {
           onSome: (entry) => journal.record({ ...entry, videoUrl: update.videoUrl })
         }))
       case "Failed":
-        return Effect.zipRight(journal.remove(update.taskId), release(update.taskId))
+        return Effect.andThen(journal.remove(update.taskId), release(update.taskId))
       default:
         return Effect.void
     }
   }
 
-  const poll = (taskId: string, options: TaskPoller.PollOptions<SwitchboardError> = {}) =>
+  const poll = (taskId: string, options: TaskPoller.PollOptions<VideosError> = {}) =>
     Stream.suspend(() => {
       let succeeded = false
       return TaskPoller.poll(taskId, status(taskId), {
@@ -365,15 +374,15 @@ export const make = Effect.gen(function*() {
         deadline: config.pollDeadline,
         ...options
       }).pipe(
-        Stream.tap((update) => Effect.zipRight(note(update), Effect.sync(() => (succeeded ||= update._tag === "Succeeded")))),
+        Stream.tap((update) => Effect.andThen(note(update), Effect.sync(() => (succeeded ||= update._tag === "Succeeded")))),
         // Until the caller completes a succeeded task, this process keeps it.
         Stream.ensuring(Effect.suspend(() => (succeeded ? Effect.void : release(taskId))))
       )
     })
 
-  const complete = (taskId: string) => Effect.zipRight(journal.remove(taskId), release(taskId))
+  const complete = (taskId: string) => Effect.andThen(journal.remove(taskId), release(taskId))
 
-  const resumePending = (options?: TaskPoller.PollOptions<SwitchboardError>) =>
+  const resumePending = (options?: TaskPoller.PollOptions<VideosError>) =>
     Effect.gen(function*() {
       const { entries, quarantined } = yield* journal.scan
       const pending: Array<Pending> = []
@@ -407,7 +416,7 @@ export const make = Effect.gen(function*() {
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Videos, never, Transport | TaskJournal.TaskJournal> = Layer.scoped(Videos, make)
+export const layer: Layer.Layer<Videos, never, Transport | TaskJournal.TaskJournal> = Layer.effect(Videos, make)
 
 /**
  * Submits a video task and returns its id once it is recorded in the
@@ -417,8 +426,8 @@ export const layer: Layer.Layer<Videos, never, Transport | TaskJournal.TaskJourn
  * @since 0.1.0
  * @category accessors
  */
-export const submit = (request: SubmitRequest, options?: SubmitOptions): Effect.Effect<TaskId, SwitchboardError, Videos> =>
-  Effect.flatMap(Videos, (videos) => videos.submit(request, options))
+export const submit = (request: SubmitRequest, options?: SubmitOptions): Effect.Effect<TaskId, VideosError, Videos> =>
+  Videos.use((videos) => videos.submit(request, options))
 
 /**
  * One status call.
@@ -426,8 +435,8 @@ export const submit = (request: SubmitRequest, options?: SubmitOptions): Effect.
  * @since 0.1.0
  * @category accessors
  */
-export const status = (taskId: string): Effect.Effect<TaskPoller.TaskUpdate, SwitchboardError, Videos> =>
-  Effect.flatMap(Videos, (videos) => videos.status(taskId))
+export const status = (taskId: string): Effect.Effect<TaskPoller.TaskUpdate, VideosError, Videos> =>
+  Videos.use((videos) => videos.status(taskId))
 
 /**
  * Every update of a task until it ends. A failed task leaves the journal
@@ -439,9 +448,9 @@ export const status = (taskId: string): Effect.Effect<TaskPoller.TaskUpdate, Swi
  */
 export const poll = (
   taskId: string,
-  options?: TaskPoller.PollOptions<SwitchboardError>
-): Stream.Stream<TaskPoller.TaskUpdate, SwitchboardError, Videos> =>
-  Stream.unwrap(Effect.map(Videos, (videos) => videos.poll(taskId, options)))
+  options?: TaskPoller.PollOptions<VideosError>
+): Stream.Stream<TaskPoller.TaskUpdate, VideosError, Videos> =>
+  Stream.unwrap(Videos.useSync((videos) => videos.poll(taskId, options)))
 
 /**
  * Submit and poll to the end: the succeeded update (the task then leaves
@@ -452,9 +461,9 @@ export const poll = (
  */
 export const generate = (
   request: SubmitRequest,
-  options?: TaskPoller.PollOptions<SwitchboardError>
-): Effect.Effect<Succeeded, SwitchboardError, Videos> =>
-  Effect.flatMap(Videos, (videos) => videos.generate(request, options))
+  options?: TaskPoller.PollOptions<VideosError>
+): Effect.Effect<Succeeded, VideosError, Videos> =>
+  Videos.use((videos) => videos.generate(request, options))
 
 /**
  * A poll stream for every task the journal holds that no other live process
@@ -464,9 +473,9 @@ export const generate = (
  * @category accessors
  */
 export const resumePending = (
-  options?: TaskPoller.PollOptions<SwitchboardError>
-): Effect.Effect<Resumed, SwitchboardError, Videos> =>
-  Effect.flatMap(Videos, (videos) => videos.resumePending(options))
+  options?: TaskPoller.PollOptions<VideosError>
+): Effect.Effect<Resumed, VideosError, Videos> =>
+  Videos.use((videos) => videos.resumePending(options))
 
 /**
  * The caller is done with a task (its video is saved): it leaves the journal.
@@ -475,7 +484,7 @@ export const resumePending = (
  * @category accessors
  */
 export const complete = (taskId: string): Effect.Effect<void, JournalError, Videos> =>
-  Effect.flatMap(Videos, (videos) => videos.complete(taskId))
+  Videos.use((videos) => videos.complete(taskId))
 
 /**
  * Polls a task to its end: the `Succeeded` update (the task stays in the
@@ -486,6 +495,6 @@ export const complete = (taskId: string): Effect.Effect<void, JournalError, Vide
  */
 export const finish = (
   taskId: string,
-  options?: TaskPoller.PollOptions<SwitchboardError>
-): Effect.Effect<Succeeded, SwitchboardError, Videos> =>
-  Effect.flatMap(Videos, (videos) => outcome(taskId, videos.poll(taskId, options)))
+  options?: TaskPoller.PollOptions<VideosError>
+): Effect.Effect<Succeeded, VideosError, Videos> =>
+  Videos.use((videos) => outcome(taskId, videos.poll(taskId, options)))
