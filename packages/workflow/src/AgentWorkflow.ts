@@ -8,23 +8,23 @@
  *
  * @since 0.1.0
  */
-import * as Activity from "@effect/workflow/Activity"
-import * as DurableClock from "@effect/workflow/DurableClock"
-import * as DurableDeferred from "@effect/workflow/DurableDeferred"
-import * as Workflow from "@effect/workflow/Workflow"
-import { WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
 import * as Agent from "@switchboard/agent/Agent"
 import * as AgentError from "@switchboard/agent/AgentError"
-import type * as Toolkit from "@switchboard/agent/Toolkit"
 import { Transcript } from "@switchboard/agent/Transcript"
-import type * as Chat from "@switchboard/core/Chat"
 import * as Protocol from "@switchboard/core/Protocol"
 import type { SwitchboardError } from "@switchboard/core/SwitchboardError"
 import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Activity from "effect/workflow/Activity"
+import * as DurableClock from "effect/workflow/DurableClock"
+import * as DurableDeferred from "effect/workflow/DurableDeferred"
+import * as Workflow from "effect/workflow/Workflow"
+import { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
 import * as Schemas from "./internal/schemas.js"
 
 /**
@@ -34,7 +34,7 @@ import * as Schemas from "./internal/schemas.js"
  * @category models
  */
 export const Outcome = Schema.Struct({
-  status: Schema.Literal("completed", "stopped"),
+  status: Schema.Literals(["completed", "stopped"]),
   text: Schema.String,
   transcript: Transcript
 })
@@ -51,7 +51,7 @@ export type Outcome = typeof Outcome.Type
  * @since 0.1.0
  * @category models
  */
-export const Decisions = Schema.Record({ key: Schema.String, value: Schema.Literal("approve", "deny") })
+export const Decisions = Schema.Record(Schema.String, Schema.Literals(["approve", "deny"]))
 
 /**
  * What `onApproval` is told when a run pauses: the calls to decide on, and
@@ -70,23 +70,23 @@ const ToolResult = Schema.Struct({
   callId: Schema.String,
   name: Schema.String,
   arguments: Schema.String,
-  outcome: Schema.Literal("success", "failure", "invalid-arguments", "unknown-tool", "timeout", "denied"),
+  outcome: Schema.Literals(["success", "failure", "invalid-arguments", "unknown-tool", "timeout", "denied"]),
   content: Schema.String
 })
 
-const RunError = Schema.Union(
+const RunError = Schema.Union([
   Schemas.SwitchboardError,
   AgentError.MaxStepsExceeded,
   AgentError.BudgetExceeded,
   AgentError.LoopDetected,
   AgentError.ToolDefect
-)
+])
 
 /**
  * @since 0.1.0
  * @category models
  */
-export interface Options<T extends Toolkit.Tools> extends Omit<Agent.RunOptions<T>, "messages" | "intercept" | "model"> {
+export interface Options<T extends Agent.AnyTools> extends Omit<Agent.RunOptions<T>, "messages" | "intercept" | "model"> {
   /** The workflow's name: one per agent. */
   readonly name: string
   /**
@@ -98,9 +98,9 @@ export interface Options<T extends Toolkit.Tools> extends Omit<Agent.RunOptions<
   readonly onApproval?: ((request: ApprovalRequest) => Effect.Effect<void>) | undefined
   /**
    * How often a paused run looks for its decisions besides being woken by
-   * them: a wake can be lost on Effect 3 (Effect-TS/effect#6318). Default 1 minute.
+   * them. Default 1 minute.
    */
-  readonly recheck?: Duration.DurationInput | undefined
+  readonly recheck?: Duration.Input | undefined
 }
 
 /**
@@ -110,15 +110,14 @@ export interface Options<T extends Toolkit.Tools> extends Omit<Agent.RunOptions<
  * @since 0.1.0
  * @category constructors
  */
-export const make = <T extends Toolkit.Tools>(options: Options<T>) => {
-  const workflow = Workflow.make({
-    name: options.name,
+export const make = <T extends Agent.AnyTools>(options: Options<T>) => {
+  const workflow = Workflow.make(options.name, {
     payload: { key: Schema.String, model: Schema.String, messages: Transcript },
     success: Outcome,
     error: RunError,
     idempotencyKey: ({ key }) => key
   })
-  const recheck = Duration.decode(options.recheck ?? "1 minute")
+  const recheck = Duration.fromInputUnsafe(options.recheck ?? "1 minute")
   const approvals = (round: number) => DurableDeferred.make(`approval-${round}`, { success: Decisions })
 
   /** Each model and tool call as an activity, numbered from `first` (the runs of one workflow count on). */
@@ -140,7 +139,7 @@ export const make = <T extends Toolkit.Tools>(options: Options<T>) => {
     Effect.gen(function*() {
       const engine = yield* WorkflowEngine
       const exit = yield* engine.deferredResult(approvals(round))
-      if (exit !== undefined && exit._tag === "Success") return exit.value
+      if (Option.isSome(exit) && Exit.isSuccess(exit.value)) return exit.value.value
       yield* DurableClock.sleep({ name: `approval-${round}/wait-${check}`, duration: recheck, inMemoryThreshold: Duration.zero })
       return yield* awaitDecisions(round, check + 1)
     })
@@ -180,7 +179,7 @@ export const make = <T extends Toolkit.Tools>(options: Options<T>) => {
   return {
     workflow,
     /** Registers the workflow on a runner, with the toolkit's handlers and `Chat` from context. */
-    layer: workflow.toLayer(body) as Layer.Layer<never, never, WorkflowEngine | Chat.Chat | Toolkit.Handlers<T>>,
+    layer: workflow.toLayer(body) as Layer.Layer<never, never, WorkflowEngine | Agent.Requirements<T>>,
     /** Starts the run with this key (or finds it); returns at once. */
     start: (key: string, model: string, messages: ReadonlyArray<Protocol.Message>) =>
       workflow.execute(payloadOf(key, model, messages), { discard: true }),
@@ -191,7 +190,8 @@ export const make = <T extends Toolkit.Tools>(options: Options<T>) => {
     decide: (token: string, decisions: typeof Decisions.Type) =>
       DurableDeferred.succeed(approvals(0), { token: DurableDeferred.Token.make(token), value: decisions }),
     /** The run's result: `undefined` before it starts, `Suspended` while it waits, `Complete` at the end. */
-    result: (key: string) => Effect.flatMap(workflow.executionId(payloadOf(key, "-", [])), workflow.poll)
+    result: (key: string) =>
+      workflow.executionId(payloadOf(key, "-", [])).pipe(Effect.flatMap(workflow.poll), Effect.map(Option.getOrUndefined))
   }
 }
 

@@ -1,26 +1,32 @@
 /**
- * Where workflows run and are stored: `@effect/cluster`'s engine over its SQL
- * storage (`@effect/sql`). A sqlite file gives one runner in one process, no
- * server needed; a Postgres URL gives a fleet of runners that share the
- * work (shards) and take over the work of a runner that dies.
+ * Where workflows run and are stored: effect's cluster engine
+ * (`effect/cluster`) over its SQL storage (`effect/sql`). A sqlite file
+ * (through `node:sqlite`, see `SqliteClient`) gives one runner in one
+ * process, no server needed; a Postgres URL gives a fleet of runners that
+ * share the work (shards) and take over the work of a runner that dies.
  *
  * @since 0.1.0
  */
-import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
-import * as RunnerAddress from "@effect/cluster/RunnerAddress"
-import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
-import * as SingleRunner from "@effect/cluster/SingleRunner"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
-import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
+import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as Cause from "effect/Cause"
+import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
+import * as RunnerAddress from "effect/cluster/RunnerAddress"
+import type * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as SingleRunner from "effect/cluster/SingleRunner"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
+import * as SqliteClient from "./SqliteClient.js"
 
 /**
  * The database behind the workflows: a sqlite file (`sqlite:<path>`, or a
@@ -94,15 +100,19 @@ const passwordsOf = (database: Database): ReadonlyArray<string> => {
   }
 }
 
+/** The messages of an error and of its causes, each once (a driver wraps the socket's error in its own). */
+const messagesOf = (error: unknown, seen: Array<string> = []): Array<string> => {
+  const message = error instanceof Error ? error.message : Predicate.hasProperty(error, "message") ? String(error.message) : String(error)
+  if (message !== "" && !seen.includes(message)) seen.push(message)
+  return Predicate.hasProperty(error, "cause") && error.cause !== undefined && seen.length < 5 ? messagesOf(error.cause, seen) : seen
+}
+
 /** The driver's failure, said with the address; a password that found its way into the text is masked. */
-const databaseError = (database: Database) => (error: unknown) => {
-  const cause = Predicate.hasProperty(error, "cause") && error.cause instanceof Error ? `: ${error.cause.message}` : ""
-  const said = `${error instanceof Error ? error.message : String(error)}${cause}`
-  return new DatabaseError({
-    message: passwordsOf(database).reduce((text, password) => text.split(password).join("***"), said),
+const databaseError = (database: Database) => (error: unknown) =>
+  new DatabaseError({
+    message: passwordsOf(database).reduce((text, password) => text.split(password).join("***"), messagesOf(error).join(": ")),
     address: addressOf(database)
   })
-}
 
 /**
  * @since 0.1.0
@@ -118,8 +128,8 @@ export interface Options {
    */
   readonly host?: string | undefined
   readonly port?: number | undefined
-  /** Fine tuning of `@effect/cluster` (poll intervals, shard lock expiry). */
-  readonly sharding?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
+  /** Fine tuning of `effect/cluster` (poll intervals, shard lock expiry). */
+  readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
 }
 
 /** Linux's default ephemeral port range: a runner listening there collides with outgoing connections. */
@@ -136,69 +146,67 @@ const checkPort = (port: number) =>
     )
 
 /**
- * The database drivers are optional peers, loaded when a layer is built: an
- * application installs only the one it uses (`better-sqlite3`, under the
- * sqlite driver, is a native build).
+ * `@effect/sql-pg` is an optional peer, loaded when a Postgres layer is
+ * built: an application on sqlite does not install it.
  */
-const driver = <A>(name: string, load: () => Promise<A>) =>
-  Effect.tryPromise({
-    try: load,
-    catch: () =>
-      new ConfigurationError({
-        field: "database",
-        message: `this database needs ${name}: install it with \`pnpm add ${name}@^0.53\``
-      })
-  })
-
-const sqliteClient = (filename: string) =>
-  Layer.unwrapEffect(
-    Effect.map(
-      driver("@effect/sql-sqlite-node", () => import("@effect/sql-sqlite-node/SqliteClient")),
-      (SqliteClient) => SqliteClient.layer({ filename })
-    )
-  )
-
 const pgClient = (url: Redacted.Redacted<string>) =>
-  Layer.unwrapEffect(
-    Effect.map(driver("@effect/sql-pg", () => import("@effect/sql-pg/PgClient")), (PgClient) => PgClient.layer({ url }))
+  Layer.unwrap(
+    Effect.tryPromise({
+      try: () => import("@effect/sql-pg/PgClient"),
+      catch: () =>
+        new ConfigurationError({
+          field: "database",
+          message: "a postgres:// database needs @effect/sql-pg: install it with `pnpm add @effect/sql-pg@^4.0.5`"
+        })
+    }).pipe(Effect.map((PgClient) => PgClient.layer({ url })))
   )
+
+/** Builds `layer` in a scope of its own, closed when the build fails: a failed attempt leaves no pool open. */
+const buildAttempt = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+  Effect.flatMap(Effect.scope, (outer) =>
+    Effect.flatMap(Scope.fork(outer), (scope) =>
+      Effect.onError(Layer.buildWithScope(layer, scope), (cause) => Scope.close(scope, Exit.failCause(cause)))))
 
 /**
  * The engine over the client: a failure of either (connecting, creating the
- * tables) is a `DatabaseError`, a defect too (the sqlite driver throws when
- * it cannot open its file). A `DatabaseError` is tried again 3 times: runners
- * starting together on a new database race to create the cluster's tables,
- * and the losers' `CREATE TABLE` fails ("already exists").
+ * tables) is a `DatabaseError`, a defect too. A `DatabaseError` is tried
+ * again 3 times: runners starting together on a new database race to create
+ * the cluster's tables, and the losers' `CREATE TABLE` fails ("already
+ * exists").
  */
 const overDatabase = <A, E, R, E2, R2>(
   database: Database,
   engine: Layer.Layer<A, E, R>,
   client: Layer.Layer<R, E2 | ConfigurationError, R2>
 ): Layer.Layer<A, ConfigurationError | DatabaseError, R2> =>
-  engine.pipe(
-    Layer.provide(client),
-    Layer.catchAllCause((cause): Layer.Layer<A, ConfigurationError | DatabaseError, R2> => {
-      if (Cause.isInterruptedOnly(cause)) return Layer.failCause(Cause.map(cause, databaseError(database)))
-      const error = Cause.squash(cause)
-      return Layer.fail(error instanceof ConfigurationError ? error : databaseError(database)(error))
-    }),
-    Layer.retry(
-      Schedule.exponential("250 millis").pipe(
-        Schedule.intersect(Schedule.recurs(3)),
-        Schedule.whileInput((error: ConfigurationError | DatabaseError) => error._tag === "DatabaseError")
-      )
+  Layer.effectContext(
+    buildAttempt(Layer.provide(engine, client)).pipe(
+      Effect.catchCause((cause): Effect.Effect<Context.Context<A>, ConfigurationError | DatabaseError> => {
+        if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(Cause.map(cause, databaseError(database)))
+        const error = Cause.squash(cause)
+        return Effect.fail(error instanceof ConfigurationError ? error : databaseError(database)(error))
+      }),
+      Effect.retry({
+        schedule: Schedule.exponential("250 millis"),
+        times: 3,
+        while: (error) => error._tag === "DatabaseError"
+      })
     )
   )
 
 const sqlite = (database: Extract<Database, { _tag: "Sqlite" }>, options: Options) =>
   overDatabase(
     database,
-    ClusterWorkflowEngine.layer.pipe(Layer.provideMerge(SingleRunner.layer({ runnerStorage: "sql", shardingConfig: options.sharding }))),
-    sqliteClient(database.filename)
+    ClusterWorkflowEngine.layer.pipe(
+      Layer.provideMerge(SingleRunner.layer({ runnerStorage: "sql", shardingConfig: options.sharding })),
+      // The message storage hashes over-long deduplication keys.
+      Layer.provide(NodeCrypto.layerDigest)
+    ),
+    SqliteClient.layer({ filename: database.filename })
   )
 
 const postgres = (database: Extract<Database, { _tag: "Postgres" }>, options: Options, clientOnly: boolean) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(checkPort(options.port ?? 24100), (port) =>
       overDatabase(
         database,

@@ -1,5 +1,5 @@
 /**
- * A `TaskJournal` in SQL (`@effect/sql`: sqlite or Postgres), for the plain
+ * A `TaskJournal` in SQL (`effect/sql`: sqlite or Postgres), for the plain
  * `Videos` API shared by many processes, on many machines, without
  * workflows. It keeps the directory journal's promises: one row per task
  * holding the whole record (as JSON, so nothing the record holds is lost);
@@ -18,17 +18,17 @@
  *
  * @since 0.1.0
  */
-import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
-import { isAlive, makeOwner } from "@switchboard/node/NodeTaskJournal"
 import { JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
+import { isAlive, makeOwner } from "@switchboard/node/NodeTaskJournal"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import * as Crypto from "node:crypto"
 
 /**
@@ -88,7 +88,7 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
     claimed_by TEXT,
     claim TEXT
   )`.pipe(
-    Effect.zipRight(sql`CREATE TABLE IF NOT EXISTS ${quarantine} (
+    Effect.andThen(sql`CREATE TABLE IF NOT EXISTS ${quarantine} (
       id TEXT PRIMARY KEY,
       task_id TEXT NOT NULL,
       record TEXT NOT NULL,
@@ -109,7 +109,7 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
 
   const get = (taskId: string) =>
     sql<Row>`SELECT task_id, record, claim FROM ${tasks} WHERE task_id = ${keyOf(taskId)}`.pipe(
-      Effect.map((rows) => Option.flatMap(Option.fromNullable(rows[0]?.record), (text) => Either.getRight(TaskJournal.decodeRecord(text)))),
+      Effect.map((rows) => Option.flatMap(Option.fromNullishOr(rows[0]?.record), (text) => Result.getSuccess(TaskJournal.decodeRecord(text)))),
       Effect.mapError(journalError(`read task ${taskId}`))
     )
 
@@ -143,8 +143,8 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
         continue
       }
       const decoded = TaskJournal.decodeRecord(row.record)
-      if (Either.isRight(decoded)) entries.push(decoded.right)
-      else quarantined.push(yield* setAside({ ...row, record: row.record }, decoded.left))
+      if (Result.isSuccess(decoded)) entries.push(decoded.success)
+      else quarantined.push(yield* setAside({ ...row, record: row.record }, decoded.failure))
     }
     return { entries: entries.sort((a, b) => a.submittedAt - b.submittedAt), quarantined } satisfies TaskJournal.Listing
   })
@@ -177,7 +177,7 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
 
   const release = (taskId: string) =>
     sql`UPDATE ${tasks} SET claimed_by = NULL, claim = NULL WHERE task_id = ${keyOf(taskId)} AND claimed_by = ${owner.id}`.pipe(
-      Effect.zipRight(sql`DELETE FROM ${tasks} WHERE task_id = ${keyOf(taskId)} AND record IS NULL AND claim IS NULL`),
+      Effect.andThen(sql`DELETE FROM ${tasks} WHERE task_id = ${keyOf(taskId)} AND record IS NULL AND claim IS NULL`),
       Effect.mapError(journalError(`release task ${taskId}`))
     )
 
@@ -192,7 +192,7 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
   const check = Effect.suspend(() => {
     const probe = `probe-${owner.id}-${++probes}`
     return sql`INSERT INTO ${tasks} (task_id) VALUES (${probe})`.pipe(
-      Effect.zipRight(sql`DELETE FROM ${tasks} WHERE task_id = ${probe}`),
+      Effect.andThen(sql`DELETE FROM ${tasks} WHERE task_id = ${probe}`),
       Effect.asVoid,
       Effect.mapError(journalError("be written"))
     )
@@ -212,7 +212,7 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
 
 /**
  * The journal over the `SqlClient` in context (e.g.
- * `SqliteClient.layer({ filename })` or `PgClient.layer({ url })`).
+ * this package's `SqliteClient.layer({ filename })` or `PgClient.layer({ url })`).
  *
  * @since 0.1.0
  * @category layers

@@ -10,21 +10,21 @@
  *
  * @since 0.1.0
  */
-import * as Activity from "@effect/workflow/Activity"
-import * as DurableClock from "@effect/workflow/DurableClock"
-import * as Workflow from "@effect/workflow/Workflow"
-import type { WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
 import { isTransient, type SwitchboardError, TaskFailedError, TaskTimeoutError } from "@switchboard/core/SwitchboardError"
 import * as TaskPoller from "@switchboard/core/TaskPoller"
 import * as Videos from "@switchboard/core/Videos"
-import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Pull from "effect/Pull"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Activity from "effect/workflow/Activity"
+import * as DurableClock from "effect/workflow/DurableClock"
+import * as Workflow from "effect/workflow/Workflow"
+import type { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
 import { createHash } from "node:crypto"
 import * as Schemas from "./internal/schemas.js"
 
@@ -62,8 +62,7 @@ const Request = Schema.Struct({
  * @since 0.1.0
  * @category workflows
  */
-export const VideoWorkflow = Workflow.make({
-  name: "Switchboard/Video",
+export const VideoWorkflow = Workflow.make("Switchboard/Video", {
   payload: { key: Schema.String, request: Request },
   success: Video,
   error: Schemas.SwitchboardError,
@@ -87,17 +86,24 @@ export const keyOf = (request: Videos.SubmitRequest): string =>
 const Submitted = Schema.Struct({ taskId: Schema.String, submittedAt: Schema.Number })
 
 /**
- * The wait after poll `n` (from 0), or none when the schedule stops there.
- * `Schedule.run` also gives the output of the step that stops, which is not a
- * wait: hence one input more than needed, and the last output dropped when
- * fewer came back.
+ * The wait after poll `n` (from 0), or none when the schedule stops there:
+ * the schedule stepped `n + 1` times, each step at the time the waits before
+ * it end (what a schedule bounded in time, `Schedule.during`, counts).
  */
-const waitAfter = (schedule: Schedule.Schedule<unknown>, n: number) =>
-  Effect.map(Schedule.run(Schedule.delays(schedule), 0, Array.from({ length: n + 2 }, () => undefined)), (chunk) => {
-    const outputs = Chunk.toReadonlyArray(chunk)
-    const waits = outputs.length < n + 2 ? outputs.length - 1 : outputs.length
-    return n < waits ? Option.some(outputs[n]!) : Option.none()
-  })
+const waitAfter = Effect.fnUntraced(function*(schedule: Schedule.Schedule<unknown>, n: number) {
+  const step = yield* Schedule.toStep(schedule)
+  let now = 0
+  let wait: Option.Option<Duration.Duration> = Option.none()
+  for (let i = 0; i <= n; i++) {
+    wait = yield* Pull.catchDone(
+      Effect.map(step(now, undefined), ([, delay]) => Option.some(delay)),
+      () => Effect.succeedNone
+    )
+    if (Option.isNone(wait)) return wait
+    now += Duration.toMillis(wait.value)
+  }
+  return wait
+})
 
 const failed = (update: Extract<TaskPoller.TaskUpdate, { _tag: "Failed" }>) =>
   new TaskFailedError({
@@ -115,7 +121,7 @@ const timedOut = (taskId: string, deadline: Duration.Duration, lastStatus: strin
  */
 const body = (options: TaskPoller.PollOptions<SwitchboardError>) => {
   const schedule = options.schedule ?? TaskPoller.defaultSchedule
-  const deadline = Duration.decode(options.deadline ?? "10 minutes")
+  const deadline = Duration.fromInputUnsafe(options.deadline ?? "10 minutes")
   const isRetryable = options.isRetryable ?? isTransient
   const statusRetry = options.statusRetry ?? TaskPoller.defaultStatusRetry
 
@@ -139,7 +145,7 @@ const body = (options: TaskPoller.PollOptions<SwitchboardError>) => {
       // The workflow's storage holds the task now. The plain journal's record
       // covered the time from the service's answer to then; left, any
       // program's `Videos.resumePending` would follow the task a second time.
-      yield* Effect.catchAll(videos.complete(taskId), (error) =>
+      yield* Effect.catch(videos.complete(taskId), (error) =>
         Effect.logWarning(`task ${taskId} stays in the task journal: ${error.message}`))
       const status = Effect.retry(videos.status(taskId), { schedule: statusRetry, while: isRetryable })
 
@@ -223,4 +229,7 @@ export const generate = (
  * @category running
  */
 export const result = (key: string) =>
-  Effect.flatMap(VideoWorkflow.executionId({ key, request: { model: "-", prompt: "-" } }), VideoWorkflow.poll)
+  VideoWorkflow.executionId({ key, request: { model: "-", prompt: "-" } }).pipe(
+    Effect.flatMap(VideoWorkflow.poll),
+    Effect.map(Option.getOrUndefined)
+  )

@@ -9,10 +9,10 @@ import * as E from "@switchboard/core/SwitchboardError"
 import * as Schema from "effect/Schema"
 
 /** Every `SwitchboardError`, so a failure read back from storage keeps its class. */
-export const SwitchboardError = Schema.Union(...E.errorClasses)
+export const SwitchboardError = Schema.Union(E.errorClasses)
 
 /** `TaskPoller.TaskUpdate` as a schema: the result of one status activity. */
-export const TaskUpdate = Schema.Union(
+export const TaskUpdate = Schema.Union([
   Schema.TaggedStruct("InProgress", {
     taskId: Schema.String,
     status: Schema.String,
@@ -24,4 +24,4 @@ export const TaskUpdate = Schema.Union(
     reason: Schema.optional(Schema.String),
     body: Schema.optional(Schema.String)
   })
-)
+])

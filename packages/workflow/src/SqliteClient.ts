@@ -1,0 +1,148 @@
+/**
+ * An `effect/sql` client on `node:sqlite` (Node ≥ 22.5, no native build):
+ * the store of a single runner and of `SqlTaskJournal` on a file.
+ * `@effect/sql-sqlite-node` does not load on effect 4.1, and effect ships
+ * what a client needs (`Statement.makeCompilerSqlite`,
+ * `SqlClient.makeSqliteAcquirers`, `classifySqliteError`).
+ *
+ * One connection per client, shared through a semaphore. Writers in other
+ * connections (other processes, or other clients in this one) are waited for
+ * without blocking the event loop: a busy database is tried again every few
+ * milliseconds, up to `busyTimeout`, and transactions begin with
+ * `BEGIN IMMEDIATE`, so a transaction never fails busy half-way through.
+ *
+ * @since 0.2.0
+ */
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as Semaphore from "effect/Semaphore"
+import * as Client from "effect/sql/SqlClient"
+import type { Connection } from "effect/sql/SqlConnection"
+import { classifySqliteError, SqlError } from "effect/sql/SqlError"
+import * as Statement from "effect/sql/Statement"
+import * as Stream from "effect/Stream"
+import type * as NodeSqlite from "node:sqlite"
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export interface Config {
+  readonly filename: string
+  readonly readonly?: boolean | undefined
+  /** Default false: the file is in WAL mode, so readers never wait for the writer. */
+  readonly disableWAL?: boolean | undefined
+  /** How long a statement waits for another connection's write lock. Default 5 seconds. */
+  readonly busyTimeout?: Duration.Input | undefined
+}
+
+/**
+ * `node:sqlite` prints an ExperimentalWarning when first loaded: it is ours,
+ * and expected. Only that one warning, during that one load, is dropped.
+ */
+const loadSqlite = (): typeof NodeSqlite => {
+  const emitWarning = process.emitWarning
+  process.emitWarning = ((warning: string | Error, ...rest: Array<any>) => {
+    const text = typeof warning === "string" ? warning : warning.message
+    if (!/^SQLite is an experimental feature/.test(text)) emitWarning.call(process, warning, ...rest)
+  }) as typeof process.emitWarning
+  try {
+    return process.getBuiltinModule("node:sqlite")
+  } finally {
+    process.emitWarning = emitWarning
+  }
+}
+
+let sqlite: typeof NodeSqlite | undefined
+
+const sqlError = (operation: string) => (cause: unknown): SqlError => {
+  // node:sqlite names the SQLite result code `errcode`; the classifier reads `errno`.
+  const errno = typeof cause === "object" && cause !== null && "errcode" in cause ? cause.errcode : undefined
+  const classified = typeof errno === "number" ? Object.assign(Object.create(cause as object), { errno }) : cause
+  return new SqlError({ reason: classifySqliteError(classified, { message: `SQLite: could not ${operation}`, operation }) })
+}
+
+const isBusy = (error: SqlError) => error.reason._tag === "LockTimeoutError"
+
+/** The event loop's timer, not the application's `Clock`: a lock wait is I/O, and a `TestClock` must not hold it. */
+const pause = Effect.callback<void>((resume) => {
+  const timer = setTimeout(() => resume(Effect.void), 5)
+  return Effect.sync(() => clearTimeout(timer))
+})
+
+const open = (config: Config) =>
+  Effect.try({
+    try: () => {
+      sqlite ??= loadSqlite()
+      const db = new sqlite.DatabaseSync(config.filename, { readOnly: config.readonly ?? false, timeout: 0 })
+      if (config.disableWAL !== true && config.readonly !== true) db.exec("PRAGMA journal_mode = WAL")
+      return db
+    },
+    catch: sqlError("open the database")
+  })
+
+const makeConnection = (db: NodeSqlite.DatabaseSync, busyTimeout: Duration.Duration): Connection => {
+  const times = Math.ceil(Duration.toMillis(busyTimeout) / 5)
+  const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean) =>
+    Effect.try({
+      try: () => {
+        const statement = db.prepare(sql)
+        statement.setReturnArrays(arrays)
+        const args = params as Array<NodeSqlite.SQLInputValue>
+        if (statement.columns().length > 0) return statement.all(...args) as Array<any>
+        statement.run(...args)
+        return []
+      },
+      catch: sqlError("run a statement")
+    }).pipe(
+      Effect.tapError((error) => (isBusy(error) ? pause : Effect.void)),
+      Effect.retry({ while: isBusy, times })
+    )
+  const rows = (sql: string, params: ReadonlyArray<unknown>, transform: (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) =>
+    transform === undefined ? run(sql, params, false) : Effect.map(run(sql, params, false), transform)
+  return {
+    execute: rows,
+    executeUnprepared: rows,
+    executeRaw: (sql, params) => run(sql, params, false),
+    executeValues: (sql, params) => run(sql, params, true),
+    executeValuesUnprepared: (sql, params) => run(sql, params, true),
+    executeStream: (sql, params, transform) => Stream.fromIterableEffect(rows(sql, params, transform))
+  }
+}
+
+/**
+ * A client on the file, closed with the scope.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const make = Effect.fnUntraced(function*(config: Config) {
+  const db = yield* Effect.acquireRelease(open(config), (db) => Effect.sync(() => db.close()))
+  const connection = makeConnection(db, Duration.fromInputUnsafe(config.busyTimeout ?? "5 seconds"))
+  const acquirers = Client.makeSqliteAcquirers({
+    connection: Effect.succeed(connection),
+    semaphore: yield* Semaphore.make(1),
+    isTransaction: () => db.isTransaction
+  })
+  return yield* Client.make({
+    ...acquirers,
+    compiler: Statement.makeCompilerSqlite(),
+    driver: "sqlite-node",
+    beginTransaction: "BEGIN IMMEDIATE",
+    spanAttributes: [["db.system.name", "sqlite"]]
+  })
+})
+
+/**
+ * The client as `SqlClient`.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layer = (config: Config): Layer.Layer<Client.SqlClient, SqlError> =>
+  Layer.effectContext(Effect.map(make(config), (client) => Context.make(Client.SqlClient, client))).pipe(
+    Layer.provide(Reactivity.layer)
+  )
