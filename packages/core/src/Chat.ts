@@ -88,7 +88,7 @@ const notStreamed = (request: Protocol.ChatRequest) =>
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.map(Transport.asEffect(), (transport): Service => ({
+export const make = Effect.map(Effect.service(Transport), (transport): Service => ({
   create: (request) =>
     Effect.flatMap(Effect.fromResult(notStreamed(request)), (body) =>
       transport.call({

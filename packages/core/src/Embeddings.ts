@@ -100,7 +100,7 @@ const placeVectors = (response: Protocol.EmbeddingResponse, out: Array<Vector>, 
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.map(Transport.asEffect(), (transport): Service => {
+export const make = Effect.map(Effect.service(Transport), (transport): Service => {
   const send = (body: unknown, request: { readonly model: string; readonly dimensions?: number | undefined }) =>
     transport.call({
       method: "POST",

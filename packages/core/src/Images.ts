@@ -173,7 +173,7 @@ const imagesOf = (completion: Protocol.ChatCompletion) => {
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.map(Transport.asEffect(), (transport): Service => {
+export const make = Effect.map(Effect.service(Transport), (transport): Service => {
   const create = (request: Protocol.ChatRequest) =>
     Effect.flatMap(Effect.fromResult(encodeChat(request)), (body) =>
       transport.call({

@@ -31,7 +31,7 @@ const decodeList = decoder(Protocol.ModelList)
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.map(Transport.asEffect(), (transport): Service => ({
+export const make = Effect.map(Effect.service(Transport), (transport): Service => ({
   list: Effect.map(
     transport.call({ method: "GET", path: "/models", decode: decodeList, genAi: { operation: "list_models" } }),
     (list) => list.data

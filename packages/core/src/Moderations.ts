@@ -34,7 +34,7 @@ const decodeResponse = plainDecoder(Protocol.ModerationResponse)
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.map(Transport.asEffect(), (transport): Service => ({
+export const make = Effect.map(Effect.service(Transport), (transport): Service => ({
   create: (request) =>
     Effect.flatMap(Effect.fromResult(encodeRequest(request)), (body) =>
       transport.call({
