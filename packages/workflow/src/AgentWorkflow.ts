@@ -191,7 +191,7 @@ export const make = <T extends Agent.AnyTools>(options: Options<T>) => {
       DurableDeferred.succeed(approvals(0), { token: DurableDeferred.Token.make(token), value: decisions }),
     /** The run's result: `undefined` before it starts, `Suspended` while it waits, `Complete` at the end. */
     result: (key: string) =>
-      workflow.executionId(payloadOf(key, "-", [])).pipe(Effect.flatMap(workflow.poll), Effect.map(Option.getOrUndefined))
+      workflow.executionId(payloadOf(key, "-", [])).pipe(Effect.flatMap((id) => workflow.poll(id)), Effect.map(Option.getOrUndefined))
   }
 }
 

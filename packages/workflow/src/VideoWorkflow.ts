@@ -230,6 +230,6 @@ export const generate = (
  */
 export const result = (key: string) =>
   VideoWorkflow.executionId({ key, request: { model: "-", prompt: "-" } }).pipe(
-    Effect.flatMap(VideoWorkflow.poll),
+    Effect.flatMap((id) => VideoWorkflow.poll(id)),
     Effect.map(Option.getOrUndefined)
   )

@@ -4,24 +4,25 @@
  * `decide`, and a replay that repeats nothing that finished.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
-import { Tool, Toolkit } from "@switchboard/agent"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import { AgentWorkflow } from "../src/index.js"
 import { drive, emulated, requestsTo } from "./fixtures.js"
 
 const DeleteFile = Tool.make("delete_file", {
   description: "Deletes a file",
-  parameters: Schema.Struct({ path: Schema.String.annotations({ description: "File path" }) }),
+  parameters: Schema.Struct({ path: Schema.String.annotate({ description: "File path" }) }),
   success: Schema.Struct({ deleted: Schema.String }),
   needsApproval: true
 })
 const GetTime = Tool.make("get_time", {
   description: "Local time in a time zone",
-  parameters: Schema.Struct({ zone: Schema.String.annotations({ description: "IANA zone" }) }),
+  parameters: Schema.Struct({ zone: Schema.String.annotate({ description: "IANA zone" }) }),
   success: Schema.String
 })
 const toolkit = Toolkit.make(DeleteFile, GetTime)
@@ -45,8 +46,8 @@ const setup = Effect.gen(function*() {
 /** Polls (every second of the TestClock, driven) until `done`. */
 const until = <A, E, R>(poll: Effect.Effect<A, E, R>, done: (a: A) => boolean): Effect.Effect<A, E, R> => {
   const loop: Effect.Effect<A, E, R> = Effect.flatMap(poll, (a) =>
-    done(a) ? Effect.succeed(a) : Effect.zipRight(Effect.sleep("1 second"), Effect.suspend(() => loop)))
-  return Effect.flatMap(Effect.fork(loop), drive)
+    done(a) ? Effect.succeed(a) : Effect.andThen(Effect.sleep("1 second"), Effect.suspend(() => loop)))
+  return Effect.flatMap(Effect.forkChild(loop), drive)
 }
 
 describe("AgentWorkflow", () => {
@@ -54,12 +55,12 @@ describe("AgentWorkflow", () => {
     Effect.gen(function*() {
       const { agent, layer, ran } = yield* setup
       yield* Effect.gen(function*() {
-        const outcome = yield* Effect.flatMap(Effect.fork(agent.run("time-1", "gpt-4o-mini", [{ role: "user", content: `Use get_time({"zone": "Europe/Paris"})` }])), drive)
+        const outcome = yield* Effect.flatMap(Effect.forkChild(agent.run("time-1", "gpt-4o-mini", [{ role: "user", content: `Use get_time({"zone": "Europe/Paris"})` }])), drive)
         expect(outcome.status).toBe("completed")
         expect(yield* Ref.get(ran)).toEqual(["get_time Europe/Paris"])
         expect(yield* requestsTo("/chat/completions")).toHaveLength(2)
         // The same key again: the stored run, nothing called again.
-        const again = yield* Effect.flatMap(Effect.fork(agent.run("time-1", "gpt-4o-mini", [])), drive)
+        const again = yield* Effect.flatMap(Effect.forkChild(agent.run("time-1", "gpt-4o-mini", [])), drive)
         expect(again).toEqual(outcome)
         expect(yield* requestsTo("/chat/completions")).toHaveLength(2)
       }).pipe(Effect.provide(layer))

@@ -4,7 +4,6 @@
  * deadline, the typed ends, the idempotency key.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Videos from "@switchboard/core/Videos"
 import * as Clock from "effect/Clock"
@@ -12,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
+import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import { VideoWorkflow } from "../src/index.js"
 import { drive, emulated, requestsTo } from "./fixtures.js"
 
@@ -28,7 +28,7 @@ const setup = (times: Ref.Ref<ReadonlyArray<number>>, options: Parameters<typeof
         Effect.map(Videos.Videos, (videos) => ({
           ...videos,
           status: (taskId: string) =>
-            Effect.zipRight(
+            Effect.andThen(
               Effect.flatMap(Clock.currentTimeMillis, (at) => Ref.update(times, (all) => [...all, at])),
               videos.status(taskId)
             )
@@ -43,7 +43,7 @@ const run = <A, E, R>(
   f: (times: Ref.Ref<ReadonlyArray<number>>) => Effect.Effect<A, E, R>
 ) =>
   Effect.flatMap(Ref.make<ReadonlyArray<number>>([]), (times) =>
-    Effect.flatMap(Effect.fork(f(times)), drive).pipe(Effect.provide(setup(times, options)))) as Effect.Effect<
+    Effect.flatMap(Effect.forkChild(f(times)), drive).pipe(Effect.provide(setup(times, options)))) as Effect.Effect<
       A,
       E,
       Exclude<R, WorkflowEngine.WorkflowEngine | Videos.Videos | TaskJournal.TaskJournal | import("@switchboard/emulator").Emulator.Emulator>
@@ -100,7 +100,7 @@ describe("VideoWorkflow", () => {
       })))
 
   it.effect("ends in TaskTimeoutError when the schedule runs out", () =>
-    run({ schedule: Schedule.spaced("1 second").pipe(Schedule.intersect(Schedule.recurs(2))) }, (times) =>
+    run({ schedule: Schedule.max([Schedule.spaced("1 second"), Schedule.recurs(2)]) }, (times) =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(VideoWorkflow.generate({ model, prompt: "stuck forever" }))
         expect(error._tag).toBe("TaskTimeoutError")
