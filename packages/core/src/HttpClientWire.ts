@@ -1,163 +1,184 @@
 /**
- * An `HttpWire` over any `@effect/platform` `HttpClient`: the browser's
- * fetch, a client of the user's choice, a test's scripted one. Its own
- * module, so that Node programs, which use `NodeHttpWire`, never load
- * `@effect/platform`'s client.
+ * An `HttpWire` over any `effect/http` `HttpClient`: fetch
+ * (`FetchHttpClient`), `@effect/platform-node`'s `NodeHttpClient`, a client
+ * of the user's choice, a test's scripted one. Its own module, so that Node
+ * programs, which use `NodeHttpWire`, never load `effect/http`'s client.
+ *
+ * The limits are `WireLimits`', on the fiber's clock (`clockTimers`): a
+ * `TestClock` drives them.
  *
  * @since 0.1.0
  */
-import * as HttpBody from "@effect/platform/HttpBody"
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as HttpBody from "effect/http/HttpBody"
+import * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Pull from "effect/Pull"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as HttpWire from "./HttpWire.js"
 import * as Decoding from "./internal/decoding.js"
-
-declare const globalThis: { readonly Response?: abstract new(...args: ReadonlyArray<never>) => unknown }
-
-interface Wrapped {
-  readonly original?: Wrapped
-  readonly source?: unknown
-}
+import * as WireLimits from "./WireLimits.js"
 
 /**
- * Whether the client decoded the body itself: fetch does, and keeps
- * `content-encoding` in the headers; the Node clients hand on the coded
- * bytes. No public field says which: the platform's responses keep what they
- * were made from as `source` (a web `Response` for fetch), under the
- * `original` of each response a client wraps (@effect/platform 0.97).
- */
-const decodedByClient = (response: HttpClientResponse.HttpClientResponse): boolean => {
-  let inner = response as Wrapped
-  while (inner.original !== undefined) inner = inner.original
-  return globalThis.Response !== undefined && inner.source instanceof globalThis.Response
-}
-
-/**
- * The response's codings when the wire must undo them (`undefined`: the body
- * is plain, or the client decoded it), or why it cannot.
+ * The response's codings when the wire must undo them (`undefined`: the
+ * body is plain, or the client decoded it), or why it cannot. A fetch-backed
+ * client decodes by itself and keeps `content-encoding` in the headers: its
+ * responses are the ones `HttpClientResponse.toWeb` finds a web `Response`
+ * under (zstd too, which fetch takes). Other clients hand on the coded bytes.
  */
 const codingsOf = (response: HttpClientResponse.HttpClientResponse) => {
-  const codings = Decoding.codingsOf(response.headers["content-encoding"])
-  return codings === undefined || codings instanceof HttpWire.WireError || !decodedByClient(response) ? codings : undefined
+  const header = response.headers["content-encoding"]
+  if (header === undefined) return undefined
+  const byFetch = Option.isSome(HttpClientResponse.toWeb(response))
+  const codings = Decoding.codingsOf(header, byFetch ? "zstd" : undefined)
+  return codings instanceof HttpWire.WireError || !byFetch ? codings : undefined
 }
 
+/** A failed read: `decode` when zlib (in fetch, or here) found the coded bytes corrupt, else `response`. */
+const lost = (cause: HttpClientError.HttpClientError) => Decoding.readFailure(cause.cause ?? cause)
+
+/** The body, decoded: by the client, or here through `node:zlib` where the runtime has it. */
+const bodyOf = (response: HttpClientResponse.HttpClientResponse): Stream.Stream<Uint8Array, HttpWire.WireError> => {
+  const codings = codingsOf(response)
+  const raw = Stream.mapError(response.stream, lost)
+  if (codings === undefined) return raw
+  if (codings instanceof HttpWire.WireError) return Stream.fail(codings)
+  const zlib = Decoding.builtinZlib()
+  if (zlib === undefined) return Stream.fail(Decoding.failure(`this runtime has no node:zlib to decode ${codings.join(", ")}`))
+  return Decoding.decodeStream(zlib, codings, raw)
+}
+
+/** A whole body through `WireLimits.TextBody`: the reads stop at its verdict. */
+const readText = (
+  response: HttpClientResponse.HttpClientResponse,
+  maxBytes: number | undefined
+): Effect.Effect<HttpWire.TextResponse, HttpWire.WireError> => {
+  const head = { status: response.status, headers: response.headers }
+  const text = new WireLimits.TextBody(head, maxBytes)
+  if (text.declaredTooLarge) return Effect.fail(WireLimits.tooLarge())
+  let verdict: WireLimits.Verdict = "more"
+  const read = Stream.runForEachWhile(bodyOf(response), (bytes) =>
+    Effect.sync(() => {
+      verdict = text.add(bytes)
+      return verdict === "more"
+    }))
+  return Effect.matchEffect(read, {
+    onFailure: (error) => {
+      const failure = error.reason === "decode" ? text.undecodable(error) : error
+      return failure === undefined ? Effect.succeed({ ...head, text: text.text() }) : Effect.fail(failure)
+    },
+    onSuccess: () => verdict === "too-large" ? Effect.fail(WireLimits.tooLarge()) : Effect.succeed({ ...head, text: text.text() })
+  })
+}
+
+const noTracing = () => true
+
 /**
- * A wire over the platform's `HttpClient`.
+ * A wire over the given `HttpClient`.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = (httpClient: HttpClient.HttpClient): HttpWire.Service => {
   // `Transport`'s span carries method, path, model and status; the client's
-  // own span would repeat it per attempt.
-  const client = HttpClient.withTracerDisabledWhen(httpClient, () => true)
-  const execute = (request: HttpWire.Request) => {
-    const outgoing = HttpWire.outgoing(request)
-    const headers = Decoding.acceptEncoding(outgoing.headers)
-    const payload = outgoing.payload
-    const contentType = headers["content-type"]
-    const body = payload === undefined ? undefined : typeof payload === "string" ?
-      HttpBody.text(payload, contentType) :
-      HttpBody.uint8Array(payload, contentType)
-    return Effect.mapError(
-      client.execute(HttpClientRequest.make(request.method)(request.url, { headers, ...(body === undefined ? {} : { body }) })),
-      (cause: HttpClientError.HttpClientError) => new HttpWire.WireError({ reason: "request", cause: cause.cause ?? cause })
-    )
-  }
-  const lost = (cause: HttpClientError.HttpClientError) => Decoding.readFailure(cause.cause ?? cause)
-  /** The body, decoded: by the client, or here through `node:zlib` where the runtime has it. */
-  const bodyOf = (
-    response: HttpClientResponse.HttpClientResponse,
-    codings: ReadonlyArray<Decoding.Coding> | HttpWire.WireError
-  ): Stream.Stream<Uint8Array, HttpWire.WireError> => {
-    if (codings instanceof HttpWire.WireError) return Stream.fail(codings)
-    const zlib = Decoding.builtinZlib()
-    if (zlib === undefined) return Stream.fail(Decoding.failure(`this runtime has no node:zlib to decode ${codings.join(", ")}`))
-    return Decoding.decodeStream(zlib, codings, Stream.mapError(response.stream, lost))
-  }
+  // own span would repeat it per attempt. `HttpWire.traced` sends the
+  // `traceparent` (the client's propagation goes with its span). Scoped: the
+  // exchange is aborted when its scope closes, read to the end or not.
+  const client = HttpClient.withScope(httpClient)
+  const execute = (request: HttpWire.Request): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpWire.WireError, Scope.Scope> =>
+    Effect.flatMap(HttpWire.traced(request), (request) => {
+      const { headers, payload } = HttpWire.outgoing(request)
+      const body = payload === undefined ? undefined : HttpBody.text(payload, headers["content-type"])
+      return Effect.mapError(
+        client.execute(HttpClientRequest.make(request.method)(request.url, {
+          headers: Decoding.acceptEncoding(headers),
+          ...(body === undefined ? {} : { body })
+        })),
+        (cause: HttpClientError.HttpClientError) => new HttpWire.WireError({ reason: "request", cause: cause.cause ?? cause })
+      ).pipe(Effect.provideService(HttpClient.TracerDisabledWhen, noTracing))
+    })
   return {
     text: (request, limits) => {
-      const exchange = Effect.scoped(Effect.flatMap(execute(request), (response) => {
-        const success = response.status >= 200 && response.status < 300
-        const max = success ? limits?.maxBytes : HttpWire.maxErrorBytes
-        const tooLarge = Effect.fail(new HttpWire.WireError({ reason: "too-large" }))
-        const codings = codingsOf(response)
-        if (codings !== undefined) {
-          const read = HttpWire.readUpTo(bodyOf(response, codings), max ?? Infinity)
-          return Effect.flatMap(
-            // An error body that does not decode keeps its status, with no text.
-            success ? read : Effect.catchIf(read, (error) => error.reason === "decode", () => Effect.succeed({ size: 0, text: "" })),
-            ({ size, text }): Effect.Effect<HttpWire.TextResponse, HttpWire.WireError> =>
-              success && max !== undefined && size > max ?
-                tooLarge :
-                Effect.succeed({ status: response.status, headers: response.headers, text })
-          )
-        }
-        // A coded body's length is its coded size: only a plain one's says what the limit counts.
-        const plain = response.headers["content-encoding"] === undefined
-        if (success && max !== undefined && plain && Number(response.headers["content-length"]) > max) return tooLarge
-        const read = max === undefined ?
-          Effect.map(Effect.mapError(response.text, lost), (text) => ({ text, size: 0 })) :
-          HttpWire.readUpTo(Stream.mapError(response.stream, lost), max)
-        return Effect.flatMap(read, ({ size, text }): Effect.Effect<HttpWire.TextResponse, HttpWire.WireError> =>
-          success && max !== undefined && size > max ?
-            tooLarge :
-            Effect.succeed({ status: response.status, headers: response.headers, text }))
-      }))
-      return limits?.timeoutMillis === undefined ? exchange : Effect.timeoutFail(exchange, {
+      const exchange = Effect.scoped(Effect.flatMap(execute(request), (response) => readText(response, limits?.maxBytes)))
+      return limits?.timeoutMillis === undefined ? exchange : Effect.timeoutOrElse(exchange, {
         duration: limits.timeoutMillis,
-        onTimeout: () => HttpWire.timeout("request")
+        orElse: () => Effect.fail(HttpWire.timeout("request"))
       })
     },
-    // The limits with `Effect.timeout`, so that a `TestClock` drives them:
-    // the wait for the head, then each read, within what is left of the
-    // total and, until `commit`, of the first-byte limit.
-    open: (request, limits) =>
-      Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (start) => {
-        let committed = false
-        const deadline = (): { readonly at: number; readonly limit: "first-byte" | "total" } | undefined => {
-          const total = limits?.totalMillis === undefined ? undefined : start + limits.totalMillis
-          const first = committed || limits?.firstByteMillis === undefined ? undefined : start + limits.firstByteMillis
-          if (first !== undefined && (total === undefined || first <= total)) return { at: first, limit: "first-byte" }
-          return total === undefined ? undefined : { at: total, limit: "total" }
-        }
-        const within = <A>(effect: Effect.Effect<A, Option.Option<HttpWire.WireError>>) =>
-          Effect.suspend(() => {
-            const due = deadline()
-            return due === undefined ? effect : Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
-              Effect.timeoutFail(effect, {
-                duration: Math.max(0, due.at - now),
-                onTimeout: () => Option.some(HttpWire.timeout(due.limit))
-              }))
-          })
-        return Effect.map(
-          Effect.mapError(within(Effect.mapError(execute(request), Option.some)), (error) =>
-            Option.getOrElse(error, () => HttpWire.timeout("total"))),
-          (response): HttpWire.OpenResponse => {
-            const codings = codingsOf(response)
-            const body = codings === undefined ? Stream.mapError(response.stream, lost) : bodyOf(response, codings)
-            const idle = limits?.idleMillis === undefined ? body : HttpWire.timeoutBetweenReads(body, limits.idleMillis)
-            return {
-              status: response.status,
-              headers: response.headers,
-              body: limits?.totalMillis === undefined && limits?.firstByteMillis === undefined ? idle : Stream.unwrapScoped(
-                Effect.map(Stream.toPull(idle), (pull) => Stream.repeatEffectChunkOption(within(pull)))
-              ),
-              commit: () => {
-                committed = true
-              }
-            }
-          }
-        )
-      })
+    open: (request, limits) => open(execute(request), limits)
   }
 }
+
+/**
+ * Opens an exchange under `WireLimits.StreamDeadlines`: a limit that runs
+ * out fails what waits (the head, or a read of the body) and the exchange
+ * is aborted with the scope, or by the interruption of what waited.
+ */
+const open = (
+  execute: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpWire.WireError, Scope.Scope>,
+  limits: HttpWire.Limits | undefined
+): Effect.Effect<HttpWire.OpenResponse, HttpWire.WireError, Scope.Scope> =>
+  Effect.flatMap(WireLimits.clockTimers, (timers) => {
+    let timedOut: HttpWire.WireError | undefined
+    const waiters = new Set<(exit: Exit.Exit<never, HttpWire.WireError>) => void>()
+    const deadlines = new WireLimits.StreamDeadlines(limits, timers, (limit) => {
+      timedOut = HttpWire.timeout(limit)
+      for (const wake of waiters) wake(Exit.fail(timedOut))
+    })
+    /** `effect`, or the limit that runs out first (which interrupts it). */
+    const limited = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | HttpWire.WireError, R> => {
+      const expiry = Effect.callback<never, HttpWire.WireError>((resume) => {
+        if (timedOut !== undefined) return resume(Effect.fail(timedOut))
+        waiters.add(resume)
+        return Effect.sync(() => waiters.delete(resume))
+      })
+      return Effect.raceFirst(effect, expiry)
+    }
+    return Effect.andThen(
+      Effect.addFinalizer(() => Effect.sync(() => deadlines.end())),
+      Effect.map(limited(execute), (response): HttpWire.OpenResponse => ({
+        status: response.status,
+        headers: response.headers,
+        body: limitedBody(bodyOf(response), deadlines, limited),
+        commit: deadlines.commit
+      }))
+    )
+  })
+
+/** The body, each read timed by `deadlines`; its end ends them. */
+const limitedBody = (
+  body: Stream.Stream<Uint8Array, HttpWire.WireError>,
+  deadlines: WireLimits.StreamDeadlines,
+  limited: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | HttpWire.WireError, R>
+): Stream.Stream<Uint8Array, HttpWire.WireError> =>
+  Stream.transformPull(body, (pull: Pull.Pull<Arr.NonEmptyReadonlyArray<Uint8Array>, HttpWire.WireError>) =>
+    Effect.succeed(
+      Effect.suspend(() => {
+        deadlines.waiting(true)
+        return limited(pull).pipe(
+          Effect.onExit((exit) =>
+            Effect.sync(() => {
+              deadlines.waiting(false)
+              if (Exit.isSuccess(exit)) {
+                deadlines.arrived()
+                deadlines.delivered()
+              } else if (!Cause.hasInterruptsOnly(exit.cause)) {
+                deadlines.end()
+              }
+            })
+          )
+        )
+      })
+    )
+  )
 
 /**
  * The wire over whatever `HttpClient` is provided.
@@ -167,5 +188,5 @@ export const make = (httpClient: HttpClient.HttpClient): HttpWire.Service => {
  */
 export const layer: Layer.Layer<HttpWire.HttpWire, never, HttpClient.HttpClient> = Layer.effect(
   HttpWire.HttpWire,
-  Effect.map(HttpClient.HttpClient, make)
+  Effect.map(Effect.service(HttpClient.HttpClient), make)
 )
