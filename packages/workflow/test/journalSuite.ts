@@ -9,17 +9,19 @@ import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Videos from "@switchboard/core/Videos"
 import { Emulator } from "@switchboard/emulator"
 import { NodeSwitchboard, NodeTaskJournal } from "@switchboard/node"
-import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Os from "node:os"
+import { nextTurn, recordingClock, sleeps } from "./fixtures.js"
 
 /** One store, as a test sees it: journals over it, and the store's raw content. */
 export interface Store {
@@ -48,7 +50,7 @@ const open = (store: Store) =>
 const claimOpen = (journal: TaskJournal.Service, taskId: string) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
-    const taken = yield* Scope.extend(journal.claim(taskId), scope)
+    const taken = yield* Scope.provide(journal.claim(taskId), scope)
     return { taken, release: Scope.close(scope, Exit.void) }
   })
 
@@ -61,15 +63,19 @@ const otherOwner = (alive: boolean): TaskJournal.Owner => ({
   pid: alive ? process.pid : 999_999_999
 })
 
-/** The event loop's next turn: I/O callbacks run, whatever the load (no time is waited). */
-const nextTurn = Effect.async<void>((resume) => void setImmediate(() => resume(Effect.void)))
-
 /**
  * `check` until `done` holds, letting the event loop turn between tries: a
  * hot loop would starve the I/O it waits for (the renewals of another fiber).
  */
 export const eventually = <A, E>(check: Effect.Effect<A, E>, done: (a: A) => boolean): Effect.Effect<A, E> =>
-  Effect.repeat(Effect.zipLeft(check, nextTurn), { until: done })
+  Effect.repeat(Effect.tap(check, () => nextTurn), { until: done })
+
+/** A sleep is pending (a claim's renewal waits): the clock may move. */
+const renewalPending = eventually(sleeps, (all) => all.length > 0)
+
+/** A test on the `TestClock`, its pending sleeps recorded. */
+const test = (name: string, body: () => Effect.Effect<void, unknown, Scope.Scope>) =>
+  it.effect(name, () => Effect.provide(body(), recordingClock))
 
 /**
  * Declares the suite for a kind of store; `fresh` makes an empty store, its
@@ -77,7 +83,7 @@ export const eventually = <A, E>(check: Effect.Effect<A, E>, done: (a: A) => boo
  */
 export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, Scope.Scope>) =>
   describe(`${name}: the TaskJournal promises`, () => {
-    it.scoped("one record per task, replaced when recorded again, whole (URL and output included), kept across reopening", () =>
+    test("one record per task, replaced when recorded again, whole (URL and output included), kept across reopening", () =>
       Effect.gen(function*() {
         const store = yield* fresh
         const first = yield* open(store)
@@ -95,7 +101,7 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         yield* first.check
       }))
 
-    it.scoped("hostile ids from the service: each kept apart under its own id, or refused with JournalError; never a defect", () =>
+    test("hostile ids from the service: each kept apart under its own id, or refused with JournalError; never a defect", () =>
       Effect.gen(function*() {
         const store = yield* fresh
         const journal = yield* open(store)
@@ -103,9 +109,9 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         const ids = ["task\ud800x", "task\udc00x", "task\ufffdx", "a\u0000b", "\u0001sha256:x", "../../x", "%E0%A4%A", " ", "é".repeat(2000)]
         const recorded: Array<string> = []
         for (const [i, taskId] of ids.entries()) {
-          const result = yield* Effect.either(journal.record(entry(taskId, i)))
-          if (result._tag === "Right") recorded.push(taskId)
-          else expect(result.left._tag).toBe("JournalError")
+          const result = yield* Effect.result(journal.record(entry(taskId, i)))
+          if (Result.isSuccess(result)) recorded.push(taskId)
+          else expect(result.failure._tag).toBe("JournalError")
         }
         // Only a file name too long for the file system may be refused.
         expect(recorded).toEqual(expect.arrayContaining(ids.slice(0, -1)))
@@ -118,7 +124,7 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         expect(yield* journal.scan).toEqual({ entries: [], quarantined: [] })
       }))
 
-    it.scoped("a record that cannot be read is set aside once, reported, and out of the others' way", () =>
+    test("a record that cannot be read is set aside once, reported, and out of the others' way", () =>
       Effect.gen(function*() {
         const store = yield* fresh
         const journal = yield* open(store)
@@ -133,7 +139,7 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         expect(yield* (yield* open(store)).scan).toEqual({ entries: [entry("good", 1)], quarantined: [] })
       }))
 
-    it.scoped("a live holder keeps its task until it releases it; other tasks stay free", () =>
+    test("a live holder keeps its task until it releases it; other tasks stay free", () =>
       Effect.gen(function*() {
         const store = yield* fresh
         const [first, second] = [yield* open(store), yield* open(store)]
@@ -148,7 +154,7 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         expect(yield* second.list).toEqual([entry("t1", 1)])
       }))
 
-    it.scoped("many processes claiming at once: each task goes to exactly one", () =>
+    test("many processes claiming at once: each task goes to exactly one", () =>
       Effect.gen(function*() {
         const store = yield* fresh
         const journals = yield* Effect.all([open(store), open(store), open(store), open(store)])
@@ -163,11 +169,11 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         expect(all.sort()).toEqual([...taskIds].sort())
       }))
 
-    it.scoped("a claim not renewed is taken over once expired", () =>
+    test("a claim not renewed is taken over once expired", () =>
       Effect.gen(function*() {
         const store = yield* fresh
         const journal = yield* open(store)
-        const now = yield* TestClock.currentTimeMillis
+        const now = yield* Clock.currentTimeMillis
         yield* store.writeClaim("t1", { owner: otherOwner(true), expiresAt: now + 120_000 })
         yield* TestClock.adjust("119 seconds")
         expect(yield* claimOnce(journal, "t1")).toBe(false)
@@ -175,7 +181,7 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         expect(yield* claimOnce(journal, "t1")).toBe(true)
       }))
 
-    it.scoped("a holder renews its claim, and keeps it past the first expiry", () =>
+    test("a holder renews its claim, and keeps it past the first expiry", () =>
       Effect.gen(function*() {
         const store = yield* fresh
         const [first, second] = [yield* open(store), yield* open(store)]
@@ -184,45 +190,45 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         for (let i = 0; i < 4; i++) {
           // The renewals run on their own fiber, over real I/O: the clock
           // moves once the next one waits, and the test goes on once it landed.
-          yield* eventually(TestClock.sleeps(), Chunk.isNonEmpty)
+          yield* renewalPending
           yield* TestClock.adjust("40 seconds")
-          const now = yield* TestClock.currentTimeMillis
+          const now = yield* Clock.currentTimeMillis
           yield* eventually(store.readClaim("t1"), (claim) => Option.isSome(claim) && claim.value.expiresAt >= now + 120_000)
         }
         expect(yield* claimOnce(second, "t1")).toBe(false)
       }))
 
-    it.scoped("a holder whose claim was taken over meanwhile does not renew it over the new holder's", () =>
+    test("a holder whose claim was taken over meanwhile does not renew it over the new holder's", () =>
       Effect.gen(function*() {
         const store = yield* fresh
         const first = yield* open(store)
         expect((yield* claimOpen(first, "t1")).taken).toBe(true)
-        yield* eventually(TestClock.sleeps(), Chunk.isNonEmpty)
+        yield* renewalPending
         // Its renewals stalled past the expiry, and another process took the task.
-        const now = yield* TestClock.currentTimeMillis
+        const now = yield* Clock.currentTimeMillis
         const taker = { owner: otherOwner(true), expiresAt: now + 120_000 }
         yield* store.writeClaim("t1", taker)
         yield* TestClock.adjust("40 seconds")
-        yield* eventually(TestClock.sleeps(), Chunk.isNonEmpty)
+        yield* renewalPending
         expect(Option.getOrUndefined(yield* store.readClaim("t1"))).toEqual(taker)
       }))
 
-    it.scoped("a claim of a process that is gone is taken over at once; a broken claim too", () =>
+    test("a claim of a process that is gone is taken over at once; a broken claim too", () =>
       Effect.gen(function*() {
         const store = yield* fresh
         const journal = yield* open(store)
-        const now = yield* TestClock.currentTimeMillis
+        const now = yield* Clock.currentTimeMillis
         yield* store.writeClaim("t1", { owner: otherOwner(false), expiresAt: now + 120_000 })
         expect(yield* claimOnce(journal, "t1")).toBe(true)
         yield* store.writeClaim("t2", { owner: otherOwner(true), expiresAt: now + 120_000 })
         expect(yield* claimOnce(journal, "t2")).toBe(false)
       }))
 
-    it.scoped("a dead-looking pid of another process table (a container sharing the host name), or of an old record, waits for expiry", () =>
+    test("a dead-looking pid of another process table (a container sharing the host name), or of an old record, waits for expiry", () =>
       Effect.gen(function*() {
         const store = yield* fresh
         const journal = yield* open(store)
-        const now = yield* TestClock.currentTimeMillis
+        const now = yield* Clock.currentTimeMillis
         const gone = otherOwner(false)
         // Its own PID namespace: pid 999999999 may run there.
         yield* store.writeClaim("container", { owner: { ...gone, pidNamespace: "pid:[1]" }, expiresAt: now + 120_000 })
@@ -237,11 +243,11 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         for (const taskId of ["container", "boot", "old"]) expect(yield* claimOnce(journal, taskId), taskId).toBe(true)
       }))
 
-    it.scoped("a claim without a record, left by a process that is gone, is dropped when the journal is read; a live one stays", () =>
+    test("a claim without a record, left by a process that is gone, is dropped when the journal is read; a live one stays", () =>
       Effect.gen(function*() {
         const store = yield* fresh
         const journal = yield* open(store)
-        const now = yield* TestClock.currentTimeMillis
+        const now = yield* Clock.currentTimeMillis
         yield* store.writeClaim("gone", { owner: otherOwner(false), expiresAt: now + 120_000 })
         yield* store.writeClaim("alive", { owner: otherOwner(true), expiresAt: now + 120_000 })
         expect(yield* journal.scan).toEqual({ entries: [], quarantined: [] })
@@ -249,7 +255,7 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         expect(Option.getOrUndefined(yield* store.readClaim("alive"))?.owner.id).toBe("another-live-process")
       }))
 
-    it.scoped("remove drops the record and this process's claim", () =>
+    test("remove drops the record and this process's claim", () =>
       Effect.gen(function*() {
         const store = yield* fresh
         const [first, second] = [yield* open(store), yield* open(store)]
@@ -260,7 +266,7 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         expect(yield* claimOnce(second, "t1")).toBe(true)
       }))
 
-    it.scopedLive("Videos over it: a submitter's tasks are held while it runs; two resumers share the rest, each task polled by one", () =>
+    it.live("Videos over it: a submitter's tasks are held while it runs; two resumers share the rest, each task polled by one", () =>
       Effect.gen(function*() {
         const store = yield* fresh
         const emulator = yield* Emulator.Emulator

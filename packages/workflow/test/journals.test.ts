@@ -4,9 +4,7 @@
  * sqlite file, and on a private Postgres (fails loudly when Debian's
  * postgresql is missing: never skipped).
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import { NodeTaskJournal } from "@switchboard/node"
@@ -17,16 +15,17 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll } from "vitest"
-import { SqlTaskJournal } from "../src/index.js"
+import { SqliteClient, SqlTaskJournal } from "../src/index.js"
 import { journalSuite, type Store } from "./journalSuite.js"
 import { type Postgres, startPostgres } from "./postgres.js"
 
-const decodeClaim = Schema.decodeSync(Schema.parseJson(TaskJournal.Claim))
-const encodeClaim = Schema.encodeSync(Schema.parseJson(TaskJournal.Claim))
+const decodeClaim = Schema.decodeSync(Schema.fromJsonString(TaskJournal.Claim))
+const encodeClaim = Schema.encodeSync(Schema.fromJsonString(TaskJournal.Claim))
 
 const temporaryDirectory = Effect.acquireRelease(
   Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-journals-"))),
@@ -60,7 +59,7 @@ const sqlStore = (client: Layer.Layer<SqlClient.SqlClient, unknown>) =>
           ON CONFLICT (task_id) DO UPDATE SET claimed_by = excluded.claimed_by, claim = excluded.claim`,
       readClaim: (taskId) =>
         Effect.map(sql<{ claim: string | null }>`SELECT claim FROM ${tasks} WHERE task_id = ${taskId}`, (rows) =>
-          Option.map(Option.fromNullable(rows[0]?.claim), decodeClaim))
+          Option.map(Option.fromNullishOr(rows[0]?.claim), decodeClaim))
     } satisfies Store
   })
 
@@ -85,7 +84,7 @@ journalSuite(
 )
 
 describe("SqlTaskJournal", () => {
-  it.scoped("a database it cannot write: JournalError naming what it could not do", () =>
+  it.effect("a database it cannot write: JournalError naming what it could not do", () =>
     Effect.gen(function*() {
       const dir = yield* temporaryDirectory
       const file = Path.join(dir, "journal.sqlite")
