@@ -424,7 +424,7 @@ export const layerOnFirstUse = (directory: string): Layer.Layer<TaskJournal.Task
       const open = lock.withPermits(1)(Effect.suspend(() =>
         opened !== undefined ? Effect.succeed(opened) : Effect.flatMap(
           Effect.provide(makeStorage(directory), Layer.merge(NodeFileSystem.layer, NodePath.layer)),
-          (storage) => Effect.tap(TaskJournal.make(storage), (service) => (opened = service))
+          (storage) => Effect.map(TaskJournal.make(storage), (service) => (opened = service))
         )
       ))
       const use = <A, E, R>(f: (service: TaskJournal.Service) => Effect.Effect<A, E, R>) => Effect.flatMap(open, f)
