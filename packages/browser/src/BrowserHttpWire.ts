@@ -1,23 +1,22 @@
 /**
  * The `HttpWire` over the page's `fetch`, with nothing in between: no
- * `@effect/platform` `HttpClient` (its request, response, headers, cookies
- * and URL-parameter modules are about 4.5 KB of a page's gzipped bundle;
- * docs/performance.md, browser bundle). One `AbortController` per exchange
- * ends it on interruption, on a time limit, or when the body's scope closes.
+ * `effect/http` `HttpClient` (its request, response, headers, URL and body
+ * modules would weigh on every page; docs/browser.md, bundle size). One
+ * `AbortController` per exchange ends it on interruption, on a time limit,
+ * or when the body's scope closes. The limits are core's `WireLimits`, on
+ * the fiber's clock (a `TestClock` drives them); every request carries the
+ * current span's `traceparent` (`HttpWire.traced`).
  *
  * @since 0.1.0
  */
 import * as HttpWire from "@switchboard/core/HttpWire"
 import * as Decoding from "@switchboard/core/internal/decoding"
+import * as WireLimits from "@switchboard/core/WireLimits"
 import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Pull from "effect/Pull"
 import * as Stream from "effect/Stream"
-
-/** One read of a body: bytes, a failure, or `Cause.Done` at its end. */
-type BodyPull = Pull.Pull<Arr.NonEmptyReadonlyArray<Uint8Array>, HttpWire.WireError>
 
 /** Names in lower case, repeated values joined by `, `: what `Headers` iterates as. */
 const headersOf = (headers: Headers): Record<string, string> => {
@@ -35,8 +34,8 @@ const headersOf = (headers: Headers): Record<string, string> => {
  * browser that asked for it decodes it. (Cross-origin, `content-encoding` is
  * hidden unless exposed: then fetch alone judges.)
  */
-const refused = (response: Response): HttpWire.WireError | undefined => {
-  const codings = Decoding.codingsOf(response.headers.get("content-encoding") ?? undefined, "zstd")
+const refused = (headers: Readonly<Record<string, string>>): HttpWire.WireError | undefined => {
+  const codings = Decoding.codingsOf(headers["content-encoding"], "zstd")
   return codings instanceof HttpWire.WireError ? codings : undefined
 }
 
@@ -49,94 +48,143 @@ const send = (request: HttpWire.Request, signal: AbortSignal) => {
   return fetch(request.url, {
     method: request.method,
     headers: Decoding.acceptEncoding(headers),
-    ...(payload === undefined ? {} : { body: payload as BodyInit }),
+    ...(payload === undefined ? {} : { body: payload }),
     signal
   })
 }
 
 /**
- * The body as a stream of reads. After the first read, a read that waits
- * longer than `idleMillis` fails the stream with a `timeout` and aborts the
- * exchange: one timer for the whole body, which on firing checks when the
- * last read started or ended and sets itself again for what is left.
+ * A whole body through `WireLimits.TextBody`: its text, or why it failed.
+ * Once the body has all it takes (or is too large), the exchange is aborted
+ * and the rest never read.
+ */
+const readWhole = async (
+  response: Response,
+  body: WireLimits.TextBody,
+  abort: () => void
+): Promise<string | HttpWire.WireError> => {
+  const reader = response.body?.getReader()
+  if (reader === undefined) return body.text()
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) return body.text()
+      const verdict = body.add(value)
+      if (verdict === "more") continue
+      abort()
+      return verdict === "too-large" ? WireLimits.tooLarge() : body.text()
+    }
+  } catch (cause) {
+    abort()
+    const error = Decoding.readFailure(cause)
+    return (error.reason === "decode" ? body.undecodable(error) : error) ?? body.text()
+  }
+}
+
+/** Sends `request` and reads the whole body; interruption aborts the exchange. */
+const exchangeText = (request: HttpWire.Request, maxBytes: number | undefined) =>
+  Effect.callback<HttpWire.TextResponse, HttpWire.WireError>((resume) => {
+    const controller = new AbortController()
+    const abort = () => controller.abort()
+    send(request, controller.signal).then(
+      async (response) => {
+        const head = { status: response.status, headers: headersOf(response.headers) }
+        const body = new WireLimits.TextBody(head, maxBytes)
+        const refusal = refused(head.headers)
+        if (refusal !== undefined || body.declaredTooLarge) abort()
+        const outcome = refusal !== undefined ?
+          body.undecodable(refusal) ?? "" :
+          body.declaredTooLarge ?
+          WireLimits.tooLarge() :
+          await readWhole(response, body, abort)
+        resume(typeof outcome === "string" ? Effect.succeed({ ...head, text: outcome }) : Effect.fail(outcome))
+      },
+      (cause: unknown) => resume(Effect.fail(new HttpWire.WireError({ reason: "request", cause })))
+    )
+    return Effect.sync(abort)
+  })
+
+/**
+ * The body as a stream of reads, each one told to `deadlines` (the idle
+ * limit counts the reader's waits); its end ends them. `failure` names a
+ * read that failed because a limit aborted the exchange.
  */
 const bodyOf = (
   response: Response,
-  controller: AbortController,
-  idleMillis: number | undefined,
-  onEnd: () => void
+  deadlines: WireLimits.StreamDeadlines,
+  failure: (cause: unknown) => HttpWire.WireError
 ): Stream.Stream<Uint8Array, HttpWire.WireError> => {
-  const body = response.body
-  if (body === null) return Stream.empty
-  const reader = body.getReader()
-  let reads = 0
-  let lastActivity = 0
-  let waiting: ((effect: BodyPull) => void) | undefined
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const checkIdle = () => {
-    timer = undefined
-    if (idleMillis === undefined) return
-    const silent = Date.now() - lastActivity
-    if (waiting !== undefined && silent >= idleMillis) {
-      const resume = waiting
-      waiting = undefined
-      resume(Effect.fail(HttpWire.timeout("idle")))
-      controller.abort()
-      return
-    }
-    timer = setTimeout(checkIdle, waiting === undefined ? idleMillis : idleMillis - silent)
+  const reader = response.body?.getReader()
+  if (reader === undefined) {
+    deadlines.end()
+    return Stream.empty
   }
-  const pull: BodyPull = Effect.callback((resume) => {
-    waiting = resume
-    if (reads > 0 && idleMillis !== undefined) {
-      lastActivity = Date.now()
-      timer ??= setTimeout(checkIdle, idleMillis)
-    }
-    const settle = (effect: BodyPull) => {
-      if (waiting !== resume) return
-      waiting = undefined
-      lastActivity = Date.now()
-      resume(effect)
-    }
+  const pull = Effect.callback<Arr.NonEmptyReadonlyArray<Uint8Array>, HttpWire.WireError | Cause.Done>((resume) => {
+    deadlines.waiting(true)
     reader.read().then(
       ({ done, value }) => {
-        reads++
+        deadlines.waiting(false)
         if (done) {
-          clearTimeout(timer)
-          onEnd()
+          deadlines.end()
+          return resume(Cause.done())
         }
-        settle(done ? Cause.done() : Effect.succeed([value]))
+        deadlines.arrived()
+        deadlines.delivered()
+        resume(Effect.succeed([value]))
       },
       (cause: unknown) => {
-        clearTimeout(timer)
-        settle(Effect.fail(Decoding.readFailure(cause)))
+        deadlines.waiting(false)
+        resume(Effect.fail(failure(cause)))
       }
     )
-    return Effect.sync(() => {
-      waiting = undefined
-    })
+    return Effect.sync(() => deadlines.waiting(false))
   })
-  return Stream.ensuring(Stream.fromPull(Effect.succeed(pull)), Effect.sync(() => clearTimeout(timer)))
+  return Stream.fromPull(Effect.succeed(pull))
 }
 
 /**
- * The first `max` bytes of the body as text, and whether it is longer; the
- * rest is never read (the caller aborts the exchange).
+ * Opens an exchange under `WireLimits.StreamDeadlines`. A limit that runs
+ * out aborts the exchange: the fetch or the read that waited fails, and is
+ * named after the limit. The abort is in the scope before the request
+ * leaves, so whatever ends the scope (interruption while waiting for the
+ * head included) ends the exchange.
  */
-const readAtMost = async (response: Response, max: number): Promise<{ text: string; over: boolean }> => {
-  if (response.body === null) return { text: "", over: false }
-  const reader = response.body.getReader()
-  const decoder = new TextDecoder()
-  let text = ""
-  let size = 0
-  while (size <= max) {
-    const { done, value } = await reader.read()
-    if (done) return { text: text + decoder.decode(), over: false }
-    text += decoder.decode(value.subarray(0, Math.max(0, max - size)), { stream: true })
-    size += value.length
-  }
-  return { text: text + decoder.decode(), over: true }
-}
+const exchangeOpen = (request: HttpWire.Request, limits: HttpWire.Limits | undefined) =>
+  Effect.flatMap(WireLimits.clockTimers, (timers) => {
+    const controller = new AbortController()
+    let timedOut: WireLimits.StreamLimit | undefined
+    const deadlines = new WireLimits.StreamDeadlines(limits, timers, (limit) => {
+      timedOut = limit
+      controller.abort()
+    })
+    const failure = (reason: "request" | "response", cause: unknown) =>
+      timedOut !== undefined ?
+        HttpWire.timeout(timedOut) :
+        reason === "response" ?
+        Decoding.readFailure(cause) :
+        new HttpWire.WireError({ reason, cause })
+    return Effect.andThen(
+      Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          deadlines.end()
+          controller.abort()
+        })
+      ),
+      Effect.map(
+        Effect.tryPromise({ try: () => send(request, controller.signal), catch: (cause) => failure("request", cause) }),
+        (response): HttpWire.OpenResponse => {
+          const headers = headersOf(response.headers)
+          const refusal = refused(headers)
+          return {
+            status: response.status,
+            headers,
+            body: refusal !== undefined ? Stream.fail(refusal) : bodyOf(response, deadlines, (cause) => failure("response", cause)),
+            commit: deadlines.commit
+          }
+        }
+      )
+    )
+  })
 
 /**
  * A wire over the global `fetch`. A 2xx body past `Limits.maxBytes` (or
@@ -149,110 +197,14 @@ const readAtMost = async (response: Response, max: number): Promise<{ text: stri
  */
 export const make = (): HttpWire.Service => ({
   text: (request, limits) =>
-    Effect.callback<HttpWire.TextResponse, HttpWire.WireError>((resume) => {
-      const controller = new AbortController()
-      let settled = false
-      const settle = (effect: Effect.Effect<HttpWire.TextResponse, HttpWire.WireError>) => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        resume(effect)
-      }
-      const timer = limits?.timeoutMillis === undefined ? undefined : setTimeout(() => {
-        settle(Effect.fail(HttpWire.timeout("request")))
-        controller.abort()
-      }, limits.timeoutMillis)
-      send(request, controller.signal).then(
-        (response) => {
-          const success = response.status >= 200 && response.status < 300
-          const max = success ? limits?.maxBytes : HttpWire.maxErrorBytes
-          const tooLarge = () => {
-            settle(Effect.fail(new HttpWire.WireError({ reason: "too-large" })))
-            controller.abort()
-          }
-          const reply = (text: string) => settle(Effect.succeed({ status: response.status, headers: headersOf(response.headers), text }))
-          // A body that does not decode: a 2xx fails; any other status keeps its status, with no text.
-          const undecodable = (error: HttpWire.WireError) => {
-            controller.abort()
-            if (success) settle(Effect.fail(error))
-            else reply("")
-          }
-          const refusal = refused(response)
-          if (refusal !== undefined) return undecodable(refusal)
-          // A coded body's length is its coded size, not the decoded size the limit counts.
-          const plain = !response.headers.has("content-encoding")
-          if (success && max !== undefined && plain && Number(response.headers.get("content-length")) > max) return tooLarge()
-          const read = max === undefined ? response.text().then((text) => ({ text, over: false })) : readAtMost(response, max)
-          read.then(
-            ({ over, text }) => {
-              if (over) controller.abort()
-              if (over && success) return tooLarge()
-              reply(text)
-            },
-            (cause: unknown) => {
-              const error = Decoding.readFailure(cause)
-              if (error.reason === "decode") undecodable(error)
-              else settle(Effect.fail(error))
-            }
-          )
-        },
-        (cause: unknown) => settle(Effect.fail(new HttpWire.WireError({ reason: "request", cause })))
-      )
-      return Effect.sync(() => {
-        settled = true
-        clearTimeout(timer)
-        controller.abort()
+    Effect.flatMap(HttpWire.traced(request), (request) => {
+      const exchange = exchangeText(request, limits?.maxBytes)
+      return limits?.timeoutMillis === undefined ? exchange : Effect.timeoutOrElse(exchange, {
+        duration: limits.timeoutMillis,
+        orElse: () => Effect.fail(HttpWire.timeout("request"))
       })
     }),
-  // The abort is in the scope before the request leaves: whatever ends the
-  // scope (interruption while waiting for headers included) ends the exchange.
-  // The total limit is one timer from the start to the body's end; the
-  // first-byte limit one from the start to `commit`.
-  open: (request, limits) =>
-    Effect.flatMap(
-      Effect.acquireRelease(
-        Effect.sync(() => ({
-          controller: new AbortController(),
-          timer: undefined as ReturnType<typeof setTimeout> | undefined,
-          firstByteTimer: undefined as ReturnType<typeof setTimeout> | undefined
-        })),
-        (exchange) =>
-          Effect.sync(() => {
-            clearTimeout(exchange.timer)
-            clearTimeout(exchange.firstByteTimer)
-            exchange.controller.abort()
-          })
-      ),
-      (exchange) => {
-        let timedOut: "first-byte" | "total" | undefined
-        const limit = (which: "first-byte" | "total", millis: number | undefined) =>
-          millis === undefined ? undefined : setTimeout(() => {
-            timedOut = which
-            exchange.controller.abort()
-          }, millis)
-        exchange.timer = limit("total", limits?.totalMillis)
-        exchange.firstByteTimer = limit("first-byte", limits?.firstByteMillis)
-        // An abort by a limit surfaces as a failed fetch or read: name it.
-        const failure = (reason: "request" | "response", cause: unknown) =>
-          timedOut !== undefined ? HttpWire.timeout(timedOut) : new HttpWire.WireError({ reason, cause })
-        return Effect.map(
-          Effect.tryPromise({ try: () => send(request, exchange.controller.signal), catch: (cause) => failure("request", cause) }),
-          (response): HttpWire.OpenResponse => {
-            const refusal = refused(response)
-            const body = refusal !== undefined ? Stream.fail(refusal) : bodyOf(response, exchange.controller, limits?.idleMillis, () => {
-              clearTimeout(exchange.timer)
-              clearTimeout(exchange.firstByteTimer)
-            })
-            return {
-              status: response.status,
-              headers: headersOf(response.headers),
-              body: Stream.mapError(body, (error) => error.reason === "response" ? failure("response", error.cause) : error),
-              commit: () => clearTimeout(exchange.firstByteTimer)
-            }
-          }
-        )
-      }
-    )
+  open: (request, limits) => Effect.flatMap(HttpWire.traced(request), (request) => exchangeOpen(request, limits))
 })
 
 /**

@@ -31,7 +31,7 @@ const streamInterval = 15
 type Results = Record<string, { readonly ok: boolean; readonly [key: string]: unknown }>
 
 let runtime: ManagedRuntime.ManagedRuntime<Emulator.Emulator, unknown> | undefined
-let emulator: Emulator.Emulator["Type"]
+let emulator: Emulator.Emulator["Service"]
 let server: Http.Server | undefined
 let browser: Browser | undefined
 let page: Page

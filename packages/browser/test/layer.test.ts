@@ -158,7 +158,7 @@ describe("BrowserTaskJournal", () => {
         const claimIn = (layer: typeof BrowserTaskJournal.layerLocalStorage) =>
           Effect.flatMap(TaskJournal.TaskJournal, (j) => j.claim("t1")).pipe(Effect.provide(layer))
         const first = yield* Scope.make()
-        expect(yield* Scope.extend(claimIn(BrowserTaskJournal.layer()), first)).toBe(true)
+        expect(yield* Scope.provide(claimIn(BrowserTaskJournal.layer()), first)).toBe(true)
         expect(yield* Effect.scoped(claimIn(BrowserTaskJournal.layer()))).toBe(false)
         yield* Scope.close(first, Exit.void)
         expect(yield* Effect.scoped(claimIn(BrowserTaskJournal.layer()))).toBe(true)

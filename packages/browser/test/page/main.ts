@@ -11,6 +11,7 @@ import { Attachment, Chat, Embeddings, Images, Moderations, Videos } from "@swit
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { BrowserAttachment, BrowserSwitchboard, BrowserTaskJournal } from "../../src/index.js"
@@ -44,7 +45,7 @@ const direct = BrowserSwitchboard.layer({ baseUrl: api, apiKey: key, allowApiKey
  * page, so the claims on its video tasks are held until the page goes away.
  */
 const pageRuntime = ManagedRuntime.make(direct)
-const pageLifetime = Layer.effectContext(Effect.map(Effect.promise(() => pageRuntime.runtime()), (runtime) => runtime.context))
+const pageLifetime = Layer.effectContext(Effect.promise(() => pageRuntime.context()))
 /** The recommended set-up: no key in the page, the page's own server adds it. */
 const proxied = BrowserSwitchboard.layer({ baseUrl: "/", journal: "memory", maxRetries: 0 })
 
@@ -286,7 +287,7 @@ const resume = check("resume", ({ out }) =>
       Effect.map(Effect.tap(Stream.runLast(updates), () => Videos.complete(entry.taskId)), (last) => ({
         taskId: entry.taskId,
         prompt: entry.prompt,
-        last: last._tag === "Some" ? last.value._tag : "none"
+        last: Option.match(last, { onNone: () => "none", onSome: (update) => update._tag })
       })))
     out.textContent = finished.map((f) => `${f.taskId}: ${f.last}`).join("\n")
     return {
