@@ -33,8 +33,8 @@ describe("SwitchboardConfig", () => {
       Effect.provide(
         SwitchboardConfig.layerConfig().pipe(
           Layer.provide(
-            Layer.setConfigProvider(
-              ConfigProvider.fromMap(new Map([["SWITCHBOARD_BASE_URL", "http://127.0.0.1:9"], ["SWITCHBOARD_API_KEY", "sk-env"]]))
+            ConfigProvider.layer(
+              ConfigProvider.fromEnvRecord({ SWITCHBOARD_BASE_URL: "http://127.0.0.1:9", SWITCHBOARD_API_KEY: "sk-env" })
             )
           )
         )
@@ -47,11 +47,12 @@ describe("SwitchboardConfig", () => {
         Effect.provide(
           SwitchboardConfig.SwitchboardConfig,
           SwitchboardConfig.layerConfig().pipe(
-            Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["SWITCHBOARD_BASE_URL", "http://x"]]))))
+            Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({ SWITCHBOARD_BASE_URL: "http://x" })))
           )
         )
       )
-      expect(String(error)).toContain("Expected SWITCHBOARD_API_KEY to exist")
+      // Effect 4 says it as the path of a value that is not there.
+      expect(String(error)).toMatch(/Expected string\s+at \["SWITCHBOARD_API_KEY"\]/)
       expect(String(error)).not.toContain("<redacted>")
     }))
 })

@@ -1,11 +1,10 @@
 /**
- * `internal/streams`: `unwrap` and `unwrapScoped` at the channel level keep
- * what `Stream.unwrap` and `Stream.unwrapScoped` promise: the effect runs when
+ * `internal/streams`: `unwrap` and `unwrapScoped` (now Effect 4's own
+ * `Stream.unwrap`) keep what the SDK relies on: the effect runs when
  * the stream does (each time), and the scope closes once, with the stream's
  * exit, whether it ends, fails or is cut short by its consumer.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
@@ -31,8 +30,8 @@ describe("Streams.unwrap", () => {
       let runs = 0
       const stream = Streams.unwrap(Effect.sync(() => (runs++, Stream.make(1, 2))))
       expect(runs).toBe(0)
-      expect(Chunk.toArray(yield* Stream.runCollect(stream))).toEqual([1, 2])
-      expect(Chunk.toArray(yield* Stream.runCollect(stream))).toEqual([1, 2])
+      expect((yield* Stream.runCollect(stream))).toEqual([1, 2])
+      expect((yield* Stream.runCollect(stream))).toEqual([1, 2])
       expect(runs).toBe(2)
       expect(yield* Effect.flip(Stream.runDrain(Streams.unwrap(Effect.fail("no") as Effect.Effect<Stream.Stream<number>, string>)))).toBe("no")
     }))
@@ -61,14 +60,14 @@ describe("Streams.unwrapScoped", () => {
   it.effect("closes it when the consumer stops early", () =>
     Effect.gen(function*() {
       const { closed, stream } = recorded(Stream.iterate(0, (n) => n + 1))
-      expect(Chunk.toArray(yield* Stream.runCollect(Stream.take(stream, 2)))).toEqual([0, 1])
+      expect((yield* Stream.runCollect(Stream.take(stream, 2)))).toEqual([0, 1])
       expect(closed.length).toBe(1)
     }))
 
   it.effect("closes it when making the stream fails", () =>
     Effect.gen(function*() {
       const closed: Array<Exit.Exit<unknown, unknown>> = []
-      const refused: Effect.Effect<Stream.Stream<number>, string, Scope.Scope> = Effect.zipRight(
+      const refused: Effect.Effect<Stream.Stream<number>, string, Scope.Scope> = Effect.andThen(
         Effect.addFinalizer((exit) => Effect.sync(() => closed.push(exit))),
         Effect.fail("refused")
       )
