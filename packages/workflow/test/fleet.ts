@@ -9,7 +9,7 @@ import type { LogEvent } from "./processes.js"
 /** Waits, request by request (no clock), until `done(submissions, status calls)` holds. */
 export const awaitRequests = async <R, ER>(
   runtime: ManagedRuntime.ManagedRuntime<R, ER>,
-  emulator: Emulator.Emulator["Type"],
+  emulator: Emulator.Emulator["Service"],
   done: (submissions: number, polls: number) => boolean
 ): Promise<void> => {
   for (let n = 1;; n++) {

@@ -7,8 +7,8 @@
  * - an agent run paused for approval, its runner killed, then approved.
  * Each prints its figures.
  */
-import { Toolkit } from "@switchboard/agent"
 import { Emulator } from "@switchboard/emulator"
+import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -169,7 +169,7 @@ describe("an agent run on a fleet", () => {
   it("waits for an approval across a killed runner and runs the tool once", async () => {
     const url = postgres!.database("agent")
     const runtime = ManagedRuntime.make(
-      Layer.merge(Emulator.layer(), Layer.unwrapEffect(Effect.map(Cluster.parseDatabase(url), (database) => Cluster.layerClient({ database }))))
+      Layer.merge(Emulator.layer(), Layer.unwrap(Effect.map(Cluster.parseDatabase(url), (database) => Cluster.layerClient({ database }))))
     )
     try {
       const emulator = await runtime.runPromise(Emulator.Emulator)
@@ -196,7 +196,7 @@ describe("an agent run on a fleet", () => {
       const result = await runtime.runPromise(
         agent.result(key).pipe(
           Effect.repeat({ until: (r) => r?._tag === "Complete", schedule: Schedule.spaced("500 millis") }),
-          Effect.zipRight(agent.result(key))
+          Effect.andThen(agent.result(key))
         )
       )
       await survivor.kill()
