@@ -290,6 +290,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     onSome: (transport) => transport.config.maxResponseBytes
   })
   return yield* LanguageModel.make({
+    // Chat completions take a system message anywhere in the conversation.
+    supportsSystemMessagesInHistory: Effect.succeed(true),
     generateText: Effect.fnUntraced(function*(provider) {
       const method = provider.responseFormat.type === "json" ? "generateObject" : "generateText"
       const origin = { site: { module, method }, endpoint: chatEndpoint }
