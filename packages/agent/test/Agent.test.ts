@@ -283,7 +283,6 @@ describe("Agent.run over HTTP to the emulator", () => {
       class Busy extends Schema.TaggedError<Busy>()("Busy", {}) {}
       const Flaky = Tool.make("flaky", {
         description: "Fails twice",
-        parameters: Schema.Struct({}),
         success: Schema.Number,
         failure: Busy
       }).annotate(Agent.ToolRetry, Schedule.recurs(2))
@@ -301,7 +300,6 @@ describe("Agent.run over HTTP to the emulator", () => {
     Effect.gen(function*() {
       const Hang = Tool.make("hang", {
         description: "Never returns",
-        parameters: Schema.Struct({}),
         success: Schema.String
       })
       const started = yield* Deferred.make<void>()
@@ -325,10 +323,9 @@ describe("Agent.run over HTTP to the emulator", () => {
     Effect.gen(function*() {
       const Sleepy = Tool.make("sleepy", {
         description: "Too slow",
-        parameters: Schema.Struct({}),
         success: Schema.String
       }).annotate(Agent.ToolTimeout, "1 second")
-      const Broken = Tool.make("broken", { description: "Throws", parameters: Schema.Struct({}), success: Schema.String })
+      const Broken = Tool.make("broken", { description: "Throws", success: Schema.String })
       const kit = Toolkit.make(Sleepy, Broken)
       const live = kit.toLayer({
         sleepy: () => Effect.as(Effect.sleep("1 minute"), "late"),

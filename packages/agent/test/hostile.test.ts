@@ -42,7 +42,7 @@ describe("limits that make no sense are refused before any call", () => {
 describe("a misbehaving model", () => {
   it.effect("budget.duration bounds the whole run, a tool that hangs included", () =>
     Effect.gen(function*() {
-      const Hang = Tool.make("hang", { description: "Never returns", parameters: Schema.Struct({}), success: Schema.String })
+      const Hang = Tool.make("hang", { description: "Never returns", success: Schema.String })
       const started = yield* Deferred.make<void>()
       const finalized = yield* Ref.make(false)
       const kit = Toolkit.make(Hang)
@@ -81,20 +81,26 @@ describe("a misbehaving model", () => {
       expect(result.steps[0]!.toolResults[0]!.content).toContain("deeper than 128 levels")
     }).pipe(Effect.provide(emulated()), Effect.provide(handlers())))
 
-  it.effect("a tool name the service would refuse, or a bad timeout, is a ConfigurationError naming it before any call", () =>
+  it.effect("a tool name or parameters the service would refuse, or a bad timeout, is a ConfigurationError naming it before any call", () =>
     Effect.gen(function*() {
-      const spaced = Toolkit.make(Tool.make("get weather", { description: "", parameters: Schema.Struct({}) }))
+      const spaced = Toolkit.make(Tool.make("get weather", { description: "" }))
       const named = yield* Effect.flip(Agent.run({ model, toolkit: spaced, messages: [user("Use get_weather")] })).pipe(
         Effect.provide(spaced.toLayer({ "get weather": () => Effect.void }))
       )
       expect(named).toMatchObject({ _tag: "ConfigurationError", field: "toolkit.tools.get weather" })
       expect(named.message).toMatch(/must be 1-64 letters/)
-      const negative = Toolkit.make(Tool.make("wait", { parameters: Schema.Struct({}) }).annotate(Agent.ToolTimeout, -1))
+      const negative = Toolkit.make(Tool.make("wait").annotate(Agent.ToolTimeout, -1))
       const timeout = yield* Effect.flip(Agent.run({ model, toolkit: negative, messages: [user("Use wait")] })).pipe(
         Effect.provide(negative.toLayer({ wait: () => Effect.void }))
       )
       expect(timeout).toMatchObject({ _tag: "ConfigurationError" })
       expect(timeout.message).toContain("wait")
+      // An empty Struct's JSON Schema is "anything but null", which the service refuses for parameters.
+      const anything = Toolkit.make(Tool.make("ping", { parameters: Schema.Struct({}) }))
+      const parameters = yield* Effect.flip(Agent.run({ model, toolkit: anything, messages: [user("Use ping")] })).pipe(
+        Effect.provide(anything.toLayer({ ping: () => Effect.void }))
+      )
+      expect(parameters).toMatchObject({ _tag: "ConfigurationError", field: "toolkit.tools.ping" })
       expect(yield* Effect.flatMap(Emulator.Emulator, (e) => e.requestCount)).toBe(0)
     }).pipe(Effect.provide(emulated())))
 

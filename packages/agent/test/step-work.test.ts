@@ -64,7 +64,7 @@ describe("a handler's services, provided at each call", () => {
   class Greeting extends Context.Service<Greeting, string>()("test/Greeting") {}
   // A request-level dependency (`effect/ai`'s way for a handler to use a
   // service of the caller): the run requires it.
-  const Greet = Tool.make("greet", { description: "Greets", parameters: Schema.Struct({}), success: Schema.String, dependencies: [Greeting] })
+  const Greet = Tool.make("greet", { description: "Greets", success: Schema.String, dependencies: [Greeting] })
   const kit = Toolkit.make(Greet)
   // The greeting and content capture from the services the handler runs with.
   const live = kit.toLayer({
@@ -97,8 +97,8 @@ describe("a handler's services, provided at each call", () => {
 
 describe("a step with a single call", () => {
   class Fibers extends Context.Service<Fibers, Ref.Ref<ReadonlyArray<number>>>()("test/Fibers") {}
-  const Note = Tool.make("note", { description: "Notes", parameters: Schema.Struct({}), success: Schema.String })
-  const Crash = Tool.make("crash", { description: "Throws", parameters: Schema.Struct({}), success: Schema.String })
+  const Note = Tool.make("note", { description: "Notes", success: Schema.String })
+  const Crash = Tool.make("crash", { description: "Throws", success: Schema.String })
   const kit = Toolkit.make(Note, Crash)
   // `note` records the fiber it runs in.
   const live = kit.toLayer(Effect.map(Fibers, (fibers) =>

@@ -105,12 +105,17 @@ export const resolve = (toolkit: Toolkit.Any): Result.Result<Tools, Configuratio
     if (Tool.isProviderDefined(tool)) {
       return refuse(tool.name, `the provider-defined tool ${tool.name} is not supported`)
     }
+    const found = fixedFor(tool)
+    if (found.definition.function.parameters["type"] !== "object") {
+      // `Schema.Struct({})` is any value but null; `effect/ai`'s default, `Tool.EmptyParams`, is an empty object.
+      return refuse(tool.name, `the parameters of ${tool.name} must be an object schema (a Schema.Struct with fields, or none)`)
+    }
     const timeoutInput = Context.getOrUndefined(tool.annotations, ToolTimeout)
     const timeout = timeoutInput === undefined ? undefined : duration(`toolkit.tools.${tool.name}: ToolTimeout`, timeoutInput)
     if (timeout !== undefined && Result.isFailure(timeout)) return Result.fail(timeout.failure)
     tools.set(tool.name, {
       tool,
-      ...fixedFor(tool),
+      ...found,
       timeout: timeout?.success,
       retry: Context.getOrUndefined(tool.annotations, ToolRetry) as Schedule.Schedule<unknown, unknown> | undefined
     })
