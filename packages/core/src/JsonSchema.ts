@@ -54,9 +54,27 @@ const simpleKeys = new Set(["type", "enum"])
  * `anyOf` of plain typed branches (a mixed literal union, a nullable field)
  * → one node with `type` (and `enum`), so that every property has a `type`.
  */
+const nonFinite = new Set<Json>(["Infinity", "-Infinity", "NaN"])
+
+/**
+ * Effect's JSON form of `Schema.Number` also takes `"NaN"` and the
+ * infinities as strings: no model should answer a number so.
+ */
+const withoutNonFinite = (branches: ReadonlyArray<Json>): ReadonlyArray<Json> =>
+  branches.some((b) => isObject(b) && (b["type"] === "number" || b["type"] === "integer")) ?
+    branches.filter((b) =>
+      !(isObject(b) && b["type"] === "string" && Array.isArray(b["enum"]) && b["enum"].every((v: Json) => nonFinite.has(v)))
+    ) :
+    branches
+
 const collapse = (node: JsonObject): JsonObject => {
-  const branches = node["anyOf"]
-  if (!Array.isArray(branches)) return node
+  const anyOf = node["anyOf"]
+  if (!Array.isArray(anyOf)) return node
+  const branches = withoutNonFinite(anyOf)
+  if (branches.length === 1 && isObject(branches[0])) {
+    const { anyOf: _, ...rest } = node
+    return { ...branches[0], ...rest }
+  }
   const simple = branches.every(
     (b: Json) => isObject(b) && typeof b["type"] === "string" && Object.keys(b).every((k) => simpleKeys.has(k))
   )
