@@ -169,6 +169,36 @@ describe("tools that need approval", () => {
     }).pipe(provide))
 })
 
+describe("tools that need approval: a denial", () => {
+  const Guarded = AiTool.make("get_weather", {
+    parameters: Schema.Struct({ city: Schema.String }),
+    success: Schema.Struct({ city: Schema.String, celsius: Schema.Number }),
+    needsApproval: true
+  })
+  const guarded = AiToolkit.make(Guarded)
+
+  it.effect("a denied call never runs; the model is told it was denied, and why", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make(0)
+      const handlers = guarded.toLayer({ get_weather: ({ city }) => Effect.as(Ref.update(ran, (n) => n + 1), { city, celsius: 21 }) })
+      const prompt = Prompt.make("Use get_weather please")
+      const asked = yield* LanguageModel.generateText({ prompt, toolkit: guarded }).pipe(Effect.provide(handlers))
+      const request = asked.content.find((part) => part.type === "tool-approval-request")!
+      const denied = Prompt.concat(
+        Prompt.concat(prompt, Prompt.fromResponseParts(asked.content)),
+        Prompt.make([{
+          role: "tool",
+          content: [{ type: "tool-approval-response", approvalId: request.approvalId, approved: false, reason: "not today" }]
+        }])
+      )
+      yield* LanguageModel.generateText({ prompt: denied, toolkit: guarded }).pipe(Effect.provide(handlers))
+      expect(yield* Ref.get(ran)).toBe(0)
+      const sent = (yield* sentChatBodies)[1]!["messages"] as ReadonlyArray<{ readonly role: string; readonly content: string }>
+      expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "tool"])
+      expect(JSON.parse(sent[2]!.content)).toEqual({ type: "execution-denied", reason: "not today" })
+    }).pipe(provide))
+})
+
 describe("strict tools", () => {
   const Search = AiTool.make("search", {
     parameters: Schema.Struct({ query: Schema.String, limit: Schema.optionalKey(Schema.Number) }),
@@ -301,5 +331,26 @@ describe("telemetry", () => {
       // Usage on one span per call: backends that add it up across spans count it once.
       expect(spans.filter((s) => s.attributes.has("gen_ai.usage.input_tokens"))).toEqual([inner])
       expect(inner.parent._tag === "Some" && inner.parent.value.spanId).toBe(outer.spanId)
+    }).pipe(provide))
+
+  it.effect("streamText's span gets the response's model and finish reason when the stream ends", () =>
+    Effect.gen(function*() {
+      const { result, spans } = yield* recordingSpans(Stream.runDrain(LanguageModel.streamText({ prompt: "Hi" })))
+      expect(result._tag).toBe("Success")
+      const outer = spans.find((s) => s.name === "LanguageModel.streamText")!
+      expect(Object.fromEntries(outer.attributes)).toMatchObject({
+        "gen_ai.provider.name": "switchboard",
+        "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.response.model": "gpt-4o-mini",
+        "gen_ai.response.finish_reasons": ["stop"]
+      })
+    }).pipe(provide))
+
+  it.effect("generateObject's span says its output is json", () =>
+    Effect.gen(function*() {
+      const schema = Schema.Struct({ city: Schema.String })
+      const { spans } = yield* recordingSpans(LanguageModel.generateObject({ prompt: "A city", schema }))
+      const outer = spans.find((s) => s.name === "LanguageModel.generateObject")!
+      expect(outer.attributes.get("gen_ai.output.type")).toBe("json")
     }).pipe(provide))
 })

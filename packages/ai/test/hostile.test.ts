@@ -127,6 +127,33 @@ describe("strict tools: the model's nulls", () => {
       )
       expect(yield* Ref.get(seen)).toEqual({ query: "q" })
     }))
+
+  it.live("streamText too", () =>
+    Effect.gen(function*() {
+      const seen = yield* Ref.make<unknown>(undefined)
+      yield* against(
+        streamWithCall("search", `{"query":"q","limit":null}`),
+        Stream.runDrain(LanguageModel.streamText({ prompt: "Search", toolkit: search })).pipe(
+          Effect.provide(search.toLayer({ search: (params) => Effect.as(Ref.set(seen, params), "found") }))
+        ),
+        undefined,
+        { strict: true }
+      )
+      expect(yield* Ref.get(seen)).toEqual({ query: "q" })
+    }))
+
+  it.live("a value a strict schema refuses is an InvalidOutputError naming the call", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(against(
+        (_request, response) => json(response, 200, completionWithCall("search", `{"query":7,"limit":null}`)),
+        LanguageModel.generateText({ prompt: "Search", toolkit: search }).pipe(
+          Effect.provide(search.toLayer({ search: () => Effect.succeed("found") }))
+        ),
+        undefined,
+        { strict: true }
+      ))
+      expect(error.reason).toMatchObject({ _tag: "InvalidOutputError", description: expect.stringContaining("call_1 (search)") })
+    }))
 })
 
 describe("a model's bad JSON: a bounded message without the key", () => {
