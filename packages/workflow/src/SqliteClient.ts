@@ -45,9 +45,9 @@ export interface Config {
  */
 const loadSqlite = (): typeof NodeSqlite => {
   const emitWarning = process.emitWarning
-  process.emitWarning = ((warning: string | Error, ...rest: Array<any>) => {
+  process.emitWarning = ((warning: string | Error, ...rest: Array<unknown>) => {
     const text = typeof warning === "string" ? warning : warning.message
-    if (!/^SQLite is an experimental feature/.test(text)) emitWarning.call(process, warning, ...rest)
+    if (!/^SQLite is an experimental feature/.test(text)) Reflect.apply(emitWarning, process, [warning, ...rest])
   }) as typeof process.emitWarning
   try {
     return process.getBuiltinModule("node:sqlite")
@@ -84,15 +84,31 @@ const open = (config: Config) =>
     catch: sqlError("open the database")
   })
 
+/** Records, or arrays with `setReturnArrays`: the `Connection` methods say which they give. */
+type Rows = ReadonlyArray<never>
+
+/** Prepared statements kept per client, the oldest dropped past this many. */
+const cacheSize = 200
+
 const makeConnection = (db: NodeSqlite.DatabaseSync, busyTimeout: Duration.Duration): Connection => {
   const times = Math.ceil(Duration.toMillis(busyTimeout) / 5)
-  const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean) =>
+  const cache = new Map<string, NodeSqlite.StatementSync>()
+  const prepare = (sql: string, cached: boolean) => {
+    let statement = cache.get(sql)
+    if (statement === undefined) {
+      statement = db.prepare(sql)
+      if (cached) cache.set(sql, statement)
+      if (cache.size > cacheSize) cache.delete(cache.keys().next().value!)
+    }
+    return statement
+  }
+  const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean, cached = true) =>
     Effect.try({
-      try: () => {
-        const statement = db.prepare(sql)
+      try: (): Rows => {
+        const statement = prepare(sql, cached)
         statement.setReturnArrays(arrays)
         const args = params as Array<NodeSqlite.SQLInputValue>
-        if (statement.columns().length > 0) return statement.all(...args) as Array<any>
+        if (statement.columns().length > 0) return statement.all(...args) as ReadonlyArray<unknown> as Rows
         statement.run(...args)
         return []
       },
@@ -101,15 +117,16 @@ const makeConnection = (db: NodeSqlite.DatabaseSync, busyTimeout: Duration.Durat
       Effect.tapError((error) => (isBusy(error) ? pause : Effect.void)),
       Effect.retry({ while: isBusy, times })
     )
-  const rows = (sql: string, params: ReadonlyArray<unknown>, transform: (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) =>
-    transform === undefined ? run(sql, params, false) : Effect.map(run(sql, params, false), transform)
+  type Transform = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+  const rows = (cached: boolean) => (sql: string, params: ReadonlyArray<unknown>, transform: Transform) =>
+    transform === undefined ? run(sql, params, false, cached) : Effect.map(run(sql, params, false, cached), transform)
   return {
-    execute: rows,
-    executeUnprepared: rows,
+    execute: rows(true),
+    executeUnprepared: rows(false),
     executeRaw: (sql, params) => run(sql, params, false),
     executeValues: (sql, params) => run(sql, params, true),
-    executeValuesUnprepared: (sql, params) => run(sql, params, true),
-    executeStream: (sql, params, transform) => Stream.fromIterableEffect(rows(sql, params, transform))
+    executeValuesUnprepared: (sql, params) => run(sql, params, true, false),
+    executeStream: (sql, params, transform) => Stream.fromIterableEffect(rows(true)(sql, params, transform))
   }
 }
 
