@@ -97,7 +97,11 @@ describe("a handler's services, provided at each call", () => {
 
 describe("a step with a single call", () => {
   class Fibers extends Context.Service<Fibers, Ref.Ref<ReadonlyArray<number>>>()("test/Fibers") {}
-  const Note = Tool.make("note", { description: "Notes", success: Schema.String })
+  const Note = Tool.make("note", {
+    description: "Notes",
+    parameters: Schema.Struct({ label: Schema.String.annotate({ description: "A label" }) }),
+    success: Schema.String
+  })
   const Crash = Tool.make("crash", { description: "Throws", success: Schema.String })
   const kit = Toolkit.make(Note, Crash)
   // `note` records the fiber it runs in.
@@ -124,7 +128,7 @@ describe("a step with a single call", () => {
       const caller = yield* Effect.fiberId
       yield* Agent.run({ model, toolkit: kit, stopWhen: Agent.stepCountIs(1), messages: [user("Use note")] })
       expect(yield* Ref.get(yield* Fibers)).toEqual([caller])
-      yield* Agent.run({ model, toolkit: kit, stopWhen: Agent.stepCountIs(1), messages: [user("Use note and note")] })
+      yield* Agent.run({ model, toolkit: kit, stopWhen: Agent.stepCountIs(1), messages: [user(`Use note({"label": "a"}) and note({"label": "b"})`)] })
       const [, first, second] = yield* Ref.get(yield* Fibers)
       expect([first === caller, second === caller, first === second]).toEqual([false, false, false])
       const error = yield* Effect.flip(Agent.run({ model, toolkit: kit, messages: [user("Use crash")] }))
