@@ -47,13 +47,15 @@ type Fields = {
   readonly phase?: string | undefined
   readonly reason?: string | undefined
   readonly limit?: number | undefined
+  readonly shouldRetry?: boolean | undefined
 }
 
 /** The error's fields that are JSON and say what happened (all already redacted and bounded by core). */
 const metadataOf = (error: SwitchboardError, url: string): AiError.ProviderMetadata => {
-  const { code, field, limit, message, param, phase, reason, requestId, retryAfterMillis, status, type } = error as Fields
-  const fields: Record<string, string | number> = { error: error._tag, message, method: "POST", url }
-  for (const [key, value] of Object.entries({ status, requestId, type, code, param, field, retryAfterMillis, phase, reason, limit })) {
+  const { code, field, limit, message, param, phase, reason, requestId, retryAfterMillis, shouldRetry, status, type } = error as Fields
+  const fields: Record<string, string | number | boolean> = { error: error._tag, message, method: "POST", url }
+  const optional = { status, requestId, type, code, param, field, retryAfterMillis, shouldRetry, phase, reason, limit }
+  for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) fields[key] = value
   }
   return { switchboard: fields }
