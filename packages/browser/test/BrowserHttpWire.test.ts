@@ -1,17 +1,21 @@
 /**
  * `BrowserHttpWire`, the wire over `fetch`, across real HTTP to the emulator
- * (Node has `fetch`; `browser.test.ts` runs the page in Chromium). Its own
- * time limits apply under the default clock, so the timing tests run on the
- * live clock with limits of a few hundred milliseconds against an emulator
- * that holds its reply back for an hour.
+ * (Node has `fetch`; `browser.test.ts` runs the page in Chromium). Its time
+ * limits run on the fiber's clock, so the timing tests move a `TestClock`
+ * once the limit's timer is pending, against an emulator that holds its
+ * reply back for an hour.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, type Protocol, type SwitchboardConfig } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/testing/TestClock"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { BrowserSwitchboard } from "../src/index.js"
@@ -21,16 +25,71 @@ const hello = {
   messages: [{ role: "user", content: "Tell me about wires" }]
 } satisfies Protocol.ChatRequest
 
-/** The chat-only browser layer over the emulator. */
+/** Wake-up times of the pending sleeps on each recording clock. */
+const pending = new WeakMap<Clock.Clock, Array<number>>()
+
+/**
+ * The test's `TestClock`, recording when each pending sleep wakes (Effect 4's
+ * `TestClock` keeps them to itself): a test moves time only once the limit's
+ * timer is set, whatever the order in which the wire's fibers run.
+ */
+const recordingClock = Layer.effect(
+  Clock.Clock,
+  Clock.clockWith((inner) => {
+    const test = inner as TestClock.TestClock
+    const wakes: Array<number> = []
+    const clock: TestClock.TestClock = {
+      currentTimeMillisUnsafe: () => inner.currentTimeMillisUnsafe(),
+      currentTimeMillis: inner.currentTimeMillis,
+      currentTimeNanosUnsafe: () => inner.currentTimeNanosUnsafe(),
+      currentTimeNanos: inner.currentTimeNanos,
+      monotonicTimeNanosUnsafe: () => inner.monotonicTimeNanosUnsafe(),
+      monotonicTimeNanos: inner.monotonicTimeNanos,
+      sleep: (duration) =>
+        Effect.suspend(() => {
+          const wake = inner.currentTimeMillisUnsafe() + Duration.toMillis(duration)
+          wakes.push(wake)
+          return Effect.ensuring(inner.sleep(duration), Effect.sync(() => wakes.splice(wakes.indexOf(wake), 1)))
+        }),
+      adjust: (duration) => test.adjust(duration),
+      setTime: (timestamp) => test.setTime(timestamp),
+      withLive: (effect) => test.withLive(effect)
+    }
+    pending.set(clock, wakes)
+    return Effect.succeed(clock)
+  })
+) as Layer.Layer<never>
+
+/** The event loop's next turn: the wire's fetch callbacks run (no time is waited). */
+const nextTurn = Effect.callback<void>((resume) => void setImmediate(() => resume(Effect.void)))
+
+/** Waits until a sleep of `millis` from now is pending, then lets it pass. */
+const passTimer = (millis: number) =>
+  Effect.gen(function*() {
+    const due = (yield* Clock.currentTimeMillis) + millis
+    const wakes = yield* Clock.clockWith((clock) => Effect.sync(() => pending.get(clock) ?? []))
+    while (!wakes.includes(due)) yield* nextTurn
+    yield* TestClock.adjust(millis)
+  })
+
+/** The chat-only browser layer over the emulator, on a recording `TestClock`. */
 const emulated = (options: Partial<SwitchboardConfig.Options> = {}) =>
   Layer.unwrap(
     Effect.map(Emulator.Emulator, (emulator) =>
       BrowserSwitchboard.layerChat({ baseUrl: emulator.url, apiKey: emulator.apiKey, allowApiKeyInBrowser: true, ...options }))
-  ).pipe(Layer.provideMerge(Emulator.layer()))
+  ).pipe(Layer.provideMerge(Emulator.layer()), Layer.provideMerge(recordingClock))
 
-/** Polls (on the live clock) until `effect` gives a value that passes `done`. */
-const eventually = <A, R>(effect: Effect.Effect<A, never, R>, done: (a: A) => boolean): Effect.Effect<A, never, R> =>
-  Effect.flatMap(effect, (a) => (done(a) ? Effect.succeed(a) : Effect.andThen(Effect.sleep("10 millis"), eventually(effect, done))))
+/** `Chat.stream(hello)` in a fiber, its chunks collected; `twoArrived` waits for the first two. */
+const streamInBackground = Effect.gen(function*() {
+  const chunks: Array<Protocol.ChatCompletionChunk> = []
+  const second = yield* Deferred.make<void>()
+  const fiber = yield* Effect.forkChild(Stream.runForEach(Chat.stream(hello), (chunk) =>
+    Effect.suspend(() => {
+      chunks.push(chunk)
+      return chunks.length === 2 ? Deferred.succeed(second, undefined) : Effect.void
+    })))
+  return { chunks, fiber, twoArrived: Deferred.await(second) }
+})
 
 describe("BrowserHttpWire", () => {
   it.effect("layerChat calls and streams; a service error is typed", () =>
@@ -48,41 +107,45 @@ describe("BrowserHttpWire", () => {
       expect(error).toMatchObject({ _tag: "ApiKeyInBrowserError", where: "apiKey" })
     }))
 
-  it.live("a reply slower than the request timeout fails with a request TimeoutError and closes the connection", () =>
+  it.effect("a reply slower than the request timeout fails with a request TimeoutError and closes the connection", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Delay", delay: "1 hour" }] })
-      const error = yield* Effect.flip(Chat.create(hello))
+      const fiber = yield* Effect.forkChild(Effect.flip(Chat.create(hello)))
+      yield* emulator.awaitRequests(1)
+      yield* passTimer(300)
+      const error = yield* Fiber.join(fiber)
       expect(error).toMatchObject({ _tag: "TimeoutError", phase: "request" })
       expect(error.message).toBe("POST /v1/chat/completions took longer than 300 ms")
       expect(yield* emulator.requestCount).toBe(1)
-      expect(yield* eventually(emulator.openConnections, (n) => n === 0)).toBe(0)
-    }).pipe(Effect.scoped, Effect.provide(emulated({ timeout: "300 millis", maxRetries: 0 }))))
+      yield* emulator.awaitOpenConnections(0)
+    }).pipe(Effect.provide(emulated({ timeout: "300 millis", maxRetries: 0 }))))
 
-  it.live("a stream that stalls mid-way fails with an idle TimeoutError after what arrived", () =>
+  it.effect("a stream that stalls mid-way fails with an idle TimeoutError after what arrived", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "StallStream", afterChunks: 2 }] })
-      const seen: Array<Protocol.ChatCompletionChunk> = []
-      const error = yield* Effect.flip(Stream.runForEach(Chat.stream(hello), (chunk) => Effect.sync(() => seen.push(chunk))))
+      const { chunks, fiber, twoArrived } = yield* streamInBackground
+      yield* twoArrived
+      yield* passTimer(300)
+      const error = yield* Effect.flip(Fiber.join(fiber))
       expect(error).toMatchObject({ _tag: "TimeoutError", phase: "idle" })
-      expect(seen).toHaveLength(2)
-      expect(yield* eventually(emulator.openConnections, (n) => n === 0)).toBe(0)
-    }).pipe(Effect.scoped, Effect.provide(emulated({ streamIdleTimeout: "300 millis", maxRetries: 0 }))))
+      expect(chunks).toHaveLength(2)
+      yield* emulator.awaitOpenConnections(0)
+    }).pipe(Effect.provide(emulated({ streamIdleTimeout: "300 millis", maxRetries: 0 }))))
 
-  it.live("interrupting a stream mid-way closes its connection", () =>
+  it.effect("interrupting a stream mid-way closes its connection", () =>
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "StallStream", afterChunks: 2 }] })
-      const seen: Array<Protocol.ChatCompletionChunk> = []
-      const fiber = yield* Effect.forkChild(Stream.runForEach(Chat.stream(hello), (chunk) => Effect.sync(() => seen.push(chunk))))
-      yield* eventually(Effect.sync(() => seen.length), (n) => n === 2)
+      const { fiber, twoArrived } = yield* streamInBackground
+      yield* twoArrived
       expect(yield* emulator.openConnections).toBe(1)
       yield* Fiber.interrupt(fiber)
-      expect(yield* eventually(emulator.openConnections, (n) => n === 0)).toBe(0)
-    }).pipe(Effect.scoped, Effect.provide(emulated({ maxRetries: 0 }))))
+      yield* emulator.awaitOpenConnections(0)
+    }).pipe(Effect.provide(emulated({ maxRetries: 0 }))))
 
-  it.live("a refused connection is a TransportError", () =>
+  it.effect("a refused connection is a TransportError", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
         Effect.provide(
@@ -101,7 +164,7 @@ describe("BrowserHttpWire", () => {
       expect(yield* emulator.requestCount).toBe(1)
     }).pipe(Effect.provide(emulated({ maxResponseBytes: 64 }))))
 
-  it.live("a reply without a length, over maxResponseBytes, fails with ResponseTooLargeError once past the limit", () =>
+  it.effect("a reply without a length, over maxResponseBytes, fails with ResponseTooLargeError once past the limit", () =>
     Effect.gen(function*() {
       // Chunked, no content-length: the limit is found while reading.
       const server = yield* Effect.acquireRelease(
