@@ -73,12 +73,15 @@ const journalOf = <E>(
   options.journal ?? (options.journalDirectory === undefined ? fallback : NodeTaskJournal.layer(options.journalDirectory))
 
 // Guarded, so that an application on the wrong Effect hears it from the layer it provides.
+// Fresh: Effect 4 memoizes layers by reference across nested `Effect.provide`s,
+// and `Switchboard.layer` is one constant, so a second SDK layer (another key,
+// another journal) would otherwise get the first one's services.
 const overUndici = <E, E2>(config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, E>, journal: Layer.Layer<TaskJournal.TaskJournal, E2>) =>
-  EffectVersion.guard(Switchboard.layer.pipe(
+  EffectVersion.guard(Layer.fresh(Switchboard.layer.pipe(
     Layer.provideMerge(config),
     Layer.provideMerge(journal),
     Layer.provide(NodeHttpWire.layer)
-  ))
+  )))
 
 /**
  * Every service, configured in code. The video task journal is in memory

@@ -209,7 +209,8 @@ const errorPaths = Effect.gen(function*() {
 const journalFailure = Effect.flatMap(Emulator.Emulator, (emulator) =>
   observe("journal failure", Videos.submit({ model: Emulator.videoModel, prompt: "Snow" })).pipe(
     Effect.provide(
-      Switchboard.layer.pipe(
+      // Fresh, or Effect 4 reuses the services `emulated` built (a journal that works).
+      Layer.fresh(Switchboard.layer).pipe(
         Layer.provideMerge(SwitchboardConfig.layer({ baseUrl: emulator.url, apiKey: secret })),
         Layer.provide(NodeHttpWire.layer),
         Layer.provide(Layer.succeed(TaskJournal.TaskJournal, {
