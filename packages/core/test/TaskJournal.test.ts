@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as TaskJournal from "../src/TaskJournal.js"
 
 /** Two journals over one storage, as two processes sharing a directory. */
@@ -29,7 +29,7 @@ const twoOwners = (options: { readonly shared: boolean; readonly firstAlive: boo
 const claimOpen = (journal: TaskJournal.Service, taskId: string) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
-    const taken = yield* Scope.extend(journal.claim(taskId), scope)
+    const taken = yield* Scope.provide(journal.claim(taskId), scope)
     return { taken, release: Scope.close(scope, Exit.void) }
   })
 

@@ -1,13 +1,19 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { TaskUpdate } from "../src/TaskPoller.js"
 import * as TaskPoller from "../src/TaskPoller.js"
+
+/**
+ * Forks `effect` and lets it start: the poll's deadline runs beside the
+ * stream (a merge of fibers), which must be waiting on the clock before a
+ * test moves it.
+ */
+const started = <A, E>(effect: Effect.Effect<A, E>) => Effect.tap(Effect.forkChild(effect), () => Effect.yieldNow)
 
 /** A status effect that answers from a script, counting calls. */
 const scripted = (answers: ReadonlyArray<TaskPoller.TaskUpdate | "fail">) =>
@@ -29,11 +35,11 @@ describe("TaskPoller", () => {
       const { calls, status } = yield* scripted([queued, processing(40), processing(80), done])
       // 1 s, 2 s, 4 s between calls: the 4th call happens at 7 s.
       const schedule = Schedule.exponential("1 second")
-      const fiber = yield* Effect.fork(Stream.runCollect(TaskPoller.poll("t", status, { schedule })))
+      const fiber = yield* started(Stream.runCollect(TaskPoller.poll("t", status, { schedule })))
       yield* TestClock.adjust("6999 millis")
       expect(yield* Ref.get(calls)).toBe(3)
       yield* TestClock.adjust("1 millis")
-      const updates = Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+      const updates = (yield* Fiber.join(fiber))
       expect(updates).toEqual([queued, processing(40), processing(80), done])
       expect(yield* Ref.get(calls)).toBe(4)
     }))
@@ -41,7 +47,7 @@ describe("TaskPoller", () => {
   it.effect("with schedule undefined (what Videos passes when the layer sets no pollSchedule), the default backs off from about 1 s to 15 s", () =>
     Effect.gen(function*() {
       const { calls, status } = yield* scripted([queued])
-      const fiber = yield* Effect.fork(Stream.runDrain(TaskPoller.poll("t", status, { schedule: undefined })))
+      const fiber = yield* started(Stream.runDrain(TaskPoller.poll("t", status, { schedule: undefined })))
       // The first wait is 1 s, jittered by 0.8–1.2.
       yield* TestClock.adjust("799 millis")
       expect(yield* Ref.get(calls)).toBe(1)
@@ -57,15 +63,15 @@ describe("TaskPoller", () => {
     Effect.gen(function*() {
       const failed = TaskUpdate.Failed({ taskId: "t", reason: "content policy" })
       const { status } = yield* scripted([queued, failed])
-      const fiber = yield* Effect.fork(Stream.runCollect(TaskPoller.poll("t", status, { schedule: Schedule.spaced("1 second") })))
+      const fiber = yield* started(Stream.runCollect(TaskPoller.poll("t", status, { schedule: Schedule.spaced("1 second") })))
       yield* TestClock.adjust("1 second")
-      expect(Chunk.toReadonlyArray(yield* Fiber.join(fiber))).toEqual([queued, failed])
+      expect((yield* Fiber.join(fiber))).toEqual([queued, failed])
     }))
 
   it.effect("the deadline fails with TaskTimeoutError carrying the last status", () =>
     Effect.gen(function*() {
       const { status } = yield* scripted([processing(10)])
-      const fiber = yield* Effect.fork(
+      const fiber = yield* started(
         Effect.flip(Stream.runDrain(TaskPoller.poll("t", status, { schedule: Schedule.spaced("1 second"), deadline: "30 seconds" })))
       )
       yield* TestClock.adjust("30 seconds")
@@ -76,21 +82,21 @@ describe("TaskPoller", () => {
   it.effect("failed status calls are retried within the poll and do not end it", () =>
     Effect.gen(function*() {
       const { calls, status } = yield* scripted([queued, "fail", "fail", done])
-      const fiber = yield* Effect.fork(Stream.runCollect(TaskPoller.poll("t", status, {
+      const fiber = yield* started(Stream.runCollect(TaskPoller.poll("t", status, {
         schedule: Schedule.spaced("1 second"),
-        statusRetry: Schedule.spaced("1 second").pipe(Schedule.intersect(Schedule.recurs(3)))
+        statusRetry: Schedule.spaced("1 second").pipe(Schedule.upTo({ times: 3 }))
       })))
       yield* TestClock.adjust("10 seconds")
-      expect(Chunk.toReadonlyArray(yield* Fiber.join(fiber))).toEqual([queued, done])
+      expect((yield* Fiber.join(fiber))).toEqual([queued, done])
       expect(yield* Ref.get(calls)).toBe(4)
     }))
 
   it.effect("a status call that keeps failing past its budget ends the poll with its error", () =>
     Effect.gen(function*() {
       const { status } = yield* scripted([queued, "fail"])
-      const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(TaskPoller.poll("t", status, {
+      const fiber = yield* started(Effect.flip(Stream.runDrain(TaskPoller.poll("t", status, {
         schedule: Schedule.spaced("1 second"),
-        statusRetry: Schedule.spaced("1 second").pipe(Schedule.intersect(Schedule.recurs(2)))
+        statusRetry: Schedule.spaced("1 second").pipe(Schedule.upTo({ times: 2 }))
       }))))
       yield* TestClock.adjust("1 minute")
       expect(yield* Fiber.join(fiber)).toBe("unavailable")
@@ -99,7 +105,7 @@ describe("TaskPoller", () => {
   it.effect("interruption stops polling at once", () =>
     Effect.gen(function*() {
       const { calls, status } = yield* scripted([queued])
-      const fiber = yield* Effect.fork(Stream.runDrain(TaskPoller.poll("t", status, { schedule: Schedule.spaced("1 second") })))
+      const fiber = yield* started(Stream.runDrain(TaskPoller.poll("t", status, { schedule: Schedule.spaced("1 second") })))
       yield* TestClock.adjust("2 seconds")
       yield* Fiber.interrupt(fiber)
       const before = yield* Ref.get(calls)
