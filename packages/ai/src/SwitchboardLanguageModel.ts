@@ -178,14 +178,28 @@ interface Built {
   readonly reading: Parts.Reading
 }
 
+/** The request with the value's schema sent strict: the `respond` tool's parameters, or `response_format`. */
+const strictRequest = (
+  request: Protocol.ChatRequest,
+  plan: { readonly mode: StructuredOutput.Mode; readonly name: string },
+  schema: Record<string, unknown>
+): Protocol.ChatRequest =>
+  plan.mode === "tool"
+    ? {
+      ...request,
+      tools: (request.tools ?? []).map((tool) =>
+        tool.function.name === plan.name ? { ...tool, function: { ...tool.function, parameters: schema, strict: true } } : tool
+      )
+    }
+    : { ...request, response_format: { type: "json_schema", json_schema: { name: plan.name, schema, strict: true } } }
+
 /** `generateObject` by core's `StructuredOutput` plan: the `respond` tool or `response_format`, strict when asked. */
 const structured = Effect.fnUntraced(function*(
-  method: string,
+  origin: Parts.Origin,
   base: Protocol.ChatRequest,
   config: ConfigService,
   format: { readonly objectName: string; readonly schema: Schema.Top }
 ) {
-  const origin = { site: { module, method }, endpoint: yield* endpoint("/chat/completions") }
   const mode = config.structuredOutput ?? (yield* StructuredOutput.DefaultMode)
   const plan = StructuredOutput.plan(format.schema as Parameters<typeof StructuredOutput.plan>[0], {
     mode,
@@ -193,30 +207,21 @@ const structured = Effect.fnUntraced(function*(
     name: mode === "tool" ? undefined : format.objectName
   })
   const applied = StructuredOutput.applyTo(plan, base)
-  if (Result.isFailure(applied)) return yield* Effect.fail(toAiError(origin.site, origin.endpoint)(applied.failure))
-  let request = applied.success
-  let read: ((value: unknown) => Result.Result<unknown, string>) | undefined
-  if (config.strict === true) {
-    const schema = (plan.wrapped ? Schema.Struct({ value: format.schema as Codec }) : format.schema) as Codec
-    const reader = yield* Effect.try({ try: () => strictReader(schema), catch: (error) => unsupportedSchema(method, error) })
-    read = reader.read
-    request = mode === "tool"
-      ? {
-        ...request,
-        tools: (request.tools ?? []).map((tool) =>
-          tool.function.name === plan.name
-            ? { ...tool, function: { ...tool.function, parameters: reader.jsonSchema, strict: true } }
-            : tool
-        )
-      }
-      : { ...request, response_format: { type: "json_schema", json_schema: { name: plan.name, schema: reader.jsonSchema, strict: true } } }
+  if (Result.isFailure(applied)) return yield* toAiError(origin.site, origin.endpoint)(applied.failure)
+  const callName = plan.tool?.function.name
+  if (config.strict !== true) return { request: applied.success, structured: { callName, wrapped: plan.wrapped } }
+  const schema = (plan.wrapped ? Schema.Struct({ value: format.schema as Codec }) : format.schema) as Codec
+  const reader = yield* Effect.try({ try: () => strictReader(schema), catch: (error) => unsupportedSchema(origin.site.method, error) })
+  return {
+    request: strictRequest(applied.success, plan, reader.jsonSchema),
+    structured: { callName, wrapped: plan.wrapped, read: reader.read }
   }
-  return { request, structured: { callName: plan.tool?.function.name, wrapped: plan.wrapped, read } }
 })
 
 /** The chat request of a call: the prompt, tools and tool choice, the config, and structured output. */
-const build = Effect.fnUntraced(function*(method: string, options: Options, provider: LanguageModel.ProviderOptions) {
-  const site = { module, method }
+const build = Effect.fnUntraced(function*(origin: Parts.Origin, options: Options, provider: LanguageModel.ProviderOptions) {
+  const { site } = origin
+  const method = site.method
   const config: ConfigService = { ...options.config, ...Option.getOrUndefined(yield* Effect.serviceOption(Config)) }
   const { firstByteTimeout: _f, idleTimeout: _i, structuredOutput: _s, strict, ...fields } = config
   const messages = yield* toMessages(site, provider.prompt)
@@ -236,7 +241,7 @@ const build = Effect.fnUntraced(function*(method: string, options: Options, prov
     ? undefined
     : (name, value) => readers.get(name)?.(value) ?? Result.succeed(value)
   if (provider.responseFormat.type === "text") return { request: base, config, reading: { params } } satisfies Built
-  const { request, structured: s } = yield* structured(method, base, config, provider.responseFormat)
+  const { request, structured: s } = yield* structured(origin, base, config, provider.responseFormat)
   return { request, config, reading: { structured: s, params } } satisfies Built
 })
 
@@ -295,7 +300,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     generateText: Effect.fnUntraced(function*(provider) {
       const method = provider.responseFormat.type === "json" ? "generateObject" : "generateText"
       const origin = { site: { module, method }, endpoint: chatEndpoint }
-      const { reading, request } = yield* build(method, options, provider)
+      const { reading, request } = yield* build(origin, options, provider)
       annotateRequest(provider.span, request, provider.responseFormat.type)
       const completion = yield* Effect.mapError(chat.create(request), toAiError(origin.site, origin.endpoint))
       const parts = yield* Effect.fromResult(Parts.fromCompletion(origin, completion, reading))
@@ -304,7 +309,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     }),
     streamText: (provider) => {
       const origin = { site: { module, method: "streamText" }, endpoint: chatEndpoint }
-      return Stream.unwrap(Effect.map(build("streamText", options, provider), ({ config, reading, request }) => {
+      return Stream.unwrap(Effect.map(build(origin, options, provider), ({ config, reading, request }) => {
         annotateRequest(provider.span, request, "text")
         const chunks = chat.stream(request, {
           includeUsage: true,
