@@ -130,6 +130,10 @@ const configLayer = (
     Effect.andThen(checkApiKey(options), SwitchboardConfig.make({ ...options, baseUrl: resolveBaseUrl(options.baseUrl) }))
   )
 
+// Each SDK layer is fresh: Effect 4 memoizes layers by reference across nested
+// `Effect.provide`s, and `Switchboard.layer` (or `Chat.layer`) is one constant, so
+// a layer provided inside another would get the outer one's services.
+
 /**
  * Every capability over `fetch` (`BrowserHttpWire`). Fails when built with `ApiKeyInBrowserError`
  * if a key is given without `allowApiKeyInBrowser: true`, and with
@@ -149,11 +153,11 @@ const configLayer = (
 export const layer = (
   options: Options
 ): Layer.Layer<Services, ApiKeyInBrowserError | ConfigurationError | JournalError> =>
-  EffectVersion.guard(Switchboard.layer.pipe(
+  EffectVersion.guard(Layer.fresh(Switchboard.layer.pipe(
     Layer.provideMerge(configLayer(options)),
     Layer.provideMerge(journalLayer(options.journal)),
     Layer.provide(BrowserHttpWire.layer)
-  ))
+  )))
 
 /**
  * What `layerChat` provides.
@@ -180,8 +184,8 @@ export type ChatServices = Chat.Chat | Transport.Transport | SwitchboardConfig.S
  * @category layers
  */
 export const layerChat = (options: Options): Layer.Layer<ChatServices, ApiKeyInBrowserError | ConfigurationError> =>
-  EffectVersion.guard(Chat.layer.pipe(
+  EffectVersion.guard(Layer.fresh(Chat.layer.pipe(
     Layer.provideMerge(Transport.layer),
     Layer.provideMerge(configLayer(options)),
     Layer.provide(BrowserHttpWire.layer)
-  ))
+  )))

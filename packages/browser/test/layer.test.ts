@@ -105,6 +105,22 @@ describe("the fetch layer", () => {
     }).pipe(Effect.provide(overEmulator)))
 })
 
+describe("nested layers", () => {
+  // Effect 4 memoizes layers by reference across nested `Effect.provide`s.
+  it.effect("a layer provided inside another uses its own options, not the outer one's", () =>
+    Effect.gen(function*() {
+      const emulator = yield* Emulator.Emulator
+      const request = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "inner" }] }
+      const own = { baseUrl: emulator.url, apiKey: emulator.apiKey, allowApiKeyInBrowser: true }
+      const unreachable = { baseUrl: "http://127.0.0.1:9", maxRetries: 0 }
+      for (const make of [BrowserSwitchboard.layer, BrowserSwitchboard.layerChat]) {
+        const completion = yield* Chat.create(request).pipe(Effect.provide(make(own)), Effect.provide(make(unreachable)))
+        expect(completion.choices[0]?.message.content).toContain("inner")
+      }
+      expect(yield* emulator.requestCount).toBe(2)
+    }).pipe(Effect.provide(Emulator.layer())))
+})
+
 describe("BrowserTaskJournal", () => {
   it.effect("falls back to memory where there is no localStorage", () =>
     Effect.gen(function*() {
