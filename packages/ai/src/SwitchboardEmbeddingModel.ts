@@ -5,9 +5,9 @@
  *
  * @since 0.1.0
  */
+import * as Embeddings from "@switchboard/core/Embeddings"
 import * as EmbeddingModel from "effect/ai/EmbeddingModel"
 import * as Model from "effect/ai/Model"
-import * as Embeddings from "@switchboard/core/Embeddings"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { endpoint, toAiError } from "./internal/errors.js"

@@ -3,10 +3,10 @@
  * it, and the provider layers on top: every test is an `effect/ai` program
  * that crosses real HTTP.
  */
-import * as AiTool from "effect/ai/Tool"
-import * as AiToolkit from "effect/ai/Toolkit"
 import { Emulator } from "@switchboard/emulator"
 import { NodeSwitchboard } from "@switchboard/node"
+import * as AiTool from "effect/ai/Tool"
+import * as AiToolkit from "effect/ai/Toolkit"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

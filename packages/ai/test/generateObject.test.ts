@@ -1,5 +1,5 @@
-import * as LanguageModel from "effect/ai/LanguageModel"
 import { describe, expect, it } from "@effect/vitest"
+import * as LanguageModel from "effect/ai/LanguageModel"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"

@@ -5,12 +5,12 @@
  * redacted messages — and statuses as the `AiError` reasons `effect/ai`
  * users match on.
  */
-import * as LanguageModel from "effect/ai/LanguageModel"
-import * as AiTool from "effect/ai/Tool"
-import * as AiToolkit from "effect/ai/Toolkit"
 import { describe, expect, it } from "@effect/vitest"
 import { NodeSwitchboard } from "@switchboard/node"
 import { type Handler, json, serve } from "@switchboard/testing/Hostile"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import * as AiTool from "effect/ai/Tool"
+import * as AiToolkit from "effect/ai/Toolkit"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -8,10 +8,10 @@
  *
  * @internal
  */
-import * as AiError from "effect/ai/AiError"
 import { truncate } from "@switchboard/core/internal/text"
 import type { SwitchboardError } from "@switchboard/core/SwitchboardError"
 import { Transport } from "@switchboard/core/Transport"
+import * as AiError from "effect/ai/AiError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -6,10 +6,10 @@
  *
  * @internal
  */
-import * as AiError from "effect/ai/AiError"
-import type * as Prompt from "effect/ai/Prompt"
 import * as Attachment from "@switchboard/core/Attachment"
 import type * as Protocol from "@switchboard/core/Protocol"
+import * as AiError from "effect/ai/AiError"
+import type * as Prompt from "effect/ai/Prompt"
 import * as Effect from "effect/Effect"
 import type { Site } from "./errors.js"
 

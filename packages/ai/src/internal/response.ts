@@ -4,12 +4,12 @@
  *
  * @internal
  */
-import type * as AiError from "effect/ai/AiError"
-import type * as Response from "effect/ai/Response"
 import * as ChatFold from "@switchboard/core/ChatFold"
 import { truncate } from "@switchboard/core/internal/text"
 import * as Protocol from "@switchboard/core/Protocol"
 import type { SwitchboardError } from "@switchboard/core/SwitchboardError"
+import type * as AiError from "effect/ai/AiError"
+import type * as Response from "effect/ai/Response"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
