@@ -385,6 +385,35 @@ describe("approvals", () => {
       expect(again.status).toBe("paused")
     }).pipe(setup()))
 
+  it.effect("a needsApproval function decides per call, from the decoded arguments and the conversation", () =>
+    Effect.gen(function*() {
+      const asked: Array<readonly [string, number]> = []
+      const Remove = Tool.make("remove", {
+        description: "Removes a file",
+        parameters: Schema.Struct({ path: Schema.String.annotate({ description: "File path" }) }),
+        success: Schema.String,
+        needsApproval: ({ path }, { messages, toolCallId }) =>
+          Effect.sync(() => {
+            asked.push([toolCallId, messages.length])
+            return path.startsWith("/etc")
+          })
+      })
+      const kit = Toolkit.make(Remove)
+      const live = kit.toLayer({ remove: ({ path }) => Effect.succeed(`removed ${path}`) })
+      const free = yield* Agent.run({ model, toolkit: kit, messages: [user(`Use remove({"path": "/tmp/a"})`)] }).pipe(
+        Effect.provide(live)
+      )
+      expect(free.status).toBe("completed")
+      expect(free.steps[0]!.toolResults[0]).toMatchObject({ outcome: "success", content: "removed /tmp/a" })
+      const guarded = yield* Agent.run({ model, toolkit: kit, messages: [user(`Use remove({"path": "/etc/passwd"})`)] }).pipe(
+        Effect.provide(live)
+      )
+      expect(guarded.status).toBe("paused")
+      expect(guarded.pending).toEqual([{ callId: guarded.message.tool_calls![0]!.id, name: "remove", arguments: `{"path": "/etc/passwd"}` }])
+      // Asked once a call, with the conversation up to the reply that made it (user, assistant).
+      expect(asked).toEqual([[free.steps[0]!.message.tool_calls![0]!.id, 2], [guarded.pending[0]!.callId, 2]])
+    }).pipe(Effect.provide(emulated())))
+
   it.effect("a transcript survives encode → JSON → decode → resume", () =>
     Effect.gen(function*() {
       const paused = yield* Agent.run({ model, toolkit, messages: ask })
