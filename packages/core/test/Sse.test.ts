@@ -1,14 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Arbitrary from "effect/Arbitrary"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ChatStream from "../src/internal/chatStream.js"
 import * as Protocol from "../src/Protocol.js"
 import * as Sse from "../src/Sse.js"
+import * as Gen from "./generators.js"
 import { mutate, viaJson } from "./jsonMutation.js"
 
 const utf8 = new TextEncoder()
@@ -28,14 +27,14 @@ const deliveries = (body: string): ReadonlyArray<ReadonlyArray<Uint8Array>> => {
 const readsOf = (reads: ReadonlyArray<Uint8Array>) => Stream.fromIterable(reads).pipe(Stream.rechunk(1))
 
 const decodeEvents = (reads: ReadonlyArray<Uint8Array>, options?: Sse.DecodeOptions) =>
-  Effect.runSync(Effect.either(Stream.runCollect(Sse.decode(readsOf(reads), options)))).pipe(Either.map(Chunk.toArray))
+  Effect.runSync(Effect.result(Stream.runCollect(Sse.decode(readsOf(reads), options))))
 
 const decodeChunks = (reads: ReadonlyArray<Uint8Array>) =>
   Effect.runSync(
-    Effect.either(
+    Effect.result(
       readsOf(reads).pipe(Sse.decode(), Stream.pipeThroughChannel(ChatStream.chunks({ requestId: undefined, redact: (text) => text })), Stream.runCollect)
     )
-  ).pipe(Either.map(Chunk.toArray))
+  )
 
 const message = (data: string, extra: Partial<Sse.Event> = {}) => ({ data, ...extra })
 
@@ -64,14 +63,14 @@ describe("Sse.decode survives every quirk, however the bytes are split", () => {
   for (const [name, body, expected] of cases) {
     it(name, () => {
       for (const reads of deliveries(body)) {
-        expect(decodeEvents(reads)).toEqual(Either.right(expected))
+        expect(decodeEvents(reads)).toEqual(Result.succeed(expected))
       }
     })
   }
 
   it("an event larger than maxEventSize fails instead of growing", () => {
     const result = decodeEvents([utf8.encode(`data: ${"x".repeat(100)}`)], { maxEventSize: 50 })
-    expect(result).toEqual(Either.left(expect.objectContaining({ _tag: "ResponseTooLargeError", limit: 50, message: expect.stringContaining("50") })))
+    expect(result).toEqual(Result.fail(expect.objectContaining({ _tag: "ResponseTooLargeError", limit: 50, message: expect.stringContaining("50") })))
   })
 })
 
@@ -109,13 +108,13 @@ describe("events → chunks", () => {
       "data: [DONE]\n"
     ].join("")
     for (const reads of deliveries(body)) {
-      expect(decodeChunks(reads)).toEqual(Either.right(hello))
+      expect(decodeChunks(reads)).toEqual(Result.succeed(hello))
     }
   })
 
   it("keeps fields the protocol does not know", () => {
     const withExtra = { ...hello[0], system_fingerprint: "fp" }
-    expect(decodeChunks([utf8.encode(sse(withExtra) + sse(hello[2]))])).toEqual(Either.right([withExtra, hello[2]]))
+    expect(decodeChunks([utf8.encode(sse(withExtra) + sse(hello[2]))])).toEqual(Result.succeed([withExtra, hello[2]]))
   })
 
   const failures: ReadonlyArray<readonly [string, string, Record<string, unknown>]> = [
@@ -154,70 +153,68 @@ describe("events → chunks", () => {
   for (const [name, body, error] of failures) {
     it(name, () => {
       const result = decodeChunks([utf8.encode(body)])
-      expect(Either.isLeft(result) && result.left).toMatchObject(error)
+      expect(Result.isFailure(result) && result.failure).toMatchObject(error)
     })
   }
 
   it("a long undecodable event is truncated in the error", () => {
     const result = decodeChunks([utf8.encode(`data: {${"x".repeat(10_000)}\n\n`)])
-    const error = Either.isLeft(result) ? result.left : undefined
+    const error = Result.isFailure(result) ? result.failure : undefined
     expect(error?._tag).toBe("ResponseDecodeError")
     expect(error!.message.length).toBeLessThan(400)
   })
 
   it("a stream that closes without [DONE] after a finish_reason is accepted", () => {
-    expect(decodeChunks([utf8.encode(hello.map(sse).join(""))])).toEqual(Either.right(hello))
+    expect(decodeChunks([utf8.encode(hello.map(sse).join(""))])).toEqual(Result.succeed(hello))
   })
 
   it("[DONE] ends the stream: nothing after it is read", () => {
     const body = hello.map(sse).join("") + "data: [DONE]\n\n" + "data: not json\n\n"
-    expect(decodeChunks([utf8.encode(body)])).toEqual(Either.right(hello))
+    expect(decodeChunks([utf8.encode(body)])).toEqual(Result.succeed(hello))
   })
 
   it("[DONE] without a finish_reason is a complete stream", () => {
-    expect(decodeChunks([utf8.encode(sse(hello[0]) + "data: [DONE]\n\n")])).toEqual(Either.right([hello[0]]))
+    expect(decodeChunks([utf8.encode(sse(hello[0]) + "data: [DONE]\n\n")])).toEqual(Result.succeed([hello[0]]))
   })
 })
 
 describe("the fast chunk check agrees with the schema", () => {
   const schemaIs = Schema.is(Protocol.ChatCompletionChunk)
-  const chunks = Arbitrary.make(Protocol.ChatCompletionChunk)
-  // Valid chunks, taken apart: any field of any depth replaced by any JSON value.
-  const json = FastCheck.jsonValue({ maxDepth: 2 })
+  const chunks = Arbitrary.schema(Protocol.ChatCompletionChunk)
+  /** Every generated case holds; the first that does not fails the test with its replay. */
+  const property = <A>(arbitrary: Arbitrary.Arbitrary<A>, holds: (a: A) => boolean, runs: number) => {
+    const failure = Arbitrary.formatCheckFailure(Effect.runSync(Arbitrary.checkEffect(arbitrary, holds, { runs, seed: 777 })))
+    if (failure !== undefined) throw new Error(failure)
+  }
 
   it("accepts every chunk the schema generates (as JSON, which has no Infinity)", () => {
-    FastCheck.assert(
-      FastCheck.property(chunks, (c) => {
-        const candidate = viaJson(c)
-        return !schemaIs(candidate) || ChatStream.isPlainChunk(candidate)
-      }),
-      { numRuns: 2000 }
-    )
+    property(chunks, (c) => {
+      const candidate = viaJson(c)
+      return !schemaIs(candidate) || ChatStream.isPlainChunk(candidate)
+    }, 2000)
   })
 
   it("never accepts what the schema rejects", () => {
-    FastCheck.assert(
-      FastCheck.property(chunks, FastCheck.array(FastCheck.nat(), { maxLength: 6 }), json, (c, path, replacement) => {
-        const candidate = mutate(viaJson(c), path, replacement)
-        return !ChatStream.isPlainChunk(candidate) || schemaIs(candidate)
-      }),
-      { numRuns: 5000 }
-    )
+    // Valid chunks, taken apart: any field of any depth replaced by any JSON value.
+    property(Arbitrary.all([chunks, Arbitrary.array(Gen.nat, { maxLength: 6 }), Gen.json]), ([c, path, replacement]) => {
+      const candidate = mutate(viaJson(c), path, replacement)
+      return !ChatStream.isPlainChunk(candidate) || schemaIs(candidate)
+    }, 5000)
   })
 })
 
 describe("Chat.accumulate", () => {
   const accumulate = (chunks: ReadonlyArray<Protocol.ChatCompletionChunk>) =>
-    Effect.runSync(Effect.either(ChatStream.accumulate(Stream.fromIterable(chunks), 1_000_000)))
+    Effect.runSync(Effect.result(ChatStream.accumulate(Stream.fromIterable(chunks), 1_000_000)))
 
   const weather = { id: "call_1", type: "function", function: { name: "get_weather", arguments: `{"city":"Paris"}` } }
   const time = { id: "call_2", type: "function", function: { name: "get_time", arguments: `{"city":"Paris"}` } }
   const toolCallsOf = (result: ReturnType<typeof accumulate>) =>
-    Either.getOrThrow(result).choices[0]?.message.tool_calls
+    Result.getOrThrow(result).choices[0]?.message.tool_calls
 
   it("concatenates content and keeps id, model, created, finish_reason and usage", () => {
     const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 }
-    const completion = Either.getOrThrow(accumulate([
+    const completion = Result.getOrThrow(accumulate([
       chunk("Hel"),
       chunk("lo"),
       chunk(undefined, { finish: "stop" }),
@@ -243,8 +240,8 @@ describe("Chat.accumulate", () => {
       chunk(undefined, { finish: "tool_calls" })
     ])
     expect(toolCallsOf(result)).toEqual([weather, time])
-    expect(Either.getOrThrow(result).choices[0]?.message.content).toBeNull()
-    expect(Either.getOrThrow(result).choices[0]?.finish_reason).toBe("tool_calls")
+    expect(Result.getOrThrow(result).choices[0]?.message.content).toBeNull()
+    expect(Result.getOrThrow(result).choices[0]?.finish_reason).toBe("tool_calls")
   })
 
   it("without index: by id, when every delta carries it", () => {
@@ -282,14 +279,15 @@ describe("Chat.accumulate", () => {
     const result = accumulate([
       chunk(undefined, { toolCalls: [{ index: 0, function: { name: "get_weather", arguments: "{}" } }], finish: "tool_calls" })
     ])
-    expect(Either.isLeft(result) && result.left).toMatchObject({
+    expect(Result.isFailure(result) && result.failure).toMatchObject({
       _tag: "ResponseDecodeError",
       message: expect.stringContaining("tool_calls[0] was streamed without an id")
     })
   })
 
   it("an empty stream fails", () => {
-    expect(Either.isLeft(accumulate([])) && Either.flip(accumulate([])).pipe(Either.getOrThrow)).toMatchObject({
+    const result = accumulate([])
+    expect(Result.isFailure(result) && result.failure).toMatchObject({
       _tag: "StreamError"
     })
   })
@@ -299,7 +297,7 @@ describe("Chat.accumulate", () => {
       id: "chatcmpl-1",
       choices: [{ index: 1, delta: { content }, finish_reason: "stop" }]
     })
-    const completion = Either.getOrThrow(accumulate([second("B"), chunk("A", { finish: "stop" })]))
+    const completion = Result.getOrThrow(accumulate([second("B"), chunk("A", { finish: "stop" })]))
     expect(completion.choices.map((c) => c.message.content)).toEqual(["A", "B"])
   })
 })
