@@ -8,10 +8,10 @@
  */
 import * as Attachment from "@switchboard/core/Attachment"
 import type * as Protocol from "@switchboard/core/Protocol"
-import * as AiError from "effect/ai/AiError"
+import type * as AiError from "effect/ai/AiError"
 import type * as Prompt from "effect/ai/Prompt"
 import * as Effect from "effect/Effect"
-import type { Site } from "./errors.js"
+import { invalidRequest, type Site } from "./errors.js"
 
 declare module "effect/ai/Prompt" {
   /** Switchboard's options of a file part. */
@@ -23,13 +23,10 @@ declare module "effect/ai/Prompt" {
   }
 }
 
-const invalid = (site: Site, parameter: string, description: string) =>
-  AiError.make({ ...site, reason: new AiError.InvalidRequestError({ parameter, description }) })
-
 /** An image file part → an `image_url` part, through core's `Attachment` (URL, data URI or bytes). */
 const imagePart = (site: Site, part: Prompt.FilePart): Effect.Effect<Protocol.ContentPart, AiError.AiError> => {
   if (!part.mediaType.startsWith("image/")) {
-    return Effect.fail(invalid(site, "prompt", `file parts must be images (got ${part.mediaType})`))
+    return Effect.fail(invalidRequest(site, "prompt", `file parts must be images (got ${part.mediaType})`))
   }
   const { data } = part
   const detail = part.options.switchboard?.imageDetail
@@ -42,7 +39,7 @@ const imagePart = (site: Site, part: Prompt.FilePart): Effect.Effect<Protocol.Co
     ? Attachment.fromUrl(data, { detail })
     : Attachment.fromUrl(`data:${part.mediaType};base64,${data}`, { detail })
   return Effect.mapBoth(attachment, {
-    onFailure: (error) => invalid(site, "prompt", error.message),
+    onFailure: (error) => invalidRequest(site, "prompt", error.message),
     onSuccess: Attachment.toContentPart
   })
 }
@@ -78,7 +75,7 @@ const assistantMessage = (message: Prompt.AssistantMessage): Protocol.AssistantM
 const toolMessage = (site: Site, part: Prompt.ToolResultPart): Effect.Effect<Protocol.Message, AiError.AiError> => {
   const output = part.modelOutput
   if (output !== undefined && output.some((p) => p.type !== "text")) {
-    return Effect.fail(invalid(site, "prompt", `the result of tool call ${part.id}: only text is sent as a tool's model output`))
+    return Effect.fail(invalidRequest(site, "prompt", `the result of tool call ${part.id}: only text is sent as a tool's model output`))
   }
   const content = output !== undefined
     ? output.map((p) => (p.type === "text" ? p.text : "")).join("")
