@@ -205,6 +205,21 @@ describe("a model's bad JSON: a bounded message without the key", () => {
     ))
 })
 
+describe("streamText: a chunk off the protocol", () => {
+  it.live("ends the stream with an InvalidResponseError, not a dropped chunk", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(against(
+        (_request, response) => {
+          response.writeHead(200, { "content-type": "text/event-stream" })
+          response.end(`data: ${JSON.stringify({ id: "x", choices: [{ index: 0, delta: { content: "a" } }] })}\n\ndata: {"choices": 7}\n\n`)
+        },
+        Stream.runDrain(LanguageModel.streamText({ prompt: "Hi" }))
+      ))
+      expect(error.reason._tag).toBe("InvalidResponseError")
+      expect(error.reason.cause).toMatchObject({ _tag: "ResponseDecodeError" })
+    }))
+})
+
 describe("streamText holds at most maxResponseBytes", () => {
   it.live("an endless stream ends typed at the limit, its connection closed", () => {
     let written = 0
