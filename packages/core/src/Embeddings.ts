@@ -118,10 +118,10 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
   const create = (request: Protocol.EmbeddingRequest) =>
     Effect.flatMap(Effect.fromResult(encodeRequest(request)), (body) => send(body, request))
 
-  const embedMany = (inputs: ReadonlyArray<string>, options: EmbedManyOptions) => {
-    const batchSize = options.batchSize ?? 128
-    const { dimensions, model } = options
-    return Effect.gen(function*() {
+  const embedMany = Effect.fnUntraced(
+    function*(inputs: ReadonlyArray<string>, options: EmbedManyOptions) {
+      const batchSize = options.batchSize ?? 128
+      const { dimensions, model } = options
       yield* positiveInt("batchSize", batchSize)
       yield* positiveInt("concurrency", options.concurrency ?? 4)
       // The service rejects an empty input: nothing to embed is no vectors, not a request.
@@ -144,9 +144,9 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
         },
         { concurrency: options.concurrency ?? 4, discard: true }
       )
-      return vectors
-    })
-  }
+      return vectors as ReadonlyArray<Vector>
+    }
+  )
 
   return { create, embedMany }
 })
