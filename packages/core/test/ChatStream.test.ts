@@ -3,15 +3,14 @@
  * (a 200 whose body never starts, a connection lost after the first bytes)
  * and what goes on the wire.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Chat from "../src/Chat.js"
 import * as HttpClientWire from "../src/HttpClientWire.js"
 import type * as Protocol from "../src/Protocol.js"
@@ -73,9 +72,8 @@ const complete = () => {
 
 const request = { model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] } satisfies Protocol.ChatRequest
 
-const waitUntil = <A>(effect: Effect.Effect<A>, done: (a: A) => boolean): Effect.Effect<A> =>
-  Effect.flatMap(effect, (a) => (done(a) ? Effect.succeed(a) : Effect.zipRight(Effect.yieldNow(), waitUntil(effect, done))))
-const awaitSleeper = waitUntil(TestClock.sleeps(), (sleeps) => sleeps.length > 0)
+/** Forks `effect` and lets it start, so that it waits on the clock before a test moves it. */
+const started = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.tap(Effect.forkChild(effect), () => Effect.yieldNow)
 
 describe("Chat.stream over a scripted client", () => {
   it.effect("sends stream: true, and include_usage only when asked", () => {
@@ -105,13 +103,12 @@ describe("Chat.stream over a scripted client", () => {
     const stalled = body()
     const { sent, layer } = scripted((n) => (n === 1 ? stalled.stream : complete()))
     return Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Chat.streamText(request).pipe(Stream.runCollect))
-      yield* awaitSleeper
+      const fiber = yield* started(Chat.streamText(request).pipe(Stream.runCollect))
+      // The TestClock runs what each sleeper it wakes does before the next one.
       yield* TestClock.adjust("5 seconds")
-      yield* awaitSleeper
       yield* TestClock.adjust("1 minute")
       const text = yield* Fiber.join(fiber)
-      expect(Chunk.join(text, "")).toBe("Hello there")
+      expect(text.join("")).toBe("Hello there")
       expect(sent).toHaveLength(2)
       expect(sent[0]!.signal.aborted).toBe(true)
     }).pipe(Effect.provide(layer))
@@ -120,15 +117,9 @@ describe("Chat.stream over a scripted client", () => {
   it.effect("the first-byte timeout is per attempt and ends as a TimeoutError when retries run out", () => {
     const { sent, layer } = scripted(() => body().stream)
     return Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(Chat.stream(request, { firstByteTimeout: "2 seconds" }))))
-      // Attempt, timeout, backoff, attempt, …: step from one sleeper to the next.
-      const step = waitUntil(
-        Effect.zip(TestClock.sleeps(), Fiber.poll(fiber)),
-        ([sleeps, exit]) => sleeps.length > 0 || exit._tag === "Some"
-      )
-      for (let [sleeps] = yield* step; sleeps.length > 0; [sleeps] = yield* step) {
-        yield* TestClock.setTime(Chunk.unsafeHead(sleeps))
-      }
+      const fiber = yield* started(Effect.flip(Stream.runDrain(Chat.stream(request, { firstByteTimeout: "2 seconds" }))))
+      // Attempt, timeout, backoff, attempt, …: the clock runs each sleeper in turn.
+      for (let i = 0; i < 10 && fiber.pollUnsafe() === undefined; i++) yield* TestClock.adjust("1 second")
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "TimeoutError", phase: "first-byte" })
       expect(sent).toHaveLength(3)
       expect(sent.every((s) => s.signal.aborted)).toBe(true)
@@ -162,7 +153,7 @@ describe("Chat.stream over a scripted client", () => {
     })
     return Effect.gen(function*() {
       const taken = yield* Stream.runCollect(Stream.take(Chat.streamText(request), 3))
-      expect(Chunk.toArray(taken)).toEqual(["0", "1", "2"])
+      expect(taken).toEqual(["0", "1", "2"])
       expect(sent[0]!.signal.aborted).toBe(true)
     }).pipe(Effect.provide(layer))
   })
