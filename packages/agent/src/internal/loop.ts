@@ -288,7 +288,10 @@ const pendingOf = (
   prepared: ReadonlyArray<Tools.Prepared>,
   transcript: Transcript.Transcript
 ): Effect.Effect<ReadonlyArray<PendingApproval>> => {
-  const undecided = prepared.filter((p) => p._tag === "Ready" && settings.decisions[p.call.id] === undefined)
+  // Only calls of tools with a rule and no decision yet: most steps have none to ask.
+  const undecided = prepared.filter((p) =>
+    p._tag === "Ready" && p.tool.tool.needsApproval && settings.decisions[p.call.id] === undefined
+  )
   if (undecided.length === 0) return Effect.succeed([])
   // Made only for a `needsApproval` function, once per step.
   let prompt: ReadonlyArray<Prompt.Message> | undefined
