@@ -16,6 +16,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
+import * as Tracer from "effect/Tracer"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { BrowserSwitchboard } from "../src/index.js"
@@ -71,6 +72,28 @@ const passTimer = (millis: number) =>
     while (!wakes.includes(due)) yield* nextTurn
     yield* TestClock.adjust(millis)
   })
+
+/** A chat completion as the service sends it. */
+const completion = {
+  id: "c",
+  object: "chat.completion",
+  created: 1,
+  model: Emulator.chatModel,
+  choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }]
+}
+
+/** A `node:http` server on 127.0.0.1 for the scope, answering with `handler`: its base URL. */
+const serve = (handler: Http.RequestListener) =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.callback<Http.Server>((resume) => {
+        const server = Http.createServer(handler)
+        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+      }),
+      (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
+    ),
+    (server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  )
 
 /** The chat-only browser layer over the emulator, on a recording `TestClock`. */
 const emulated = (options: Partial<SwitchboardConfig.Options> = {}) =>
@@ -167,25 +190,40 @@ describe("BrowserHttpWire", () => {
   it.effect("a reply without a length, over maxResponseBytes, fails with ResponseTooLargeError once past the limit", () =>
     Effect.gen(function*() {
       // Chunked, no content-length: the limit is found while reading.
-      const server = yield* Effect.acquireRelease(
-        Effect.callback<Http.Server>((resume) => {
-          const server = Http.createServer((_request, response) => {
-            response.writeHead(200, { "content-type": "application/json" })
-            response.write(`{"id":"${"x".repeat(600)}`)
-            response.end(`${"y".repeat(600)}"}`)
-          })
-          server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-        }),
-        (server) =>
-          Effect.callback<void>((resume) => {
-            server.close(() => resume(Effect.void))
-          })
-      )
-      const { port } = server.address() as AddressInfo
+      const baseUrl = yield* serve((_request, response) => {
+        response.writeHead(200, { "content-type": "application/json" })
+        response.write(`{"id":"${"x".repeat(600)}`)
+        response.end(`${"y".repeat(600)}"}`)
+      })
       const error = yield* Effect.flip(Effect.provide(
         Chat.create(hello),
-        BrowserSwitchboard.layerChat({ baseUrl: `http://127.0.0.1:${port}`, maxResponseBytes: 1000, maxRetries: 0 })
+        BrowserSwitchboard.layerChat({ baseUrl, maxResponseBytes: 1000, maxRetries: 0 })
       ))
       expect(error).toMatchObject({ _tag: "ResponseTooLargeError", limit: 1000 })
-    }).pipe(Effect.scoped))
+    }))
+
+  it.effect("a request carries the W3C traceparent of its call's span, in the caller's trace, unless propagation is off", () =>
+    Effect.gen(function*() {
+      const seen: Array<string | undefined> = []
+      const baseUrl = yield* serve((request, response) => {
+        seen.push(request.headers["traceparent"] as string | undefined)
+        response.writeHead(200, { "content-type": "application/json" })
+        response.end(JSON.stringify(completion))
+      })
+      const layer = BrowserSwitchboard.layerChat({ baseUrl, maxRetries: 0 })
+      const caller = yield* Effect.provide(Effect.andThen(Chat.create(hello), Effect.currentSpan), layer).pipe(
+        Effect.withSpan("caller")
+      )
+      yield* Effect.provide(Chat.create(hello), layer).pipe(
+        Effect.withSpan("caller"),
+        Effect.provideService(Tracer.DisablePropagation, true)
+      )
+      expect(seen).toHaveLength(2)
+      const [version, traceId, spanId, flags] = seen[0]!.split("-")
+      expect({ version, traceId, flags }).toEqual({ version: "00", traceId: caller.traceId, flags: "01" })
+      // The call's own span (a child of the caller's) is the parent the service sees.
+      expect(spanId).toMatch(/^[0-9a-f]{16}$/)
+      expect(spanId).not.toBe(caller.spanId)
+      expect(seen[1]).toBeUndefined()
+    }))
 })

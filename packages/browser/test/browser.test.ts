@@ -38,6 +38,8 @@ let page: Page
 let pageUrl: string
 let results: Results
 const pageLog: Array<string> = []
+/** The `traceparent` of each request the page's server forwarded to the emulator. */
+const proxiedTraceparents: Array<string | undefined> = []
 
 const bundlePage = async () => {
   pageDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-browser-page-"))
@@ -69,7 +71,10 @@ const startPageServer = () =>
     const proxy = forward(new URL(emulator.url), emulator.apiKey)
     server = Http.createServer((request, response) => {
       const path = new URL(request.url ?? "/", "http://127.0.0.1").pathname
-      if (path.startsWith("/v1/")) return proxy(request, response)
+      if (path.startsWith("/v1/")) {
+        proxiedTraceparents.push(request.headers["traceparent"] as string | undefined)
+        return proxy(request, response)
+      }
       if (path === "/coded/v1/chat/completions") return coded(request, response)
       const file = staticFiles[path]
       if (file === undefined) return void response.writeHead(404).end()
@@ -265,6 +270,11 @@ describe("@switchboard/browser in Chromium", () => {
     const requests = await runtime!.runPromise(emulator.requests)
     const proxied = requests.filter((r) => JSON.stringify(r.body).includes("via the proxy"))
     expect(proxied.map((r) => r.authorized)).toEqual([true, true])
+    // Each call (the whole one, then the stream) left the page with its span's W3C traceparent.
+    expect(proxiedTraceparents).toEqual([
+      expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/),
+      expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)
+    ])
   })
 
   it("the key guard refuses a raw key at layer construction", () => {
