@@ -2,14 +2,16 @@
  * The `HttpWire` over undici's `Dispatcher.dispatch`, with no stream or
  * promise in between: a JSON call is one dispatch whose handler gathers the
  * body and resumes the fiber once. Interruption aborts the exchange through
- * the dispatch controller, so no `AbortSignal` is made per call; time limits
- * are plain timers, whatever the fiber's clock (a `TestClock` does not move
+ * the dispatch controller, so no `AbortSignal` is made per call. The time
+ * and size limits are core's `WireLimits`, shared by every wire, on the
+ * runtime's timers whatever the fiber's clock (a `TestClock` does not move
  * them: tests of time limits use `HttpClientWire`). Measured in `docs/performance.md`.
  *
  * @since 0.1.0
  */
 import * as HttpWire from "@switchboard/core/HttpWire"
 import * as Decoding from "@switchboard/core/internal/decoding"
+import * as WireLimits from "@switchboard/core/WireLimits"
 import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -147,44 +149,35 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
   abstract onResponseError(controller: Controller, error: Error): void
 }
 
-const isSuccess = (status: number) => status >= 200 && status < 300
-
 /**
- * Gathers a whole body, then resumes the waiting fiber once. The body is
- * bounded: a 2xx past `maxBytes` (or whose `content-length` says it will
- * be) fails with `too-large`; any other status's body is cut at
+ * Gathers a whole body through `WireLimits.TextBody`, then resumes the
+ * waiting fiber once: a 2xx past `maxBytes` (or whose `content-length` says
+ * it will be) fails with `too-large`; any other status's body is cut at
  * `maxErrorBytes`. Either way the exchange is aborted, and the bytes held
  * never exceed the limit by more than one read.
  */
 class TextExchange extends Exchange {
-  private chunks: Array<Buffer> = []
-  private size = 0
-  private limit = Infinity
-  private timer: ReturnType<typeof setTimeout> | undefined
+  private body: WireLimits.TextBody | undefined
+  private cancelTimer: (() => void) | undefined
   /** Resumes the waiting fiber; set before the dispatch. */
   resume: (effect: Effect.Effect<HttpWire.TextResponse, HttpWire.WireError>) => void = ignore
 
   constructor(timeoutMillis: number | undefined, private readonly maxBytes: number | undefined) {
     super()
     if (timeoutMillis !== undefined) {
-      this.timer = setTimeout(() => {
+      this.cancelTimer = WireLimits.systemTimers.set(timeoutMillis, () => {
         const controller = this.controller
         this.finish(Effect.fail(HttpWire.timeout("request")))
         controller?.abort(new Error("timed out"))
-      }, timeoutMillis)
+      })
     }
   }
 
   override onResponseStart(controller: Controller, status: number, headers: RawHeaders) {
     super.onResponseStart(controller, status, headers)
+    const body = (this.body = new WireLimits.TextBody({ status, headers: this.headers }, this.maxBytes))
+    if (body.declaredTooLarge) return this.tooLarge()
     const codings = this.codings()
-    if (!isSuccess(status)) {
-      this.limit = HttpWire.maxErrorBytes
-    } else if (this.maxBytes !== undefined) {
-      this.limit = this.maxBytes
-      // A coded body's length is its coded size, not what the limit counts.
-      if (codings === undefined && Number(this.headers["content-length"]) > this.maxBytes) return this.tooLarge()
-    }
     if (codings === undefined) return
     if (codings instanceof HttpWire.WireError) return this.undecodable(codings)
     this.decode(codings, (error) => this.undecodable(error))
@@ -196,17 +189,17 @@ class TextExchange extends Exchange {
    */
   private undecodable(error: HttpWire.WireError) {
     const controller = this.controller
-    if (isSuccess(this.status)) this.finish(Effect.fail(error))
+    const failure = this.body?.undecodable(error)
+    if (failure !== undefined) this.finish(Effect.fail(failure))
     else this.complete()
     controller?.abort(new Error("undecodable body"))
   }
 
   receive(chunk: Uint8Array) {
     if (this.settled) return
-    this.chunks.push(chunk as Buffer)
-    this.size += chunk.length
-    if (this.size <= this.limit) return
-    if (isSuccess(this.status)) return this.tooLarge()
+    const verdict = this.body!.add(chunk)
+    if (verdict === "more") return
+    if (verdict === "too-large") return this.tooLarge()
     // An error body: its start says enough; the rest is never read.
     const controller = this.controller
     this.complete()
@@ -215,24 +208,22 @@ class TextExchange extends Exchange {
 
   private tooLarge() {
     const controller = this.controller
-    this.finish(Effect.fail(new HttpWire.WireError({ reason: "too-large" })))
+    this.finish(Effect.fail(WireLimits.tooLarge()))
     controller?.abort(new Error("response too large"))
   }
 
   complete() {
     if (this.settled) return
-    const whole = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks)
-    const text = (whole.length > this.limit ? whole.subarray(0, this.limit) : whole).toString()
-    this.finish(Effect.succeed({ status: this.status, headers: this.headers, text }))
+    this.finish(Effect.succeed({ status: this.status, headers: this.headers, text: this.body?.text() ?? "" }))
   }
 
   /** Interruption: the timer and what is held go at once, not when the timer fires. */
   override abort() {
     if (this.settled) return
     super.abort()
-    clearTimeout(this.timer)
+    this.cancelTimer?.()
     this.resume = ignore
-    this.chunks = []
+    this.body = undefined
     this.release()
   }
 
@@ -243,10 +234,10 @@ class TextExchange extends Exchange {
   private finish(effect: Effect.Effect<HttpWire.TextResponse, HttpWire.WireError>) {
     if (this.settled) return
     this.settled = true
-    clearTimeout(this.timer)
+    this.cancelTimer?.()
     const resume = this.resume
     this.resume = ignore
-    this.chunks = []
+    this.body = undefined
     this.release()
     resume(effect)
   }
@@ -258,40 +249,23 @@ const highWaterMark = 256 * 1024
 /**
  * Resumes the opening fiber at the headers, then queues the body for its
  * stream: bounded (the socket pauses above `highWaterMark`), read one batch
- * per pull. Time limits are a few timers for the whole exchange, never one
- * per read: `total` and `first-byte` (until `commit`) set at the start, and
- * `idle`, which on firing checks the time of the last activity (data
- * arriving, or the reader starting to wait) and sets itself again for what
- * is left when there was some.
+ * per pull. The time limits are `WireLimits.StreamDeadlines` on the
+ * runtime's timers: a few for the whole exchange, never one per read.
  */
 class StreamExchange extends Exchange {
   private chunks: Array<Buffer> = []
   private buffered = 0
   private ended = false
   private failure: HttpWire.WireError | undefined
-  private reads = 0
   private waiting: ((effect: BodyPull) => void) | undefined
-  private idleTimer: ReturnType<typeof setTimeout> | undefined
-  private totalTimer: ReturnType<typeof setTimeout> | undefined
-  private firstByteTimer: ReturnType<typeof setTimeout> | undefined
-  /** `Date.now()` of the last data or the reader's last wait, once the idle limit runs. */
-  private lastActivity = 0
+  private readonly deadlines: WireLimits.StreamDeadlines
 
   /** Resumes the opening fiber; set before the dispatch. */
   opened: (effect: Effect.Effect<HttpWire.OpenResponse, HttpWire.WireError>) => void = () => {}
 
-  constructor(private readonly idleMillis: number | undefined, limits: HttpWire.Limits | undefined) {
+  constructor(limits: HttpWire.Limits | undefined) {
     super()
-    if (limits?.totalMillis !== undefined) this.totalTimer = setTimeout(() => this.timedOut("total"), limits.totalMillis)
-    if (limits?.firstByteMillis !== undefined) {
-      this.firstByteTimer = setTimeout(() => this.timedOut("first-byte"), limits.firstByteMillis)
-    }
-  }
-
-  /** The caller has its first element: the first-byte limit stops. */
-  readonly commit = () => {
-    clearTimeout(this.firstByteTimer)
-    this.firstByteTimer = undefined
+    this.deadlines = new WireLimits.StreamDeadlines(limits, WireLimits.systemTimers, (limit) => this.timedOut(limit))
   }
 
   readonly pull: BodyPull = Effect.suspend(() => {
@@ -299,25 +273,13 @@ class StreamExchange extends Exchange {
     if (next !== undefined) return next
     return Effect.callback((resume) => {
       this.waiting = resume
-      if (this.reads > 0 && this.idleMillis !== undefined) {
-        this.lastActivity = Date.now()
-        this.idleTimer ??= setTimeout(this.checkIdle, this.idleMillis)
-      }
+      this.deadlines.waiting(true)
       return Effect.sync(() => {
         this.waiting = undefined
+        this.deadlines.waiting(false)
       })
     })
   })
-
-  /** Fails the body when the reader has waited `idleMillis` with nothing arriving; else waits for what is left. */
-  private readonly checkIdle = () => {
-    this.idleTimer = undefined
-    if (this.settled) return
-    const silent = Date.now() - this.lastActivity
-    if (this.waiting !== undefined && silent >= this.idleMillis!) return this.timedOut("idle")
-    // A reader busy with earlier data is not a silent server: wait a whole period again.
-    this.idleTimer = setTimeout(this.checkIdle, this.waiting === undefined ? this.idleMillis! : this.idleMillis! - silent)
-  }
 
   /** What a pull gets without waiting, if anything. */
   private next(): BodyPull | undefined {
@@ -325,7 +287,7 @@ class StreamExchange extends Exchange {
       const batch = this.chunks as unknown as Arr.NonEmptyReadonlyArray<Uint8Array>
       this.chunks = []
       this.buffered = 0
-      this.reads++
+      this.deadlines.delivered()
       if (this.decoder !== undefined) this.decoder.resume()
       else if (this.controller?.paused) this.controller.resume()
       return Effect.succeed(batch)
@@ -341,6 +303,7 @@ class StreamExchange extends Exchange {
     const next = this.next()
     if (next === undefined) return
     this.waiting = undefined
+    this.deadlines.waiting(false)
     resume(next)
   }
 
@@ -350,7 +313,7 @@ class StreamExchange extends Exchange {
       status: this.status,
       headers: this.headers,
       body: Stream.fromPull(Effect.succeed(this.pull)),
-      commit: this.commit
+      commit: this.deadlines.commit
     }))
     // The head is the caller's either way (a 4xx keeps its status); the body fails.
     const codings = this.codings()
@@ -362,7 +325,7 @@ class StreamExchange extends Exchange {
   receive(chunk: Uint8Array) {
     this.chunks.push(chunk as Buffer)
     this.buffered += chunk.length
-    if (this.idleTimer !== undefined) this.lastActivity = Date.now()
+    this.deadlines.arrived()
     if (this.waiting !== undefined) this.wake()
     else if (this.buffered > highWaterMark) {
       if (this.decoder !== undefined) this.decoder.pause()
@@ -374,14 +337,14 @@ class StreamExchange extends Exchange {
     this.ended = true
     this.settled = true
     this.controller = undefined
-    this.clearTimers()
+    this.deadlines.end()
     this.wake()
   }
 
   onResponseError(_controller: Controller, cause: Error) {
     if (this.settled) return
     this.settled = true
-    this.clearTimers()
+    this.deadlines.end()
     if (this.status === 0) this.opened(Effect.fail(new HttpWire.WireError({ reason: "request", cause })))
     else this.fail(new HttpWire.WireError({ reason: "response", cause }))
   }
@@ -390,18 +353,11 @@ class StreamExchange extends Exchange {
   override abort() {
     if (this.settled) return
     super.abort()
-    this.clearTimers()
-  }
-
-  private clearTimers() {
-    clearTimeout(this.idleTimer)
-    clearTimeout(this.totalTimer)
-    clearTimeout(this.firstByteTimer)
-    this.idleTimer = undefined
+    this.deadlines.end()
   }
 
   /** A time limit ran out: before the head, the opening fails; after it, the body. */
-  private timedOut(limit: "first-byte" | "idle" | "total") {
+  private timedOut(limit: WireLimits.StreamLimit) {
     const error = HttpWire.timeout(limit)
     if (this.status === 0) {
       this.abort()
@@ -446,7 +402,7 @@ export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
   // scope (interruption while waiting for headers included) ends the exchange.
   open: (request, limits) =>
     Effect.flatMap(HttpWire.traced(request), (request) => {
-      const exchange = new StreamExchange(limits?.idleMillis, limits)
+      const exchange = new StreamExchange(limits)
       return Effect.andThen(
         Effect.addFinalizer(() => Effect.sync(() => exchange.abort())),
         Effect.callback<HttpWire.OpenResponse, HttpWire.WireError>((resume) => {
