@@ -17,7 +17,7 @@ import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
 import { duration } from "@switchboard/core/SwitchboardConfig"
-import { ConfigurationError, type SwitchboardError } from "@switchboard/core/SwitchboardError"
+import { ConfigurationError, type RequestError, type StreamRequestError } from "@switchboard/core/SwitchboardError"
 import type * as Tool from "effect/ai/Tool"
 import type * as Toolkit from "effect/ai/Toolkit"
 import type * as Duration from "effect/Duration"
@@ -237,8 +237,8 @@ export interface Budget {
 export interface Interceptor {
   readonly model: <R>(
     step: number,
-    call: Effect.Effect<Protocol.ChatCompletion, SwitchboardError, R>
-  ) => Effect.Effect<Protocol.ChatCompletion, SwitchboardError, R>
+    call: Effect.Effect<Protocol.ChatCompletion, StreamRequestError, R>
+  ) => Effect.Effect<Protocol.ChatCompletion, StreamRequestError, R>
   readonly tool: <R>(
     step: number,
     callId: string,
@@ -457,8 +457,17 @@ const settings = <T extends AnyTools, A, I>(
  */
 export type RunError<A = undefined> =
   | AgentError
-  | SwitchboardError
+  | RequestError
   | ([A] extends [undefined] ? never : StructuredOutput.StructuredOutputError)
+
+/**
+ * How `Agent.stream` can fail: as `run`, and as a streamed reply can
+ * (`StreamError`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type StreamRunError<A = undefined> = RunError<A> | StreamRequestError
 
 const create: Loop.Settings["complete"] = (request) => Chat.create(request)
 
@@ -529,16 +538,16 @@ const streamed = (emit: (event: AgentEvent<unknown>) => Effect.Effect<void>): Lo
  */
 export const stream = <T extends AnyTools, A = undefined, I = A>(
   options: RunOptions<T, A, I>
-): Stream.Stream<AgentEvent<A>, RunError<A>, Requirements<T>> =>
+): Stream.Stream<AgentEvent<A>, StreamRunError<A>, Requirements<T>> =>
   // Typed loosely inside; the signature narrows the error when there is no `output`.
-  Stream.callback<AgentEvent<unknown>, RunError<unknown>, Loop.Requirements>((queue) => {
+  Stream.callback<AgentEvent<unknown>, StreamRunError<unknown>, Loop.Requirements>((queue) => {
     const emit = (event: AgentEvent<unknown>) => Effect.asVoid(Queue.offer(queue, event))
     return Effect.fromResult(settings(options, {}, streamed(emit), emit)).pipe(
       Effect.flatMap((resolved) => Loop.run(resolved, options.messages)),
       Effect.flatMap((result) => emit({ _tag: "Finished", result })),
       Queue.into(queue)
     )
-  }, { bufferSize: 16 }) as Stream.Stream<AgentEvent<A>, RunError<A>, Requirements<T>>
+  }, { bufferSize: 16 }) as Stream.Stream<AgentEvent<A>, StreamRunError<A>, Requirements<T>>
 
 /**
  * Ends the run after `n` steps (status `stopped`).

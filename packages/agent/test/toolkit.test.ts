@@ -6,7 +6,7 @@
 import { describe, expect, expectTypeOf, it } from "@effect/vitest"
 import type * as Chat from "@switchboard/core/Chat"
 import * as Protocol from "@switchboard/core/Protocol"
-import type { SwitchboardError } from "@switchboard/core/SwitchboardError"
+import type { RequestError } from "@switchboard/core/SwitchboardError"
 import { Emulator } from "@switchboard/emulator"
 import * as Tool from "effect/ai/Tool"
 import * as Toolkit from "effect/ai/Toolkit"
@@ -130,7 +130,7 @@ describe("types", () => {
     expectTypeOf(run).toEqualTypeOf<
       Effect.Effect<
         Agent.AgentResult,
-        AgentError.AgentError | SwitchboardError,
+        AgentError.AgentError | RequestError,
         Chat.Chat | Tool.Handler<"get_forecast"> | Tool.Handler<"book">
       >
     >()

@@ -11,7 +11,7 @@
 import type { Chat } from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
-import { ResponseDecodeError, type SwitchboardError } from "@switchboard/core/SwitchboardError"
+import { ResponseDecodeError, type StreamRequestError } from "@switchboard/core/SwitchboardError"
 import * as Telemetry from "@switchboard/core/Telemetry"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -62,7 +62,7 @@ export interface Settings {
   readonly decisions: Readonly<Record<string, Decision>>
   readonly intercept: Interceptor
   /** One model call: `Chat.create`, or `Chat.stream` folded into a completion. */
-  readonly complete: (request: Protocol.ChatRequest, step: number) => Effect.Effect<Protocol.ChatCompletion, SwitchboardError, Chat>
+  readonly complete: (request: Protocol.ChatRequest, step: number) => Effect.Effect<Protocol.ChatCompletion, StreamRequestError, Chat>
   /** Where `Agent.stream` sends its events; `undefined` for a run nobody watches. */
   readonly emit: ((event: AgentEvent<unknown>) => Effect.Effect<void>) | undefined
 }
@@ -83,7 +83,7 @@ type Next =
 
 /** The chat service, and whatever the handlers and the tools' schemas need: `Agent.Requirements` types it. */
 export type Requirements = unknown
-type Failure = AgentError | SwitchboardError | StructuredOutput.StructuredOutputError
+type Failure = AgentError | StreamRequestError | StructuredOutput.StructuredOutputError
 
 /** No stack trace per span: making one costs more than a no-op tool's whole run. */
 const noTrace = { captureStackTrace: false } as const
