@@ -50,15 +50,15 @@ const declaredImageType = (blob: Blob): string | undefined => {
  * @since 0.1.0
  * @category constructors
  */
-export const fromBlob = (
+export const fromBlob: (
   blob: Blob,
-  options: FromBlobOptions = {}
-): Effect.Effect<Attachment.Attachment, Attachment.AttachmentError> =>
-  Effect.suspend(() => {
+  options?: FromBlobOptions
+) => Effect.Effect<Attachment.Attachment, Attachment.AttachmentError> = Effect.fn("BrowserAttachment.fromBlob")(
+  function*(blob: Blob, options: FromBlobOptions = {}) {
     const source = sourceOf(blob)
     const maxBytes = options.maxBytes ?? Attachment.defaultMaxBytes
-    if (blob.size > maxBytes) return Effect.fail(Attachment.tooLarge(source, blob.size, maxBytes))
-    return Effect.tryPromise({
+    if (blob.size > maxBytes) return yield* Effect.fail(Attachment.tooLarge(source, blob.size, maxBytes))
+    const buffer = yield* Effect.tryPromise({
       try: () => blob.arrayBuffer(),
       catch: (cause) =>
         new Attachment.AttachmentError({
@@ -66,14 +66,12 @@ export const fromBlob = (
           reason: "Unreadable",
           message: `${source} cannot be read: ${cause instanceof Error ? cause.message : String(cause)}`
         })
-    }).pipe(
-      Effect.flatMap((buffer) =>
-        Attachment.fromBytes(new Uint8Array(buffer), {
-          mediaType: options.mediaType ?? declaredImageType(blob),
-          maxBytes,
-          detail: options.detail,
-          source
-        })
-      )
-    )
-  })
+    })
+    return yield* Attachment.fromBytes(new Uint8Array(buffer), {
+      mediaType: options.mediaType ?? declaredImageType(blob),
+      maxBytes,
+      detail: options.detail,
+      source
+    })
+  }
+)
