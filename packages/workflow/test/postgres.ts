@@ -60,7 +60,7 @@ export const startPostgres = (port: number): Postgres => {
 
 /**
  * Resolves once `runners` sessions hold every shard's advisory lock (300 in
- * `@effect/cluster`'s default group): the fleet has shared its shards out.
+ * `effect/cluster`'s default group): the fleet has shared its shards out.
  * There is no event to wait on across processes, so this asks Postgres again
  * every 100 ms (the wait's length is never asserted).
  */
