@@ -9,7 +9,6 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
-import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Http from "node:http"
 import * as Errors from "./errors.js"
@@ -97,19 +96,15 @@ const checkModel = (value: unknown, kinds: ReadonlyArray<Models.ModelKind>, endp
 }
 
 /** The body decoded with a Protocol schema, or the 400/404 naming what is wrong. */
-export const decode = <S extends Schema.ConstraintDecoder<unknown>>(
+export const decode = Effect.fnUntraced(function*<S extends Schema.ConstraintDecoder<unknown>>(
   schema: S,
   kinds: ReadonlyArray<Models.ModelKind>,
   endpoint: string,
   prepare: (value: unknown) => unknown = (value) => value
-): Effect.Effect<S["Type"], Errors.ApiError, Incoming> =>
-  Effect.gen(function*() {
-    const { body } = yield* Incoming
-    if (body._tag === "Invalid") return yield* Effect.fail(Errors.invalidJson())
-    yield* checkModel(body.value, kinds, endpoint)
-    const decoded = Schema.decodeUnknownResult(schema, { errors: "all" })(prepare(body.value))
-    return yield* Result.match(decoded, {
-      onFailure: (error) => Effect.fail(Errors.fromSchemaError(error)),
-      onSuccess: Effect.succeed
-    })
-  })
+): Effect.fn.Return<S["Type"], Errors.ApiError, Incoming> {
+  const { body } = yield* Incoming
+  if (body._tag === "Invalid") return yield* Effect.fail(Errors.invalidJson())
+  yield* checkModel(body.value, kinds, endpoint)
+  const decoded = Schema.decodeUnknownResult(schema, { errors: "all" })(prepare(body.value))
+  return yield* Effect.mapError(Effect.fromResult(decoded), Errors.fromSchemaError)
+})

@@ -36,42 +36,40 @@ const retrieveModel = Effect.gen(function*() {
   return found ? json(found) : yield* Effect.fail(modelNotFound(model))
 })
 
-const streamed = (replies: ReadonlyArray<Chat.Reply>, meta: Chat.Meta, request: Protocol.ChatRequest) =>
-  Effect.gen(function*() {
-    const incoming = yield* Incoming
-    const payloads = Streaming.events(replies, meta, {
-      chunkSize: incoming.chunkSize,
-      includeUsage: request.stream_options?.include_usage === true,
-      minimal: incoming.minimal
-    })
-    // CutStream ends the body early and drops the connection with it.
-    const cut = incoming.streamFault?._tag === "CutStream" ? { connection: "close" } : {}
-    return HttpServerResponse.stream(Streaming.sse(payloads, incoming.streamFault, incoming.interval), {
-      contentType: "text/event-stream",
-      headers: { "cache-control": "no-cache", ...cut }
-    })
+const streamed = Effect.fnUntraced(function*(replies: ReadonlyArray<Chat.Reply>, meta: Chat.Meta, request: Protocol.ChatRequest) {
+  const incoming = yield* Incoming
+  const payloads = Streaming.events(replies, meta, {
+    chunkSize: incoming.chunkSize,
+    includeUsage: request.stream_options?.include_usage === true,
+    minimal: incoming.minimal
   })
+  // CutStream ends the body early and drops the connection with it.
+  const cut = incoming.streamFault?._tag === "CutStream" ? { connection: "close" } : {}
+  return HttpServerResponse.stream(Streaming.sse(payloads, incoming.streamFault, incoming.interval), {
+    contentType: "text/event-stream",
+    headers: { "cache-control": "no-cache", ...cut }
+  })
+})
 
 /** The replies by model kind (`n` choices for chat, `n` images in one reply for image2); a video submission's completion id is its task id. */
-const replyFor = (request: Protocol.ChatRequest) =>
-  Effect.gen(function*() {
-    const { baseUrl, seq, tasks } = yield* Incoming
-    const chatId = `chatcmpl-${String(seq).padStart(6, "0")}`
-    const invalid = Images.validate(request.messages)
-    if (invalid) return yield* Effect.fail(invalid)
-    switch (Models.kindOf(request.model)) {
-      case "image":
-        return { id: chatId, replies: [Chat.textReply(request, ImageGeneration.content(request, baseUrl))] }
-      case "video": {
-        const taskId = tasks.submit(request, seq)
-        return { id: taskId, replies: [Chat.textReply(request, VideoTasks.submitted(request, taskId))] }
-      }
-      default: {
-        const replies = Chat.replies(request)
-        return replies instanceof ApiError ? yield* Effect.fail(replies) : { id: chatId, replies }
-      }
+const replyFor = Effect.fnUntraced(function*(request: Protocol.ChatRequest) {
+  const { baseUrl, seq, tasks } = yield* Incoming
+  const chatId = `chatcmpl-${String(seq).padStart(6, "0")}`
+  const invalid = Images.validate(request.messages)
+  if (invalid) return yield* Effect.fail(invalid)
+  switch (Models.kindOf(request.model)) {
+    case "image":
+      return { id: chatId, replies: [Chat.textReply(request, ImageGeneration.content(request, baseUrl))] }
+    case "video": {
+      const taskId = tasks.submit(request, seq)
+      return { id: taskId, replies: [Chat.textReply(request, VideoTasks.submitted(request, taskId))] }
     }
-  })
+    default: {
+      const replies = Chat.replies(request)
+      return replies instanceof ApiError ? yield* Effect.fail(replies) : { id: chatId, replies }
+    }
+  }
+})
 
 const chatCompletions = Effect.gen(function*() {
   const request = yield* decode(Protocol.ChatRequest, ["chat", "image", "video"], "/v1/chat/completions")

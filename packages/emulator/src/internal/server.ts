@@ -116,25 +116,24 @@ const answer = (state: State, received: Received, streamFault: Faults.StreamFaul
   )
 }
 
-const withFault = (state: State, received: Received, fault: Faults.Fault | undefined) =>
-  Effect.gen(function*() {
-    switch (fault?._tag) {
-      case "Reset": {
-        // Destroying the socket closes the response, which interrupts this fiber.
-        const request = yield* HttpServerRequest.HttpServerRequest
-        NodeHttpServerRequest.toIncomingMessage(request).socket?.destroy()
-        return yield* Effect.never
-      }
-      case "Status":
-        return statusFault(fault)
-      case "Delay":
-        // With `afterHeaders` the wait happens in `Faults.deliver`, after the headers.
-        if (fault.afterHeaders !== true) yield* Effect.sleep(fault.delay)
-        return yield* answer(state, received, undefined)
-      default:
-        return yield* answer(state, received, Faults.isStreamFault(fault) ? fault : undefined)
+const withFault = Effect.fnUntraced(function*(state: State, received: Received, fault: Faults.Fault | undefined) {
+  switch (fault?._tag) {
+    case "Reset": {
+      // Destroying the socket closes the response, which interrupts this fiber.
+      const request = yield* HttpServerRequest.HttpServerRequest
+      NodeHttpServerRequest.toIncomingMessage(request).socket?.destroy()
+      return yield* Effect.never
     }
-  })
+    case "Status":
+      return statusFault(fault)
+    case "Delay":
+      // With `afterHeaders` the wait happens in `Faults.deliver`, after the headers.
+      if (fault.afterHeaders !== true) yield* Effect.sleep(fault.delay)
+      return yield* answer(state, received, undefined)
+    default:
+      return yield* answer(state, received, Faults.isStreamFault(fault) ? fault : undefined)
+  }
+})
 
 const internalError = Errors.toResponse(
   new Errors.ApiError({ status: 500, message: "The emulator failed unexpectedly.", type: "server_error", param: null, code: null })
@@ -144,26 +143,25 @@ const internalError = Errors.toResponse(
  * The body of a request let in (a right key, or a public link), recorded; a
  * request refused for its key or size is only counted, its body never held.
  */
-const admit = (state: State, request: HttpServerRequest.HttpServerRequest, path: string) =>
-  Effect.gen(function*() {
-    const authorized = Auth.isAuthorized(request.headers["authorization"], state.config.apiKey)
-    if (!authorized && !isPublic(path)) {
-      state.recorder.count()
-      return { body: Auth.unauthorized(), fault: state.injector.next(path) }
-    }
-    const text = yield* Incoming.read(request, state.config.limits.bodyBytes)
-    const fault = state.injector.next(path)
-    if (typeof text !== "string") {
-      state.recorder.count()
-      return { body: text, fault }
-    }
-    const body = Incoming.parseBody(text)
-    state.recorder.record(
-      { method: request.method, path, body: Incoming.recordedBody(body), authorized, ...(fault === undefined ? {} : { fault }) },
-      Buffer.byteLength(text)
-    )
-    return { body, fault }
-  })
+const admit = Effect.fnUntraced(function*(state: State, request: HttpServerRequest.HttpServerRequest, path: string) {
+  const authorized = Auth.isAuthorized(request.headers["authorization"], state.config.apiKey)
+  if (!authorized && !isPublic(path)) {
+    state.recorder.count()
+    return { body: Auth.unauthorized(), fault: state.injector.next(path) }
+  }
+  const text = yield* Incoming.read(request, state.config.limits.bodyBytes)
+  const fault = state.injector.next(path)
+  if (typeof text !== "string") {
+    state.recorder.count()
+    return { body: text, fault }
+  }
+  const body = Incoming.parseBody(text)
+  state.recorder.record(
+    { method: request.method, path, body: Incoming.recordedBody(body), authorized, ...(fault === undefined ? {} : { fault }) },
+    Buffer.byteLength(text)
+  )
+  return { body, fault }
+})
 
 const handle = (state: State) =>
   Effect.gen(function*() {
@@ -183,48 +181,46 @@ const handle = (state: State) =>
     return yield* Faults.deliver(fault, final)
   })
 
-const listen = (config: Config) =>
-  Effect.gen(function*() {
-    const connections = Watch.make(0)
-    const server = Http.createServer()
-    server.on("connection", (socket) => {
-      connections.update((n) => n + 1)
-      socket.once("close", () => connections.update((n) => n - 1))
-    })
-    const httpServer = yield* NodeHttpServer.make(() => server, { host: "127.0.0.1", port: config.port })
-    const { port } = server.address() as Net.AddressInfo
-    return { server, httpServer, connections, baseUrl: `http://127.0.0.1:${port}` }
+const listen = Effect.fnUntraced(function*(config: Config) {
+  const connections = Watch.make(0)
+  const server = Http.createServer()
+  server.on("connection", (socket) => {
+    connections.update((n) => n + 1)
+    socket.once("close", () => connections.update((n) => n - 1))
   })
+  const httpServer = yield* NodeHttpServer.make(() => server, { host: "127.0.0.1", port: config.port })
+  const { port } = server.address() as Net.AddressInfo
+  return { server, httpServer, connections, baseUrl: `http://127.0.0.1:${port}` }
+})
 
 /** Binds, serves, and on scope end drops open connections so closing never waits on a stalled stream. */
-export const make = (config: Config) =>
-  Effect.gen(function*() {
-    const { baseUrl, connections, httpServer, server } = yield* listen(config)
-    const state: State = {
-      config,
-      app: yield* HttpRouter.toHttpEffect(Routes.layer),
-      recorder: Recorder.make(config.limits.recorded),
-      injector: Faults.makeInjector(config.faults),
-      tasks: VideoTasks.makeStore(config.limits.videoTasks),
-      baseUrl,
-      seq: 0
-    }
-    // Effect 4 runs a request's fiber uninterruptibly outside router routes; a
-    // client that goes away must still end a delay, a reset or a stall.
-    yield* httpServer.serve(Effect.interruptible(handle(state)))
-    yield* Effect.addFinalizer(() => Effect.sync(() => server.closeAllConnections()))
-    return {
-      url: baseUrl,
-      apiKey: config.apiKey,
-      requests: Effect.sync(() => state.recorder.list()),
-      requestCount: Effect.sync(() => state.recorder.received()),
-      awaitRequests: (n: number) => state.recorder.awaitReceived(n),
-      openConnections: Effect.sync(() => connections.get()),
-      awaitOpenConnections: (n: number) => connections.await((open) => open === n),
-      setFaults: (faults: Faults.FaultOptions) => Effect.sync(() => state.injector.set(faults)),
-      reset: Effect.sync(() => {
-        state.recorder.clear()
-        state.injector.set({})
-      })
-    }
-  })
+export const make = Effect.fnUntraced(function*(config: Config) {
+  const { baseUrl, connections, httpServer, server } = yield* listen(config)
+  const state: State = {
+    config,
+    app: yield* HttpRouter.toHttpEffect(Routes.layer),
+    recorder: Recorder.make(config.limits.recorded),
+    injector: Faults.makeInjector(config.faults),
+    tasks: VideoTasks.makeStore(config.limits.videoTasks),
+    baseUrl,
+    seq: 0
+  }
+  // Effect 4 runs a request's fiber uninterruptibly outside router routes; a
+  // client that goes away must still end a delay, a reset or a stall.
+  yield* httpServer.serve(Effect.interruptible(handle(state)))
+  yield* Effect.addFinalizer(() => Effect.sync(() => server.closeAllConnections()))
+  return {
+    url: baseUrl,
+    apiKey: config.apiKey,
+    requests: Effect.sync(() => state.recorder.list()),
+    requestCount: Effect.sync(() => state.recorder.received()),
+    awaitRequests: (n: number) => state.recorder.awaitReceived(n),
+    openConnections: Effect.sync(() => connections.get()),
+    awaitOpenConnections: (n: number) => connections.await((open) => open === n),
+    setFaults: (faults: Faults.FaultOptions) => Effect.sync(() => state.injector.set(faults)),
+    reset: Effect.sync(() => {
+      state.recorder.clear()
+      state.injector.set({})
+    })
+  }
+})
