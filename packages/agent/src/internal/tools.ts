@@ -92,9 +92,10 @@ const refuse = (name: string, message: string) =>
   Result.fail(new ConfigurationError({ field: `toolkit.tools.${name}`, message }))
 
 /**
- * The toolkit's tools, checked before anything is sent: a name the service
- * would refuse, a provider-defined tool (the service runs none) or a timeout
- * that makes no sense fails with a `ConfigurationError` naming the tool.
+ * The toolkit's tools, checked before anything is sent: a name or parameters
+ * the service would refuse, a schema with no JSON Schema, a provider-defined
+ * tool (the service runs none) or a timeout that makes no sense fails with a
+ * `ConfigurationError` naming the tool.
  */
 export const resolve = (toolkit: Toolkit.Any): Result.Result<Tools, ConfigurationError> => {
   const tools = new Map<string, Resolved>()
@@ -105,13 +106,19 @@ export const resolve = (toolkit: Toolkit.Any): Result.Result<Tools, Configuratio
     if (Tool.isProviderDefined(tool)) {
       return refuse(tool.name, `the provider-defined tool ${tool.name} is not supported`)
     }
-    const found = fixedFor(tool)
+    let found: ReturnType<typeof fixedFor>
+    try {
+      found = fixedFor(tool)
+    } catch (error) {
+      // Effect's JSON Schema generation throws for a schema it cannot represent.
+      return refuse(tool.name, `the parameters of ${tool.name} have no JSON Schema: ${error instanceof Error ? error.message : String(error)}`)
+    }
     if (found.definition.function.parameters["type"] !== "object") {
       // `Schema.Struct({})` is any value but null; `effect/ai`'s default, `Tool.EmptyParams`, is an empty object.
       return refuse(tool.name, `the parameters of ${tool.name} must be an object schema (a Schema.Struct with fields, or none)`)
     }
     const timeoutInput = Context.getOrUndefined(tool.annotations, ToolTimeout)
-    const timeout = timeoutInput === undefined ? undefined : duration(`toolkit.tools.${tool.name}: ToolTimeout`, timeoutInput)
+    const timeout = timeoutInput === undefined ? undefined : duration(`toolkit.tools.${tool.name}.ToolTimeout`, timeoutInput)
     if (timeout !== undefined && Result.isFailure(timeout)) return Result.fail(timeout.failure)
     tools.set(tool.name, {
       tool,
