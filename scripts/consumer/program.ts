@@ -5,15 +5,21 @@
  * scripts/consumer/run.mjs type-checks it, compiles it and runs it in
  * directories outside the workspace. It prints one JSON line of results.
  */
-import { Agent, Tool, Toolkit } from "@switchboard/agent"
+import { Agent } from "@switchboard/agent"
 import { Chat, Embeddings, Videos } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
-import { Effect, Layer, Schedule, Schema, Stream } from "effect"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 
 const Add = Tool.make("add", {
   description: "Adds two numbers",
   parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
-  success: Schema.Struct({ sum: Schema.Number })
+  success: Schema.Struct({ sum: Schema.Finite })
 })
 const toolkit = Toolkit.make(Add)
 const handlers = toolkit.toLayer({ add: ({ a, b }) => Effect.succeed({ sum: a + b }) })
@@ -23,7 +29,7 @@ const user = (content: string) => [{ role: "user" as const, content }]
 const program = Effect.gen(function*() {
   const completion = yield* Chat.create({ model: "gpt-4o-mini", messages: user("Hello!") })
   const streamed = yield* Chat.streamText({ model: "gpt-4o-mini", messages: user("Count to three") }).pipe(
-    Stream.runFold("", (text, delta) => text + delta)
+    Stream.runFold(() => "", (text: string, delta: string) => text + delta)
   )
   const vectors = yield* Embeddings.embedMany(["a cat", "a kitten"], { model: "text-embedding-3-small" })
   const video = yield* Videos.generate(

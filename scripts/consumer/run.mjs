@@ -3,14 +3,13 @@
  * The consumer test (docs/packaging.md): builds and packs every publishable
  * workspace package, then installs the tarballs as an application would, in
  * new directories outside the workspace, and checks that
- *   1. with npm and effect@^3, program.ts runs against the packed emulator and
- *      `npm ls effect` shows one copy;
+ *   1. with npm and plain `effect` (Effect 4.1), program.ts runs against the
+ *      packed emulator and `npm ls effect` shows one copy;
  *   2. the same holds with pnpm;
  *   3. tsc type-checks program.ts with moduleResolution node16, nodenext and
  *      bundler, skipLibCheck false;
- *   4. an application on Effect 4 fails with Switchboard's one sentence when it
- *      has its own copy of effect beside the SDK's, and pnpm warns of the unmet
- *      peer when Effect 4 is the only copy;
+ *   4. an application on Effect 3: npm refuses the install naming the peer,
+ *      pnpm warns of the unmet peer and the program stops with one sentence;
  *   5. each tarball holds LICENSE, README.md and dist/, no .tsbuildinfo, no
  *      tests, and no `workspace:` range.
  * Installs prefer the local caches (offline once they hold the packages).
@@ -79,6 +78,9 @@ const startEmulator = (cwd, bin, args) =>
 
 // --- the packages --------------------------------------------------------
 
+/** The one Effect range every package names as its peer: the minor is pinned (docs/packaging.md). */
+const effectRange = ">=4.1.0 <4.2.0"
+
 const publishable = async () => {
   const { stdout } = await run("pnpm", ["-r", "ls", "--depth", "-1", "--json"])
   return JSON.parse(stdout).filter((p) => !p.private && p.path !== root.replace(/\/$/, ""))
@@ -106,7 +108,7 @@ const checkTarball = async ({ name, version, tarball }) => {
   for (const dep of Object.keys(manifest.dependencies ?? {})) {
     check(dep !== "effect" && !dep.startsWith("@effect/"), `${name}: ${dep} is a dependency, not a peer dependency`)
   }
-  check(manifest.peerDependencies?.effect?.startsWith("^3."), `${name}: effect is not a peer on the Effect 3 line`)
+  check(manifest.peerDependencies?.effect === effectRange, `${name}: effect is not a peer at ${effectRange}`)
   check(manifest.version === version, `${name}: packed version ${manifest.version}, expected ${version}`)
 }
 
@@ -125,7 +127,7 @@ const consumer = async (dir, packages, effect) => {
     private: true,
     type: "module",
     dependencies: { ...await readmePeers(packages), ...tarballs, effect },
-    devDependencies: { "@types/node": "^20.0.0" },
+    devDependencies: { "@types/node": "^22.0.0" },
     // A tarball's own @switchboard/* dependencies come from the tarballs too.
     overrides: Object.fromEntries(packages.map((p) => [p.name, `$${p.name}`])),
     pnpm: { overrides: tarballs }
@@ -147,7 +149,7 @@ const checkOneEffect = async (dir, packages) => {
     check(theirs === own, `${name} loads effect from ${dirname(theirs)}, the application from ${dirname(own)}`)
   }
   const version = JSON.parse(await readFile(own, "utf8")).version
-  check(version.startsWith("3."), `the application got effect ${version}`)
+  check(version.startsWith("4."), `the application got effect ${version}`)
   return version
 }
 
@@ -164,7 +166,7 @@ const runProgram = async (dir, url) => {
   return results
 }
 
-/** A first program as README.md and docs/getting-started.md write it: on Effect 4 it used to end with `self.build is not a function`. */
+/** A first program as README.md and docs/getting-started.md write it. */
 const readmeProgram = `
 import { Chat } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
@@ -223,6 +225,31 @@ const readmePeers = async (packages) => {
   return peers
 }
 
+// 4. An application on Effect 3: npm refuses the install, naming the peer; pnpm
+// warns of the unmet peer, and the program then stops with the package's one
+// sentence (dist/entry.js, scripts/effect-entry.mjs) instead of a link error.
+const checkEffect3 = async (packages) => {
+  const npmDir = await consumer(join(work, "npm-effect-3"), packages, "^3.22.0")
+  const refused = await run("npm", ["install", cache, "--no-audit", "--no-fund"], { cwd: npmDir, allowFailure: true })
+  check(
+    refused.code !== 0 && (refused.stdout + refused.stderr).includes(`peer effect@"${effectRange}"`),
+    `npm installed the packages beside Effect 3, or refused without naming the peer:\n${refused.stdout}${refused.stderr}`
+  )
+  const pnpmDir = await consumer(join(work, "pnpm-effect-3"), packages, "^3.22.0")
+  const { stdout } = await pnpmInstall(pnpmDir)
+  check(
+    stdout.includes(`unmet peer effect@"${effectRange}": found 3.`),
+    `pnpm installed Effect 3 without an unmet-peer warning:\n${stdout}`
+  )
+  const wrong = await run("node", ["--input-type=module", "-e", readmeProgram], { cwd: pnpmDir, allowFailure: true })
+  check(wrong.code !== 0, "the README's program on Effect 3 succeeded")
+  check(
+    /needs effect 4\.1 but found effect 3\.[^\n]*@effect3/.test(wrong.stderr) && !wrong.stderr.includes("ERR_PACKAGE_PATH_NOT_EXPORTED"),
+    `the README's program on Effect 3 failed without the sentence:\n${wrong.stderr}`
+  )
+  log("4. Effect 3: npm refuses the install naming the peer; pnpm warns, and the program stops with the sentence")
+}
+
 // 3. tsc with each resolution; nodenext also emits the program that runs.
 const typecheck = async (dir, packages) => {
   const tsc = createRequire(join(root, "package.json")).resolve("typescript/bin/tsc")
@@ -251,8 +278,8 @@ const main = async () => {
   await Promise.all(packed.map(checkTarball))
   log("5. every tarball: LICENSE, README.md, dist/, no .tsbuildinfo or tests, no workspace: ranges, effect a peer")
 
-  // 2 and 3: pnpm, the type checks, and the program the nodenext check emits.
-  const pnpmDir = await consumer(join(work, "pnpm"), packed, "^3.22.0")
+  // 2 and 3: pnpm with plain `effect`, the type checks, and the program the nodenext check emits.
+  const pnpmDir = await consumer(join(work, "pnpm"), packed, "latest")
   await pnpmInstall(pnpmDir)
   await typecheck(pnpmDir, packed)
   log("3. program.ts and the packages' README examples type-check with moduleResolution node16, nodenext and bundler, skipLibCheck false")
@@ -265,14 +292,10 @@ const main = async () => {
     cliEmulator.stop()
   }
 
-  // 1 and 4: npm, then an application with its own Effect 4 beside the SDK's Effect 3.
-  const npmDir = await consumer(join(work, "npm"), packed, "^3.22.0")
-  const effect4Dir = join(npmDir, "app-on-effect-4")
-  await mkdir(effect4Dir)
-  await writeFile(join(effect4Dir, "package.json"), JSON.stringify({ private: true, type: "module", dependencies: { effect: "latest" } }))
-  await Promise.all([npmInstall(npmDir), npmInstall(effect4Dir)])
+  // 1: npm with plain `effect`.
+  const npmDir = await consumer(join(work, "npm"), packed, "latest")
+  await npmInstall(npmDir)
   await cp(join(pnpmDir, "program.js"), join(npmDir, "program.js"))
-  await cp(join(pnpmDir, "program.js"), join(effect4Dir, "program.js"))
   const emulator = await startEmulator(npmDir, "switchboard-emulator", ["--port", "0"])
   try {
     await runProgram(npmDir, emulator.url)
@@ -281,29 +304,11 @@ const main = async () => {
     check(copies.size === 1, `npm ls effect shows ${copies.size} copies:\n${stdout}`)
     const version = await checkOneEffect(npmDir, packed)
     log(`1. npm: the program ran against the packed emulator; npm ls effect shows one copy, ${version}`)
-
-    const appEffect = JSON.parse(await readFile(join(effect4Dir, "node_modules", "effect", "package.json"), "utf8")).version
-    check(appEffect.startsWith("4."), `effect@latest is ${appEffect}, not 4.x`)
-    const env = { SWITCHBOARD_BASE_URL: emulator.url, SWITCHBOARD_API_KEY: "sk-emulator" }
-    // program.js stops at Tool.make (an Effect 4 schema); the README's program when its layer is built.
-    for (const args of [["program.js"], ["--input-type=module", "-e", readmeProgram]]) {
-      const wrong = await run("node", args, { cwd: effect4Dir, env, allowFailure: true })
-      check(wrong.code !== 0, `${args[0]} on Effect 4 succeeded`)
-      check(
-        wrong.stderr.includes("Switchboard needs effect 3.x but found") && wrong.stderr.includes("pnpm add effect@^3"),
-        `${args[0]} on Effect 4 failed without the sentence:\n${wrong.stderr}`
-      )
-    }
   } finally {
     emulator.stop()
   }
-  const pnpm4Dir = await consumer(join(work, "pnpm-effect-4"), packed, "latest")
-  const { stdout: pnpm4 } = await pnpmInstall(pnpm4Dir)
-  check(
-    /@switchboard\/core[^\n]*\n[^\n]*unmet peer effect@\^3\.22\.0: found 4\./.test(pnpm4),
-    `pnpm installed Effect 4 without an unmet-peer warning for @switchboard/core:\n${pnpm4}`
-  )
-  log("4. Effect 4 beside the SDK's Effect 3: program.js and the README's program stop with the sentence; Effect 4 alone: pnpm warns of the unmet peer")
+
+  await checkEffect3(packed)
   log(`passed: ${packed.length} packages, 5 checks`)
 }
 
