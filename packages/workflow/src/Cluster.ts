@@ -100,11 +100,15 @@ const passwordsOf = (database: Database): ReadonlyArray<string> => {
   }
 }
 
-/** The messages of an error and of its causes, each once (a driver wraps the socket's error in its own). */
-const messagesOf = (error: unknown, seen: Array<string> = []): Array<string> => {
-  const message = error instanceof Error ? error.message : Predicate.hasProperty(error, "message") ? String(error.message) : String(error)
-  if (message !== "" && !seen.includes(message)) seen.push(message)
-  return Predicate.hasProperty(error, "cause") && error.cause !== undefined && seen.length < 5 ? messagesOf(error.cause, seen) : seen
+/** The messages of an error and of its causes (5 deep at most), each once: a driver wraps the socket's error in its own. */
+const messagesOf = (error: unknown): Array<string> => {
+  const seen: Array<string> = []
+  for (let depth = 0, at = error; depth < 5 && at !== undefined; depth++) {
+    const message = Predicate.hasProperty(at, "message") ? String(at.message) : String(at)
+    if (message !== "" && !seen.includes(message)) seen.push(message)
+    at = Predicate.hasProperty(at, "cause") ? at.cause : undefined
+  }
+  return seen
 }
 
 /** The driver's failure, said with the address; a password that found its way into the text is masked. */
