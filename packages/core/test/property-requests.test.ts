@@ -13,14 +13,14 @@
  *   request the schema accepts: never a defect, never an invalid request sent.
  *
  * Run counts are modest (300–500) to keep CI fast; the seed is fixed so a run
- * repeats, and fast-check prints the counterexample when one fails.
+ * repeats, and the first failing case is reported (shrunk) with its replay.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { vi } from "vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FastCheck from "effect/FastCheck"
+import * as Arbitrary from "effect/Arbitrary"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -32,8 +32,102 @@ import * as Protocol from "../src/Protocol.js"
 import * as SwitchboardConfig from "../src/SwitchboardConfig.js"
 import { isSwitchboardError, TransportError } from "../src/SwitchboardError.js"
 import * as Transport from "../src/Transport.js"
+import * as Gen from "./generators.js"
 
-const fc = FastCheck
+// ---------------------------------------------------------------------------
+// The fast-check combinators this file was written with, over effect/Arbitrary
+// (Effect 4 has no fast-check): the same generators, read the same way.
+// ---------------------------------------------------------------------------
+
+/** An arbitrary with fast-check's methods. */
+class Arb<A> {
+  constructor(readonly arbitrary: Arbitrary.Arbitrary<A>) {}
+  map<B>(f: (a: A) => B): Arb<B> {
+    return new Arb(Arbitrary.map(this.arbitrary, f))
+  }
+  chain<B>(f: (a: A) => Arb<B>): Arb<B> {
+    return new Arb(Arbitrary.flatMap(this.arbitrary, (a) => f(a).arbitrary))
+  }
+  filter(f: (a: A) => boolean): Arb<A> {
+    return new Arb(Arbitrary.filter(this.arbitrary, f))
+  }
+}
+type Choice<A> = Arb<A> | { readonly weight: number; readonly arbitrary: Arb<A> }
+type ChoiceOf<C> = C extends Arb<infer A> ? A : C extends { readonly arbitrary: Arb<infer A> } ? A : never
+type Arbs<T> = { readonly [K in keyof T]: Arb<T[K]> }
+const inner = <T extends ReadonlyArray<unknown>>(arbs: Arbs<T>) => arbs.map((a: Arb<unknown>) => a.arbitrary)
+
+const fc = {
+  constant: <const A>(value: A): Arb<A> => new Arb(Arbitrary.Constant(value)),
+  constantFrom: <const A extends ReadonlyArray<unknown>>(...values: A): Arb<A[number]> => new Arb(Gen.constantFrom(...values)),
+  boolean: (): Arb<boolean> => new Arb(Gen.constantFrom(false, true)),
+  integer: (options: { readonly min?: number; readonly max?: number } = {}): Arb<number> =>
+    new Arb(Gen.integer(options.min ?? -(2 ** 31), options.max ?? 2 ** 31 - 1)),
+  nat: (options: { readonly max?: number } = {}): Arb<number> => new Arb(Gen.integer(0, options.max ?? 2 ** 31 - 1)),
+  bigInt: (): Arb<bigint> => new Arb(Arbitrary.map(Gen.integer(-(2 ** 31), 2 ** 31 - 1), (n) => BigInt(n) * 2n ** 40n)),
+  /** Any double; `noDefaultInfinity` with bounds: finite ones within them. */
+  double: (options: { readonly noNaN?: boolean; readonly noDefaultInfinity?: boolean; readonly min?: number; readonly max?: number }) =>
+    new Arb(
+      options.min !== undefined && options.max !== undefined ?
+        Arbitrary.schema(Schema.Number.check(Schema.isFinite(), Schema.isBetween({ minimum: options.min, maximum: options.max }))) :
+        Arbitrary.schema(options.noNaN ? Schema.Number.check(Schema.isFinite()) : Schema.Number)
+    ).chain((n) =>
+      options.noDefaultInfinity || options.min !== undefined ?
+        fc.constant(n) :
+        fc.oneof({ weight: 8, arbitrary: fc.constant(n) }, { weight: 1, arbitrary: fc.constantFrom(Infinity, -Infinity) })
+    ),
+  string: (options: { readonly minLength?: number; readonly maxLength: number }): Arb<string> =>
+    new Arb(
+      Arbitrary.schema(Schema.String.check(Schema.isMinLength(options.minLength ?? 0), Schema.isMaxLength(options.maxLength)))
+    ),
+  /** Strings of 1 to 64 characters of `[A-Za-z0-9_-]`: what the one pattern used here matches. */
+  stringMatching: (_pattern: RegExp): Arb<string> =>
+    new Arb(
+      Arbitrary.map(
+        Arbitrary.array(Gen.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"), {
+          minLength: 1,
+          maxLength: 64
+        }),
+        (chars) => chars.join("")
+      )
+    ),
+  base64String: (options: { readonly maxLength: number }): Arb<string> =>
+    new Arb(Arbitrary.map(Gen.bytes(Math.floor((options.maxLength * 3) / 4)), (bytes) => Buffer.from(bytes).toString("base64"))),
+  webUrl: (options: { readonly validSchemes: ReadonlyArray<string> }): Arb<string> =>
+    fc.tuple(
+      fc.constantFrom(...options.validSchemes),
+      fc.stringMatching(/./).map((host) => host.toLowerCase().replace(/[_-]/g, "x").slice(0, 20)),
+      fc.constantFrom("com", "org", "io"),
+      fc.option(fc.stringMatching(/./).map((path) => path.slice(0, 12)), { nil: undefined })
+    ).map(([scheme, host, tld, path]) => `${scheme}://${host}.${tld}/${path ?? ""}`),
+  jsonValue: (_options: { readonly maxDepth: number }): Arb<unknown> => new Arb(Gen.json),
+  option: <A, const N>(arb: Arb<A>, options: { readonly nil: N }): Arb<A | N> =>
+    fc.oneof({ weight: 1, arbitrary: fc.constant(options.nil) }, { weight: 4, arbitrary: arb as Arb<A | N> }),
+  array: <A>(arb: Arb<A>, options: { readonly minLength?: number; readonly maxLength?: number } = {}): Arb<Array<A>> =>
+    new Arb(Arbitrary.array(arb.arbitrary, { minLength: options.minLength ?? 0, maxLength: options.maxLength ?? 10 })),
+  tuple: <const T extends ReadonlyArray<unknown>>(...arbs: Arbs<T>): Arb<T> =>
+    new Arb(Arbitrary.all(inner(arbs as never)) as unknown as Arbitrary.Arbitrary<T>),
+  dictionary: <V>(key: Arb<string>, value: Arb<V>, options: { readonly maxKeys: number }): Arb<Record<string, V>> =>
+    fc.array(fc.tuple(key, value), { maxLength: options.maxKeys }).map((entries) => Object.fromEntries(entries)),
+  /** The fields; those not in `requiredKeys` (all, without it) present or not. */
+  record: <T extends Record<string, unknown>>(
+    fields: Arbs<T>,
+    options?: { readonly requiredKeys: ReadonlyArray<keyof T & string> }
+  ): Arb<T> => {
+    const required = options?.requiredKeys ?? Object.keys(fields)
+    const entries = Object.keys(fields).map((name) => {
+      const field = (fields as Record<string, Arb<unknown>>)[name]!.map((value) => ({ [name]: value }))
+      return required.includes(name) ? field : fc.oneof(fc.constant({}), field)
+    })
+    return fc.tuple(...entries).map((parts) => Object.assign({}, ...parts) as T)
+  },
+  oneof: <const C extends ReadonlyArray<Choice<unknown>>>(...choices: C): Arb<ChoiceOf<C[number]>> =>
+    new Arb(Gen.oneof(...choices.map((c: Choice<unknown>) => (c instanceof Arb ? [1, c.arbitrary] as const : [c.weight, c.arbitrary.arbitrary] as const)))) as Arb<
+      ChoiceOf<C[number]>
+    >,
+  sample: <A>(arb: Arb<A>, options: { readonly numRuns: number; readonly seed: number }): ReadonlyArray<A> =>
+    Effect.runSync(Arbitrary.sampleEffect(arb.arbitrary, { count: options.numRuns, seed: options.seed }))
+}
 // Hundreds of generated cases per test: a few seconds on a quiet machine,
 // far more on a loaded one, where the default 30 s would cut them short.
 vi.setConfig({ testTimeout: 120_000 })
@@ -50,8 +144,8 @@ const config = Effect.runSync(SwitchboardConfig.make({ baseUrl: "http://127.0.0.
 const stub = Layer.succeed(
   Transport.Transport,
   Transport.Transport.of({
-    call: (options) => Effect.zipRight(Effect.sync(() => sent.push(options.body)), Effect.fail(unsent)),
-    stream: (options) => Stream.fromEffect(Effect.zipRight(Effect.sync(() => sent.push(options.body)), Effect.fail(unsent))),
+    call: (options) => Effect.andThen(Effect.sync(() => sent.push(options.body)), Effect.fail(unsent)),
+    stream: (options) => Stream.fromEffect(Effect.andThen(Effect.sync(() => sent.push(options.body)), Effect.fail(unsent))),
     config,
     redact: (text) => text
   })
@@ -73,8 +167,8 @@ const moderationCall = (request: unknown) => Moderations.create(request as Proto
 /** The typed failure of an exit; throws on a defect, an interruption or an untyped failure. */
 const typedFailure = (exit: Exit.Exit<unknown, unknown>) => {
   if (Exit.isSuccess(exit)) return undefined
-  const error = Option.getOrUndefined(Cause.failureOption(exit.cause))
-  if (Cause.isDie(exit.cause) || !isSwitchboardError(error)) throw new Error(`not a typed failure: ${Cause.pretty(exit.cause)}`)
+  const error = Option.getOrUndefined(Cause.findErrorOption(exit.cause))
+  if (Cause.hasDies(exit.cause) || !isSwitchboardError(error)) throw new Error(`not a typed failure: ${Cause.pretty(exit.cause)}`)
   return error
 }
 
@@ -103,18 +197,18 @@ const imagePart = fc.record({
 })
 type Parts = readonly [Protocol.ContentPart, ...Array<Protocol.ContentPart>]
 const parts = fc.array(fc.oneof(textPart, imagePart), { minLength: 1, maxLength: 3 }).map((p) => p as unknown as Parts)
-const content: FastCheck.Arbitrary<string | Parts> = fc.oneof(text, parts)
+const content: Arb<string | Parts> = fc.oneof(text, parts)
 
 type Draft =
   | { readonly _tag: "plain"; readonly message: Protocol.MessageEncoded }
   | { readonly _tag: "assistant"; readonly calls: number; readonly content: string | null; readonly name?: string }
   | { readonly _tag: "tool"; readonly pick: number; readonly content: string | Parts }
 
-const plainMessage: FastCheck.Arbitrary<Protocol.MessageEncoded> = fc.oneof(
+const plainMessage: Arb<Protocol.MessageEncoded> = fc.oneof(
   fc.record({ role: fc.constantFrom("system" as const, "developer" as const), content, name: text }, { requiredKeys: ["role", "content"] }),
   fc.record({ role: fc.constant("user" as const), content, name: text }, { requiredKeys: ["role", "content"] })
-) as FastCheck.Arbitrary<Protocol.MessageEncoded>
-const draft: FastCheck.Arbitrary<Draft> = fc.oneof(
+) as Arb<Protocol.MessageEncoded>
+const draft: Arb<Draft> = fc.oneof(
   plainMessage.map((message) => ({ _tag: "plain" as const, message })),
   fc.record({ calls: fc.nat({ max: 2 }), content: fc.option(text, { nil: null }) }).map((a) => ({ _tag: "assistant" as const, ...a })),
   fc.record({ pick: fc.nat(), content }).map((t) => ({ _tag: "tool" as const, ...t }))
@@ -182,7 +276,7 @@ const chatOptions = fc.record({
 
 /** `tools` and a `tool_choice` that agrees with them. */
 const toolsAndChoice = fc.array(tool, { maxLength: 3 }).chain((tools) => {
-  const choices: Array<FastCheck.Arbitrary<Protocol.ToolChoice | undefined>> = [
+  const choices: Array<Arb<Protocol.ToolChoice | undefined>> = [
     fc.constant(undefined),
     fc.constantFrom("auto" as const, "none" as const)
   ]
@@ -196,19 +290,19 @@ const toolsAndChoice = fc.array(tool, { maxLength: 3 }).chain((tools) => {
   }))
 })
 
-const chatRequest: FastCheck.Arbitrary<Protocol.ChatRequest> = fc
+const chatRequest: Arb<Protocol.ChatRequest> = fc
   .record({ model: nonEmpty, messages, options: chatOptions, tools: toolsAndChoice })
   .map(({ messages, model, options, tools }) => ({ model, messages, ...options, ...tools }) as Protocol.ChatRequest)
 
 const inputs = fc.oneof(nonEmpty, fc.array(nonEmpty, { minLength: 1, maxLength: 4 }))
-const embeddingRequest: FastCheck.Arbitrary<Protocol.EmbeddingRequest> = fc.record({
+const embeddingRequest: Arb<Protocol.EmbeddingRequest> = fc.record({
   model: nonEmpty,
   input: inputs,
   dimensions: positiveInt,
   encoding_format: fc.constant("float" as const),
   user: text
 }, { requiredKeys: ["model", "input"] })
-const moderationRequest: FastCheck.Arbitrary<Protocol.ModerationRequest> = fc.record({ input: inputs, model: nonEmpty }, {
+const moderationRequest: Arb<Protocol.ModerationRequest> = fc.record({ input: inputs, model: nonEmpty }, {
   requiredKeys: ["input"]
 })
 
@@ -248,7 +342,7 @@ interface Junk {
   readonly object: Record<string, unknown>
   readonly array: ReadonlyArray<unknown>
 }
-const junk: FastCheck.Arbitrary<Junk> = fc.record({
+const junk: Arb<Junk> = fc.record({
   number: fc.oneof(fc.integer(), fc.double({ noNaN: true })),
   string: fc.string({ maxLength: 8 }),
   boolean: fc.boolean(),
@@ -417,7 +511,7 @@ const moderationMutations = (request: Protocol.ModerationRequest, j: Junk): Arra
   ...mutationsOf(request, j, [[["model"], "string"], [["input"], "string", "array"]], [["input"]])
 ]
 
-const mutated = <A>(valid: FastCheck.Arbitrary<A>, mutations: (a: A, j: Junk) => Array<Mutation>) =>
+const mutated = <A>(valid: Arb<A>, mutations: (a: A, j: Junk) => Array<Mutation>) =>
   fc.tuple(valid, junk, fc.nat()).map(([a, j, n]) => {
     const all = mutations(a, j)
     return all[n % all.length]!
@@ -436,7 +530,7 @@ const nested = (levels: number, asObject: boolean): unknown => {
  * or that would overflow a stack: 10,000+ levels deep, very wide, cyclic, a
  * BigInt, a number that is not finite, a throwing `toJSON`.
  */
-const hostileValue: FastCheck.Arbitrary<Json> = fc.oneof(
+const hostileValue: Arb<Json> = fc.oneof(
   { weight: 6, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
   { weight: 1, arbitrary: fc.tuple(fc.integer({ min: 10_000, max: 12_000 }), fc.boolean()).map(([n, o]) => nested(n, o)) },
   { weight: 1, arbitrary: fc.integer({ min: 5_000, max: 20_000 }).map((n) => Array.from({ length: n }, (_, i) => ({ i }))) },
@@ -453,7 +547,7 @@ const hostileValue: FastCheck.Arbitrary<Json> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ toJSON: () => { throw new Error("no JSON") } }) }
 )
 
-const junkAnywhere = <A>(valid: FastCheck.Arbitrary<A>) =>
+const junkAnywhere = <A>(valid: Arb<A>) =>
   fc.tuple(valid, fc.array(fc.nat(), { maxLength: 6 }), hostileValue).map(([a, steps, replacement]) => {
     const walk = (value: Json, rest: ReadonlyArray<number>): Json => {
       if (rest.length === 0 || typeof value !== "object" || value === null) return replacement
@@ -469,20 +563,25 @@ const junkAnywhere = <A>(valid: FastCheck.Arbitrary<A>) =>
 // Properties
 // ---------------------------------------------------------------------------
 
-const property = <A>(arbitrary: FastCheck.Arbitrary<A>, check: (a: A) => void, numRuns: number) =>
-  fc.assert(fc.property(arbitrary, (a) => {
+/** Every generated case passes `check`; the first that throws fails the test, shrunk, with its replay. */
+const property = <A>(arbitrary: Arb<A>, check: (a: A) => void, runs: number) => {
+  const result = Effect.runSync(Arbitrary.checkEffect(arbitrary.arbitrary, (a) => {
     check(a)
-  }), { numRuns, seed: SEED })
+    return true
+  }, { runs, seed: SEED }))
+  const failure = Arbitrary.formatCheckFailure(result)
+  if (failure !== undefined) throw new Error(failure)
+}
 
 const isChat = Schema.is(Protocol.ChatRequest)
 const decodeChat = Schema.decodeUnknownSync(Protocol.ChatRequest)
 
 describe("valid requests are sent, and what is sent decodes back to them", () => {
-  const roundTrip = <A, I>(
-    schema: Schema.Schema<A, I>,
+  const roundTrip = <S extends Schema.Top & { readonly DecodingServices: never; readonly EncodingServices: never }>(
+    schema: S,
     call: (a: unknown) => Effect.Effect<unknown, unknown, Chat.Chat | Embeddings.Embeddings | Moderations.Moderations>
   ) =>
-  (request: A) => {
+  (request: S["Type"]) => {
     expect(Schema.is(schema)(request)).toBe(true)
     const { exit, sent } = attempt(call(request))
     expect(typedFailure(exit)).toBe(unsent)
@@ -542,8 +641,8 @@ describe("a mutated request is rejected before sending, naming the mutated field
 })
 
 describe("any value anywhere in a valid request (deep, wide, cyclic, not JSON): a typed error or a valid request sent, never a defect", () => {
-  const tolerated = <A, I>(
-    schema: Schema.Schema<A, I>,
+  const tolerated = <S extends Schema.Top & { readonly DecodingServices: never; readonly EncodingServices: never }>(
+    schema: S,
     call: (a: unknown) => Effect.Effect<unknown, unknown, Chat.Chat | Embeddings.Embeddings | Moderations.Moderations>
   ) =>
   (value: Json) => {
