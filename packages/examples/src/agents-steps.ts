@@ -1,10 +1,15 @@
-import { Agent, Tool, Toolkit } from "@switchboard/agent"
+import { Agent } from "@switchboard/agent"
 import { NodeSwitchboard } from "@switchboard/node"
-import { Console, Effect, Layer, Schema } from "effect"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 
 const City = Schema.Struct({ city: Schema.String })
 const toolkit = Toolkit.make(
-  Tool.make("get_weather", { description: "Temperature in a city", parameters: City, success: Schema.Number }),
+  Tool.make("get_weather", { description: "Temperature in a city", parameters: City, success: Schema.Finite }),
   Tool.make("get_time", { description: "Local time in a city", parameters: City, success: Schema.String })
 )
 const HandlersLive = toolkit.toLayer({
@@ -15,7 +20,7 @@ const HandlersLive = toolkit.toLayer({
 // Typed output: once the model answers, one more call asks for a Report and decodes it.
 const Report = Schema.Struct({
   summary: Schema.String,
-  readings: Schema.Array(Schema.Struct({ city: Schema.String, celsius: Schema.Number }))
+  readings: Schema.Array(Schema.Struct({ city: Schema.String, celsius: Schema.Finite }))
 })
 
 const program = Effect.gen(function*() {

@@ -1,30 +1,36 @@
-import { Agent, Tool, Toolkit, Transcript } from "@switchboard/agent"
+import { Agent, Transcript } from "@switchboard/agent"
 import { NodeSwitchboard } from "@switchboard/node"
-import { Console, Context, Duration, Effect, Layer, Schema } from "effect"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
+import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 
 // A service the handler uses: handlers are provided as a Layer.
-class WeatherApi extends Context.Tag("WeatherApi")<WeatherApi, {
+class WeatherApi extends Context.Service<WeatherApi, {
   readonly current: (city: string) => Effect.Effect<number, CityNotFound>
-}>() {}
+}>()("WeatherApi") {}
 
 class CityNotFound extends Schema.TaggedError<CityNotFound>()("CityNotFound", { city: Schema.String }) {}
 
 const GetWeather = Tool.make("get_weather", {
   description: "Current temperature in a city",
   parameters: Schema.Struct({
-    city: Schema.String.annotations({ description: "City name, e.g. Paris" }),
-    unit: Schema.optional(Schema.Literal("celsius", "fahrenheit")).annotations({ description: "Default celsius" })
+    city: Schema.String.annotate({ description: "City name, e.g. Paris" }),
+    unit: Schema.optional(Schema.Literals(["celsius", "fahrenheit"])).annotate({ description: "Default celsius" })
   }),
-  success: Schema.Struct({ city: Schema.String, temperature: Schema.Number }),
-  failure: CityNotFound, // sent back to the model as {"error": {"city": "…", "_tag": "CityNotFound"}}
-  timeout: "10 seconds"
-})
+  success: Schema.Struct({ city: Schema.String, temperature: Schema.Finite }),
+  failure: CityNotFound // sent back to the model as {"error": {"_tag": "CityNotFound", "city": "…"}}
+}).annotate(Agent.ToolTimeout, "10 seconds")
 
 const SendEmail = Tool.make("send_email", {
   description: "Sends an email",
   parameters: Schema.Struct({
-    to: Schema.String.annotations({ description: "Recipient address" }),
-    body: Schema.String.annotations({ description: "Plain text" })
+    to: Schema.String.annotate({ description: "Recipient address" }),
+    body: Schema.String.annotate({ description: "Plain text" })
   }),
   success: Schema.Struct({ sent: Schema.Boolean }),
   needsApproval: true // the run pauses before each call
@@ -34,14 +40,16 @@ const toolkit = Toolkit.make(GetWeather, SendEmail)
 
 // `city` is a string and `unit` is "celsius" | "fahrenheit" | undefined, both
 // inferred from the schema. Returning the wrong shape or failing with an
-// undeclared error does not compile.
-const HandlersLive = toolkit.toLayer({
-  get_weather: ({ city, unit }) =>
-    Effect.flatMap(WeatherApi, (api) => api.current(city)).pipe(
-      Effect.map((celsius) => ({ city, temperature: unit === "fahrenheit" ? celsius * 9 / 5 + 32 : celsius }))
-    ),
-  send_email: ({ to }) => Effect.as(Console.log(`sending to ${to}`), { sent: true })
-}) // Layer<Tool.Handler<"get_weather"> | Tool.Handler<"send_email">, never, WeatherApi>
+// undeclared error does not compile. The services the handlers use are
+// taken when the layer is built, as effect/ai has it.
+const HandlersLive = toolkit.toLayer(Effect.gen(function*() {
+  const api = yield* WeatherApi
+  return toolkit.of({
+    get_weather: ({ city, unit }) =>
+      Effect.map(api.current(city), (celsius) => ({ city, temperature: unit === "fahrenheit" ? celsius * 9 / 5 + 32 : celsius })),
+    send_email: ({ to }) => Effect.as(Console.log(`sending to ${to}`), { sent: true })
+  })
+})) // Layer<Tool.Handler<"get_weather"> | Tool.Handler<"send_email">, never, WeatherApi>
 
 const WeatherApiLive = Layer.succeed(WeatherApi, {
   current: (city) => (city === "Atlantis" ? Effect.fail(new CityNotFound({ city })) : Effect.succeed(21))

@@ -1,6 +1,8 @@
 import { Attachment, Chat } from "@switchboard/core"
 import { NodeAttachment, NodeSwitchboard } from "@switchboard/node"
-import { Console, Effect, Stream } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 
 const program = Effect.gen(function*() {
   const photo = yield* NodeAttachment.fromFile("photo.png", { detail: "high" })

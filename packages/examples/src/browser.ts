@@ -1,6 +1,7 @@
 import { Chat } from "@switchboard/core"
 import { BrowserSwitchboard } from "@switchboard/browser"
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 
 // "/" is resolved against the page's address: requests go to /v1/... on this origin.
 const Switchboard = BrowserSwitchboard.layer({ baseUrl: "/" })

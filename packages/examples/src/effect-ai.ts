@@ -1,11 +1,19 @@
-import { EmbeddingModel, LanguageModel, Tool, Toolkit } from "@effect/ai"
+import * as EmbeddingModel from "effect/ai/EmbeddingModel"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import { SwitchboardEmbeddingModel, SwitchboardLanguageModel } from "@switchboard/ai"
 import { NodeSwitchboard } from "@switchboard/node"
-import { Console, Effect, ExecutionPlan, Layer, Schema, Stream } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as ExecutionPlan from "effect/ExecutionPlan"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 
 const GetWeather = Tool.make("get_weather", {
   description: "Current temperature in a city",
-  parameters: { city: Schema.String },
+  parameters: Schema.Struct({ city: Schema.String }),
   success: Schema.Struct({ city: Schema.String, celsius: Schema.Number })
 })
 const toolkit = Toolkit.make(GetWeather)
@@ -31,8 +39,8 @@ const program = Effect.gen(function*() {
   const recipe = yield* LanguageModel.generateObject({ prompt: "A pancake recipe", schema: Recipe })
   yield* Console.log(recipe.value.ingredients)
 
-  const vectors = yield* EmbeddingModel.EmbeddingModel.pipe(Effect.flatMap((m) => m.embedMany(["a cat", "a kitten"])))
-  yield* Console.log(vectors.length)
+  const vectors = yield* Effect.flatMap(EmbeddingModel.EmbeddingModel, (m) => m.embedMany(["a cat", "a kitten"]))
+  yield* Console.log(vectors.embeddings.length)
 })
 
 // The three-line setup: Switchboard underneath, the models on top.
@@ -43,7 +51,7 @@ const Models = Layer.mergeAll(
 )
 const main = program.pipe(Effect.provide(Layer.mergeAll(Models, HandlersLive).pipe(Layer.provide(Switchboard))))
 
-// Falling back across models: each `model(...)` is an `@effect/ai` Model.
+// Falling back across models: each `model(...)` is an `effect/ai` Model.
 const plan = ExecutionPlan.make(
   { provide: SwitchboardLanguageModel.model("gpt-4o"), attempts: 2 },
   { provide: SwitchboardLanguageModel.model("gpt-4o-mini") }

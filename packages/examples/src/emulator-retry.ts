@@ -1,7 +1,9 @@
 import { Chat } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
 import { NodeSwitchboard } from "@switchboard/node"
-import { Console, Effect, Layer } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 // The first two chat requests fail: a 429 with retry-after-ms: 200, then a 503.
 const EmulatorLive = Emulator.layer({
@@ -11,7 +13,7 @@ const EmulatorLive = Emulator.layer({
   }
 })
 
-const SwitchboardLive = Layer.unwrapEffect(
+const SwitchboardLive = Layer.unwrap(
   Effect.map(Emulator.Emulator, (e) => NodeSwitchboard.layer({ baseUrl: e.url, apiKey: e.apiKey }))
 )
 

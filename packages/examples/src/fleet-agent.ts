@@ -1,7 +1,14 @@
-import { Tool, Toolkit } from "@switchboard/agent"
 import { NodeSwitchboard } from "@switchboard/node"
 import { AgentWorkflow, Cluster } from "@switchboard/workflow"
-import { Console, Effect, Exit, Layer, Queue, Schedule, Schema } from "effect"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 
 const toolkit = Toolkit.make(Tool.make("refund", {
   description: "Refunds an order",

@@ -1,7 +1,10 @@
-import { TaskJournal } from "@switchboard/core"
-import { Cluster, VideoWorkflow } from "@switchboard/workflow"
+import * as TaskJournal from "@switchboard/core/TaskJournal"
 import { NodeSwitchboard } from "@switchboard/node"
-import { Console, Effect, Layer, Schedule } from "effect"
+import { Cluster, VideoWorkflow } from "@switchboard/workflow"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 
 // A runner: the workflow registered, over the SDK (Videos) and an engine
 // whose state is in a sqlite file (the runner is its own client). The

@@ -1,7 +1,9 @@
 import { Chat, Switchboard, SwitchboardConfig, TaskJournal } from "@switchboard/core"
 import * as HttpClientWire from "@switchboard/core/HttpClientWire"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Console, Effect, Layer } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 const Sdk = Switchboard.layer.pipe(
   Layer.provideMerge(SwitchboardConfig.layerConfig()),

@@ -1,6 +1,7 @@
 import { Chat, type Protocol } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
-import { Console, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 
 const tools: ReadonlyArray<Protocol.Tool> = [{
   type: "function",

@@ -1,6 +1,8 @@
 import { Images } from "@switchboard/core"
 import { NodeMedia, NodeSwitchboard } from "@switchboard/node"
-import { Console, Effect, Layer } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 const program = Effect.gen(function*() {
   // Text-to-image

@@ -1,8 +1,10 @@
-import { NodeSdk } from "@effect/opentelemetry"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Chat, Embeddings } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
-import { Console, Effect, Stream } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 
 // In production: a BatchSpanProcessor over an OTLP exporter (see below).
 const exporter = new InMemorySpanExporter()

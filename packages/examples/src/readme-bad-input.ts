@@ -1,6 +1,7 @@
 import { Chat, Images } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
-import { Console, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 
 const program = Effect.gen(function*() {
   // Values the types allow but the service would refuse: refused here, nothing is sent.

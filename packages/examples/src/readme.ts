@@ -1,6 +1,7 @@
 import { Chat, Embeddings, Models, Moderations } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
-import { Console, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 
 const program = Effect.gen(function*() {
   const models = yield* Models.list

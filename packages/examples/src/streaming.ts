@@ -1,6 +1,8 @@
 import { Chat } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
-import { Console, Effect, Stream } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 
 const request = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "Tell me about streams" }] }
 

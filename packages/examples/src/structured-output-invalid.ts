@@ -1,6 +1,7 @@
 import { Chat } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
-import { Console, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 
 // A name the service does not accept (1–64 of A-Z a-z 0-9 _ -): refused before anything is sent.
 const program = Chat.create({

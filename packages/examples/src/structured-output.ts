@@ -1,14 +1,16 @@
 import { Chat, StructuredOutput } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
-import { Console, Effect, Schema } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 class Address extends Schema.Class<Address>("Address")({ city: Schema.String, zip: Schema.String }) {}
 
 const Order = Schema.Struct({
   id: Schema.String,
-  status: Schema.Literal("open", "shipped"),
+  status: Schema.Literals(["open", "shipped"]),
   address: Address,
-  lines: Schema.Array(Schema.Struct({ sku: Schema.String, quantity: Schema.Int.pipe(Schema.between(1, 9)) }))
+  lines: Schema.Array(Schema.Struct({ sku: Schema.String, quantity: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 9 })) }))
 })
 
 const program = Effect.gen(function*() {

@@ -1,6 +1,9 @@
 import { Videos } from "@switchboard/core"
 import { NodeMedia, NodeSwitchboard } from "@switchboard/node"
-import { Console, Effect, Layer, Schedule } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 
 const program = Effect.gen(function*() {
   const taskId = yield* Videos.submit({ model: "video-1", prompt: "Waves at sunrise" }, { output: "./out" })

@@ -40,7 +40,7 @@ const writeApp = async () => {
 }
 
 /** Starts src/server.mjs in `directory` on a free port; resolves with the address it prints. */
-const startServer = (emulator: Emulator.Emulator["Type"]) =>
+const startServer = (emulator: Emulator.Emulator["Service"]) =>
   new Promise<string>((resolve, reject) => {
     server = spawn(process.execPath, [Path.join(src, "server.mjs")], {
       cwd: directory,

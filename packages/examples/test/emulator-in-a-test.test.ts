@@ -1,8 +1,8 @@
 import { expect, it } from "@effect/vitest"
-import { Effect } from "effect"
 import { Emulator } from "@switchboard/emulator"
+import * as Effect from "effect/Effect"
 
-it.scoped("talks to the emulator", () =>
+it.effect("talks to the emulator", () =>
   Effect.gen(function*() {
     const emulator = yield* Emulator.Emulator          // url: "http://127.0.0.1:PORT", apiKey
     const response = yield* Effect.promise(() =>
