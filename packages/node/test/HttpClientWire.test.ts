@@ -1,5 +1,5 @@
 /**
- * Core's `HttpClientWire.layer`: the SDK over an `@effect/platform`
+ * Core's `HttpClientWire.layer`: the SDK over an `effect/http`
  * `HttpClient` of the user's choice (here Node's undici client), as
  * docs/getting-started.md shows, across real HTTP to the emulator.
  */
@@ -8,13 +8,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chat, type Protocol, Switchboard, SwitchboardConfig, TaskJournal } from "@switchboard/core"
 import * as HttpClientWire from "@switchboard/core/HttpClientWire"
 import { Emulator } from "@switchboard/emulator"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { waitUntil } from "./fixtures.js"
 
 const hello = {
@@ -23,8 +22,8 @@ const hello = {
 } satisfies Protocol.ChatRequest
 
 const overHttpClient = (options: Partial<SwitchboardConfig.Options> = {}) =>
-  Layer.unwrapEffect(
-    Effect.map(Emulator.Emulator, (emulator) =>
+  Layer.unwrap(
+    Effect.map(Effect.service(Emulator.Emulator), (emulator) =>
       Switchboard.layer.pipe(
         Layer.provideMerge(SwitchboardConfig.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey, ...options })),
         Layer.provide(TaskJournal.layerMemory),
@@ -39,7 +38,7 @@ describe("the SDK over an HttpClient of the user's choice", () => {
       const completion = yield* Chat.create(hello)
       expect(completion.choices[0]?.message.content).toContain("Tell me about clients")
       const streamed = yield* Stream.runCollect(Chat.streamText(hello))
-      expect(Chunk.join(streamed, "")).toBe(completion.choices[0]?.message.content)
+      expect(streamed.join("")).toBe(completion.choices[0]?.message.content)
     }).pipe(Effect.provide(overHttpClient())))
 
   it.effect("a service error is typed with its status and message", () =>
@@ -54,12 +53,12 @@ describe("the SDK over an HttpClient of the user's choice", () => {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "StallStream", afterChunks: 2 }] })
       const received = yield* Ref.make(0)
-      const fiber = yield* Effect.fork(Effect.flip(Stream.runForEach(Chat.stream(hello), () => Ref.update(received, (n) => n + 1))))
+      const fiber = yield* Effect.forkChild(Effect.flip(Stream.runForEach(Chat.stream(hello), () => Ref.update(received, (n) => n + 1))))
       yield* waitUntil(Ref.get(received), (n) => n === 2)
       // The idle timer starts with the read that found nothing, just before or
       // after this point: 9,999 ms are too few either way, 10 s more enough.
       yield* TestClock.adjust("9999 millis")
-      expect(fiber.unsafePoll()).toBeNull()
+      expect(fiber.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust("10 seconds")
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "TimeoutError", phase: "idle" })
     }).pipe(Effect.provide(overHttpClient({ streamIdleTimeout: "10 seconds", maxRetries: 0 }))))
