@@ -11,7 +11,7 @@
  * milliseconds, up to `busyTimeout`, and transactions begin with
  * `BEGIN IMMEDIATE`, so a transaction never fails busy half-way through.
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -27,7 +27,7 @@ import * as Stream from "effect/Stream"
 import type * as NodeSqlite from "node:sqlite"
 
 /**
- * @since 0.2.0
+ * @since 1.0.0
  * @category models
  */
 export interface Config {
@@ -133,7 +133,7 @@ const makeConnection = (db: NodeSqlite.DatabaseSync, busyTimeout: Duration.Durat
 /**
  * A client on the file, closed with the scope.
  *
- * @since 0.2.0
+ * @since 1.0.0
  * @category constructors
  */
 export const make = Effect.fnUntraced(function*(config: Config) {
@@ -156,7 +156,7 @@ export const make = Effect.fnUntraced(function*(config: Config) {
 /**
  * The client as `SqlClient`.
  *
- * @since 0.2.0
+ * @since 1.0.0
  * @category layers
  */
 export const layer = (config: Config): Layer.Layer<Client.SqlClient, SqlError> =>
