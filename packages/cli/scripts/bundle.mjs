@@ -41,8 +41,8 @@ const result = await build({
   bundle: true,
   platform: "node",
   format: "esm",
-  target: "node20",
-  external: ["undici", "better-sqlite3", "pg", "pg-native"],
+  target: "node22",
+  external: ["undici", "pg", "pg-native"],
   // CommonJS dependencies bundled into ESM still call `require` for Node's own modules.
   banner: { js: "import { createRequire as __switchboardRequire } from \"node:module\"; const require = __switchboardRequire(import.meta.url);" },
   legalComments: "none",

@@ -4,8 +4,11 @@
  *
  * @since 0.1.0
  */
-import * as Command from "@effect/cli/Command"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as CliConfig from "effect/cli/CliConfig"
+import * as CliOutput from "effect/cli/CliOutput"
+import * as Command from "effect/cli/Command"
+import * as GlobalFlag from "effect/cli/GlobalFlag"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Chat from "./commands/chat.js"
@@ -53,7 +56,7 @@ export const command = Command.make("switchboard").pipe(
  * @since 0.1.0
  * @category constants
  */
-export const version = "0.1.0"
+export const version = "1.0.0"
 
 /**
  * The exit code of a run of `argv` (see `Errors`). Ctrl-C is how the
@@ -68,17 +71,27 @@ export const exitCode = (argv: ReadonlyArray<string>) => <A, E>(exit: Exit.Exit<
 }
 
 /**
- * @effect/cli prints its usage errors through `Console.error`, as a block
- * with a blank line; they are printed here instead, as one line (see
- * `Errors.reportUnexpected`). Commands write to the streams directly.
+ * Help is laid out by `Help`, the version printed alone; usage errors are
+ * not presented here (effect/cli would print the help and the errors) but
+ * as one line each by `Errors.reportUnexpected`.
  */
-const withoutParserErrors = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.console, (console) =>
-    Effect.withConsole(effect, {
-      ...console,
-      error: () => Effect.void,
-      unsafe: { ...console.unsafe, error: () => {} }
-    }))
+const presenter: CliOutput.Presenter = {
+  present: (event) => {
+    switch (event._tag) {
+      case "Help":
+        return Output.write(`${Help.render(Help.screen(event.helpDoc, event.commandPath.length === 1 ? version : undefined))}\n`)
+      case "Version":
+        return Output.line(event.version)
+      case "InvalidInvocation":
+        return Effect.void
+    }
+  }
+}
+
+/** Of effect/cli's built-in flags, only --help and --version (no completions, wizard or log level). */
+const config = CliConfig.make({ builtIns: [GlobalFlag.Help, GlobalFlag.Version] })
+
+const parse = Command.runWith(command, { version })
 
 /**
  * Runs a command line (`process.argv`: node, script, then the arguments).
@@ -90,20 +103,12 @@ const withoutParserErrors = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
  */
 export const run = (argv: ReadonlyArray<string>) => {
   // `video "<prompt>"` is short for `video generate "<prompt>"`.
-  const args = Video.expandShortForm(Inputs.normalizeArgs(argv))
-  // No command at all is a request for help too (@effect/cli would print its own).
-  const program = Help.requested(args.slice(2)) || args.length <= 2
-    ? Help.print(
-      { name: "switchboard", version, descriptor: command.descriptor },
-      subcommands.map((c) => c.descriptor),
-      args.slice(2)
-    )
-    // @effect/cli prints the version as a paragraph, with a blank line after it.
-    : args.length === 3 && args[2] === "--version"
-    ? Output.line(version)
-    : withoutParserErrors(Command.run(command, { name: "switchboard", version })(args))
-  return program.pipe(
-    Effect.tapErrorCause(Errors.reportUnexpected),
-    Effect.provide(NodeContext.layer)
+  const args = Video.expandShortForm(Inputs.normalizeArgs(argv)).slice(2)
+  // No command at all is a request for help too.
+  return parse(args.length === 0 ? ["--help"] : args).pipe(
+    Effect.tapCause(Errors.reportUnexpected),
+    Effect.provideService(CliOutput.Presenter, presenter),
+    Effect.provideService(CliConfig.CliConfig, config),
+    Effect.provide(NodeServices.layer)
   )
 }

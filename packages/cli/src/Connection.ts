@@ -6,15 +6,16 @@
  *
  * @since 0.1.0
  */
-import * as Options from "@effect/cli/Options"
 import { TaskJournal } from "@switchboard/core"
 import { NodeMedia, NodeSwitchboard } from "@switchboard/node"
+import * as Flag from "effect/cli/Flag"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Errors from "./Errors.js"
+import * as Inputs from "./Inputs.js"
 
 /**
  * The flags every service command takes.
@@ -23,17 +24,16 @@ import * as Errors from "./Errors.js"
  * @category flags
  */
 export const flags = {
-  baseUrl: Options.text("base-url").pipe(
-    Options.withPseudoName("url"),
-    Options.withDescription("The service's base address, e.g. http://127.0.0.1:8787 (default: $SWITCHBOARD_BASE_URL)"),
-    Options.optional
+  baseUrl: Inputs.text("base-url", "url").pipe(
+    Flag.withDescription("The service's base address, e.g. http://127.0.0.1:8787 (default: $SWITCHBOARD_BASE_URL)"),
+    Flag.optional
   ),
-  apiKey: Options.redacted("api-key").pipe(
-    Options.withPseudoName("key"),
-    Options.withDescription("The API key (default: $SWITCHBOARD_API_KEY)"),
-    Options.optional
+  apiKey: Flag.Redacted("api-key").pipe(
+    Flag.withMetavar("key"),
+    Flag.withDescription("The API key (default: $SWITCHBOARD_API_KEY)"),
+    Flag.optional
   ),
-  verbose: Options.boolean("verbose").pipe(Options.withDescription("Print the details of an error"))
+  verbose: Inputs.boolean("verbose").pipe(Flag.withDescription("Print the details of an error"))
 }
 
 /**
@@ -59,8 +59,8 @@ const nonEmpty = <A>(option: Option.Option<A>, value: (a: A) => string) =>
   Option.filter(option, (a) => value(a).trim() !== "")
 
 const fromEnvironment = Config.all({
-  baseUrl: Config.option(Config.string("SWITCHBOARD_BASE_URL")),
-  apiKey: Config.option(Config.redacted("SWITCHBOARD_API_KEY"))
+  baseUrl: Config.option(Config.String("SWITCHBOARD_BASE_URL")),
+  apiKey: Config.option(Config.Redacted("SWITCHBOARD_API_KEY"))
 }).pipe(Effect.orElseSucceed(() => ({ baseUrl: Option.none<string>(), apiKey: Option.none<Redacted.Redacted<string>>() })))
 
 /**
@@ -133,7 +133,7 @@ export const layerFrom = (settings: Settings, options: LayerOptions = {}) =>
  * @category layers
  */
 export const layer = (flags: Pick<Flags, "baseUrl" | "apiKey">, options: LayerOptions = {}) =>
-  Layer.unwrapEffect(Effect.map(settings(flags), (s) => layerFrom(s, options)))
+  Layer.unwrap(Effect.map(settings(flags), (s) => layerFrom(s, options)))
 
 /**
  * The services a command program may use.
@@ -141,7 +141,7 @@ export const layer = (flags: Pick<Flags, "baseUrl" | "apiKey">, options: LayerOp
  * @since 0.1.0
  * @category layers
  */
-export type Services = Layer.Layer.Success<ReturnType<typeof layerFrom>>
+export type Services = Layer.Success<ReturnType<typeof layerFrom>>
 
 /**
  * Runs a command's program with the SDK configured from its flags, printing

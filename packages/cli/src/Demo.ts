@@ -7,14 +7,16 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import { Agent, Tool, Toolkit } from "@switchboard/agent"
+import { Agent } from "@switchboard/agent"
 import { Attachment, Chat, Embeddings, Images, Models, Moderations, type Protocol, Videos } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
 import { NodeAttachment } from "@switchboard/node"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -89,12 +91,12 @@ const describeFile = (path: string) =>
 // The agent step: two tools the model calls in one step, run side by side.
 // ---------------------------------------------------------------------------
 
-const City = Schema.String.annotations({ description: "The city's name, e.g. Paris" })
+const City = Schema.String.annotate({ description: "The city's name, e.g. Paris" })
 
 const GetWeather = Tool.make("get_weather", {
   description: "The current weather in a city",
   parameters: Schema.Struct({ city: City }),
-  success: Schema.Struct({ city: Schema.String, celsius: Schema.Number, sky: Schema.String })
+  success: Schema.Struct({ city: Schema.String, celsius: Schema.Finite, sky: Schema.String })
 })
 
 const GetLocalTime = Tool.make("get_local_time", {
@@ -158,7 +160,7 @@ const agent: Step = {
       const finished = new Map<number, number>()
       const callsPerStep = new Map<number, number>()
       const result = yield* Agent.stream({ model: models.chat, toolkit, messages: [{ role: "user", content: agentPrompt }] }).pipe(
-        Stream.runFoldEffect(undefined as Agent.AgentResult | undefined, (result, event) =>
+        Stream.runFoldEffect((): Agent.AgentResult | undefined => undefined, (result, event) =>
           Effect.gen(function*() {
             const now = yield* Clock.currentTimeMillis
             switch (event._tag) {
@@ -399,9 +401,9 @@ const runSteps = (context: Context, verbose: boolean) =>
       const title = header(index, step)
       yield* Output.line(`\n${Output.bold(title)} ${Output.dim(`· ${step.detail}`)}`)
       yield* step.run(context).pipe(
-        Effect.catchAllCause((cause) => {
+        Effect.catchCause((cause) => {
           const error = Errors.errorOf(cause)
-          return Effect.zipRight(
+          return Effect.andThen(
             Output.errorLine(`\n${Errors.render(error, verbose).replace(/^(\S+) /, `$1 Demo stopped at ${title}: `)}`),
             Effect.fail(new Errors.Reported({ exitCode: Errors.exitCodeOf(error) }))
           )

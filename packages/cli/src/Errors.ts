@@ -11,9 +11,9 @@
  *
  * @since 0.1.0
  */
-import * as ValidationError from "@effect/cli/ValidationError"
 import { SwitchboardError } from "@switchboard/core"
 import * as Cause from "effect/Cause"
+import * as CliError from "effect/cli/CliError"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -140,7 +140,7 @@ const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
  */
 export const describe = (error: unknown): string => {
   if (SwitchboardError.isSwitchboardError(error)) return describeSdk(error)
-  if (ValidationError.isValidationError(error)) return Help.usageLine(error)
+  if (CliError.isCliError(error)) return Help.usageLine(error)
   switch (tagOf(error)) {
     // The agent's errors (only the demo runs an agent), by tag: importing
     // @switchboard/agent here would load it on every command.
@@ -199,7 +199,7 @@ export const details = (error: unknown): ReadonlyArray<string> => {
  * @category exit codes
  */
 export const exitCodeOf = (error: unknown): number => {
-  if (ValidationError.isValidationError(error)) return ExitCode.usage
+  if (CliError.isCliError(error)) return error._tag === "ShowHelp" && error.errors.length === 0 ? ExitCode.ok : ExitCode.usage
   switch (tagOf(error)) {
     case "Reported":
       return Number(field(error, "exitCode"))
@@ -220,7 +220,7 @@ export const exitCodeOf = (error: unknown): number => {
  * @category reporting
  */
 export const errorOf = <E>(cause: Cause.Cause<E>): unknown =>
-  Option.getOrElse(Cause.failureOption(cause) as Option.Option<unknown>, () => Cause.squash(cause))
+  Option.getOrElse(Cause.findErrorOption(cause) as Option.Option<unknown>, () => Cause.squash(cause))
 
 /**
  * The lines to print for a failure: the line (prefixed with ✖), then the
@@ -242,11 +242,11 @@ export const render = (error: unknown, verbose: boolean): string => {
  * @category reporting
  */
 export const reported = (verbose: boolean) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, Reported, R> =>
-  Effect.catchAllCause(self, (cause) => {
-    if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
+  Effect.catchCause(self, (cause) => {
+    if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
     const error = errorOf(cause)
     if (error instanceof Reported) return Effect.fail(error)
-    return Effect.zipRight(
+    return Effect.andThen(
       Output.errorLine(render(error, verbose)),
       Effect.fail(new Reported({ exitCode: exitCodeOf(error) }))
     )
@@ -261,7 +261,7 @@ export const reported = (verbose: boolean) => <A, E, R>(self: Effect.Effect<A, E
 export const exitCode = <A, E>(exit: Exit.Exit<A, E>): number =>
   Exit.isSuccess(exit)
     ? ExitCode.ok
-    : Cause.isInterruptedOnly(exit.cause)
+    : Cause.hasInterruptsOnly(exit.cause)
     ? ExitCode.interrupted
     : exitCodeOf(errorOf(exit.cause))
 
@@ -273,8 +273,9 @@ export const exitCode = <A, E>(exit: Exit.Exit<A, E>): number =>
  * @category reporting
  */
 export const reportUnexpected = <E>(cause: Cause.Cause<E>): Effect.Effect<void> => {
-  if (Cause.isInterruptedOnly(cause)) return Effect.void
+  if (Cause.hasInterruptsOnly(cause)) return Effect.void
   const error = errorOf(cause)
-  if (tagOf(error) === "Reported") return Effect.void
+  // Reported, or help that was asked for (printed already).
+  if (tagOf(error) === "Reported" || exitCodeOf(error) === ExitCode.ok) return Effect.void
   return Output.errorLine(render(error, process.argv.includes("--verbose")))
 }

@@ -7,7 +7,7 @@
  */
 import { type SwitchboardError, type TaskPoller, type Videos } from "@switchboard/core"
 import { ConfigurationError } from "@switchboard/core/SwitchboardError"
-import * as Path from "@effect/platform/Path"
+import * as Path from "effect/Path"
 import { NodeMedia } from "@switchboard/node"
 import { Cluster, VideoWorkflow } from "@switchboard/workflow"
 import * as Effect from "effect/Effect"
@@ -28,10 +28,13 @@ export interface WorkerOptions {
 }
 
 /** A flag's bad value, said as the flag; a database that cannot be used stays a `DatabaseError`. */
-const usage = <E extends { readonly _tag: string }>(e: E | ConfigurationError) =>
-  e instanceof ConfigurationError ? new Errors.UsageError({ message: `--${e.field} ${e.message}` }) : e
+const usage = (e: ConfigurationError) => new Errors.UsageError({ message: `--${e.field} ${e.message}` })
 
 const databaseOf = (url: string) => Effect.mapError(Cluster.parseDatabase(url), usage)
+
+/** A layer whose `ConfigurationError` is said as the flag (effect 4 has no `Layer.mapError`). */
+const withUsage = <A>(layer: Layer.Layer<A, ConfigurationError | Cluster.DatabaseError>) =>
+  Layer.catchTag(layer, "ConfigurationError", (e) => Layer.unwrap<unknown, never, never, Errors.UsageError, never>(Effect.fail(usage(e))))
 
 /**
  * A runner with the video workflow registered, over the SDK in context.
@@ -40,10 +43,10 @@ const databaseOf = (url: string) => Effect.mapError(Cluster.parseDatabase(url), 
  * @category layers
  */
 export const runnerLayer = (options: WorkerOptions) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(databaseOf(options.database), (database) =>
       VideoWorkflow.layer(options.poll).pipe(
-        Layer.provideMerge(Layer.mapError(Cluster.layerRunner({ database, host: options.host, port: options.port }), usage))
+        Layer.provideMerge(withUsage(Cluster.layerRunner({ database, host: options.host, port: options.port })))
       )
     )
   )
@@ -56,9 +59,9 @@ export const runnerLayer = (options: WorkerOptions) =>
  * @category layers
  */
 export const clientLayer = (options: WorkerOptions) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(databaseOf(options.database), (database) =>
-      database._tag === "Sqlite" ? runnerLayer(options) : Layer.mapError(Cluster.layerClient({ database }), usage)
+      database._tag === "Sqlite" ? runnerLayer(options) : withUsage(Cluster.layerClient({ database }))
     )
   )
 
@@ -88,7 +91,7 @@ const narrate = (text: string) => Output.errorLine(text)
 const awaitEnd = (key: string) =>
   VideoWorkflow.result(key).pipe(
     Effect.repeat({ until: (result) => result?._tag !== "Suspended" && result !== undefined, schedule: Schedule.spaced("1 second") }),
-    Effect.zipRight(VideoWorkflow.result(key))
+    Effect.andThen(VideoWorkflow.result(key))
   )
 
 /**
@@ -113,7 +116,7 @@ export const video = (
       return yield* new Errors.UsageError({ message: `No video workflow with key ${key} in ${Cluster.addressOf(database)}.` })
     }
     const result = yield* awaitEnd(key)
-    if (result?._tag !== "Complete") return yield* Effect.dieMessage("a finished workflow has no result")
+    if (result?._tag !== "Complete") return yield* Effect.die(new Error("a finished workflow has no result"))
     const video = yield* result.exit
     const paths = yield* Path.Path
     const path = yield* NodeMedia.save(video.videoUrl, paths.join(options.out, NodeMedia.videoFileName(video.taskId, video.videoUrl)))

@@ -1,57 +1,24 @@
 /**
  * `--help` that follows the terminal, and usage errors as one line.
  *
- * @effect/cli's own help prints ANSI codes whatever the output, pads the
- * command list to its longest usage line, names a subcommand without the
- * program (`$ chat …`) and marks repeatable flags as required. Here the help
- * document it builds (`HelpDoc`) is read for its text and laid out again
- * with @effect/printer: wrapped to the terminal's width, coloured with
- * @effect/printer-ansi only where `Output.colours` allows.
+ * effect/cli's help document (`HelpDoc`) holds the description, usage,
+ * arguments, flags and subcommands of a command as data; effect/cli's own
+ * formatter lays it out unwrapped, with its type names (`string`) and with
+ * repeatable flags marked as required. Here the document is laid out again:
+ * wrapped to the terminal's width, bold headings only where `Output.colours`
+ * allows.
  *
  * @since 0.1.0
  */
-import * as Descriptor from "@effect/cli/CommandDescriptor"
-import type * as HelpDoc from "@effect/cli/HelpDoc"
-import type * as Span from "@effect/cli/HelpDoc/Span"
-import * as ValidationError from "@effect/cli/ValidationError"
-import * as CliConfig from "@effect/cli/CliConfig"
-import * as Doc from "@effect/printer/Doc"
-import * as Ansi from "@effect/printer-ansi/Ansi"
-import * as AnsiDoc from "@effect/printer-ansi/AnsiDoc"
-import * as Effect from "effect/Effect"
-import * as HashMap from "effect/HashMap"
-import * as HashSet from "effect/HashSet"
+import type * as CliError from "effect/cli/CliError"
+import type * as HelpDoc from "effect/cli/HelpDoc"
+import * as Option from "effect/Option"
+import * as Inputs from "./Inputs.js"
 import * as Output from "./Output.js"
 
 // ---------------------------------------------------------------------------
 // Reading a HelpDoc
 // ---------------------------------------------------------------------------
-
-/** The plain text of a span. */
-export const spanText = (span: Span.Span): string => {
-  switch (span._tag) {
-    case "Text":
-    case "URI":
-      return span.value
-    case "Sequence":
-      return spanText(span.left) + spanText(span.right)
-    default:
-      return spanText(span.value)
-  }
-}
-
-/** The paragraphs of a document, in order, as plain text. */
-const paragraphs = (doc: HelpDoc.HelpDoc): ReadonlyArray<string> => {
-  switch (doc._tag) {
-    case "Paragraph":
-    case "Header":
-      return [spanText(doc.value)]
-    case "Sequence":
-      return [...paragraphs(doc.left), ...paragraphs(doc.right)]
-    default:
-      return []
-  }
-}
 
 /** One argument or flag of a command, as the help lists it. */
 export interface Entry {
@@ -62,59 +29,61 @@ export interface Entry {
   readonly repeated: boolean
 }
 
-/** The parts of a command's help: what @effect/cli says about each flag, minus its boilerplate. */
-export interface Parts {
+/** A command's subcommands: name and description. */
+export interface Subcommand {
+  readonly name: string
+  readonly description: string
+}
+
+/** Everything one help screen shows. */
+export interface Screen {
+  /** `switchboard chat`. */
+  readonly path: string
   readonly description: string
   readonly args: ReadonlyArray<Entry>
   readonly options: ReadonlyArray<Entry>
+  readonly subcommands: ReadonlyArray<Subcommand>
+  readonly version?: string | undefined
 }
 
-// What @effect/cli adds to every entry: the type of the value, then whether
-// it is optional or repeated. The first is noise; the second goes into the
-// usage line and the "(repeatable)" mark.
-const typeNotes = /^(A user-defined piece of text( that is confidential)?|An integer|A floating point number|A true or false value|A date|One of the following: .*)\.$/
-const optionalNote = /^This setting is optional\./
-const repeatedNote = /^This (option|argument) (may|must) be repeated/
+const dash = (name: string) => (name.length === 1 ? `-${name}` : `--${name}`)
 
-const entry = (term: Span.Span, body: HelpDoc.HelpDoc): Entry => {
-  const notes = paragraphs(body)
-  const repeated = notes.some((note) => repeatedNote.test(note))
+/** A flag as its entry: `Inputs.repeated` marks repeatable flags in their description. */
+const flagEntry = (flag: HelpDoc.FlagDoc): Entry => {
+  const description = Option.getOrElse(flag.description, () => "")
+  const repeated = description.endsWith(Inputs.repeatedMark)
   return {
-    term: spanText(term).replace(/(\s*\.\.\.|\s+\d+\+)$/, "").replace(/^\((.*)\)$/, "$1").trim(),
-    description: notes.filter((n) => !typeNotes.test(n) && !optionalNote.test(n) && !repeatedNote.test(n)).join(" "),
-    optional: notes.some((note) => optionalNote.test(note) || /zero or more times/.test(note)),
+    term: [...flag.aliases, dash(flag.name)].join(", ") + (flag.type === "boolean" ? "" : ` ${flag.type}`),
+    description,
+    optional: repeated || !flag.required,
     repeated
   }
 }
 
-/** The description, arguments and options of a command's help document. */
-export const parts = (doc: HelpDoc.HelpDoc): Parts => {
-  let section = ""
-  let description = ""
-  const args: Array<Entry> = []
-  const options: Array<Entry> = []
-  const walk = (d: HelpDoc.HelpDoc): void => {
-    switch (d._tag) {
-      case "Sequence":
-        walk(d.left)
-        walk(d.right)
-        return
-      case "Header":
-        section = spanText(d.value)
-        return
-      case "Paragraph":
-        if (section === "DESCRIPTION") description = [description, spanText(d.value)].filter((s) => s !== "").join(" ")
-        return
-      case "DescriptionList":
-        for (const [term, body] of d.definitions) (section === "ARGUMENTS" ? args : options).push(entry(term, body))
-        return
-      default:
-        return
-    }
-  }
-  walk(doc)
-  return { description, args, options }
-}
+const argEntry = (arg: HelpDoc.ArgDoc): Entry => ({
+  term: `<${arg.name}>`,
+  description: Option.getOrElse(arg.description, () => ""),
+  optional: !arg.required,
+  repeated: arg.variadic
+})
+
+const helpFlag: Entry = { term: "-h, --help", description: "Show this help", optional: true, repeated: false }
+const versionFlag: Entry = { term: "--version", description: "Show the version", optional: true, repeated: false }
+
+/**
+ * The help screen of a help document; `version` for the program's own.
+ *
+ * @since 0.1.0
+ * @category help
+ */
+export const screen = (doc: HelpDoc.HelpDoc, version?: string): Screen => ({
+  path: (doc.commandPath ?? []).join(" "),
+  description: doc.description,
+  args: (doc.args ?? []).map(argEntry),
+  options: [...doc.flags.map(flagEntry), helpFlag, ...(version === undefined ? [] : [versionFlag])],
+  subcommands: (doc.subcommands ?? []).flatMap((group) => group.commands.map((c) => ({ name: c.name, description: c.shortDescription ?? c.description }))),
+  version
+})
 
 // ---------------------------------------------------------------------------
 // Laying it out
@@ -131,193 +100,113 @@ export const width = (target: Output.Target = process.stdout): number => {
   return Number.isFinite(columns) && columns! >= 20 ? columns! : 80
 }
 
-/** A command's subcommands: name and description. */
-export interface Subcommand {
-  readonly name: string
-  readonly description: string
+/**
+ * `words` filled into lines of at most `width` characters, the first line
+ * starting at `first` columns in, the others indented by `rest`. A word
+ * longer than a line stays whole.
+ */
+const fill = (words: ReadonlyArray<string>, width: number, first: number, rest: number): ReadonlyArray<string> => {
+  const lines: Array<string> = []
+  let line = ""
+  let start = first
+  for (const word of words) {
+    if (line !== "" && start + line.length + 1 + word.length > width) {
+      lines.push(line)
+      line = ""
+      start = rest
+    }
+    line = line === "" ? word : `${line} ${word}`
+  }
+  if (line !== "") lines.push(line)
+  return lines.map((l, i) => (i === 0 ? l : " ".repeat(rest) + l))
 }
 
-/** Everything one help screen shows. */
-export interface Screen extends Parts {
-  /** `switchboard chat`. */
-  readonly path: string
-  readonly subcommands: ReadonlyArray<Subcommand>
-  readonly version?: string | undefined
+const wordsOf = (text: string) => text.split(/\s+/).filter((w) => w !== "")
+
+/** A paragraph wrapped at `indent` columns in. */
+const paragraph = (text: string, width: number, indent = 0): string =>
+  fill(wordsOf(text), width, indent, indent).map((l, i) => (i === 0 ? " ".repeat(indent) + l : l)).join("\n")
+
+/**
+ * A term in a column of `column` characters (after a 2-space indent), its
+ * description wrapped beside it, or under it when the term is too long.
+ */
+const definition = (term: string, description: string, column: number, width: number): string => {
+  const at = 2 + column
+  if (term.length < column) {
+    const text = fill(wordsOf(description), width, at, at)
+    return `  ${term.padEnd(column)}${text.join("\n")}`.trimEnd()
+  }
+  return description === "" ? `  ${term}` : `  ${term}\n${paragraph(description, width, at)}`
 }
 
 const usageWord = (e: Entry): string =>
   e.repeated ? (e.optional ? `[${e.term}]...` : `${e.term}...`) : e.optional ? `[${e.term}]` : e.term
 
-const helpFlag: Entry = { term: "-h, --help", description: "Show this help", optional: true, repeated: false }
-const versionFlag: Entry = { term: "--version", description: "Show the version", optional: true, repeated: false }
-
 /**
- * A term in a column of `column` characters, its description wrapped beside
- * it, or under it when the term is too long. (Padded by hand: the printer's
- * `fillBreak` measures by laying out again, which grows too slow here.)
- */
-const definition = (term: string, description: string, column: number): Doc.Doc<Ansi.Ansi> => {
-  const text = Doc.align(Doc.reflow(description))
-  return term.length < column
-    ? Doc.cat(Doc.text(term.padEnd(column)), text)
-    : Doc.vcat([Doc.text(term), Doc.indent(text, column)])
-}
-
-const describeEntry = (e: Entry): string => e.repeated && e.term.startsWith("-") ? `${e.description} (repeatable)` : e.description
-
-/** A section: its title, then its items indented. */
-const section = (title: string, items: ReadonlyArray<Doc.Doc<Ansi.Ansi>>): ReadonlyArray<Doc.Doc<Ansi.Ansi>> => [
-  Doc.annotate(Doc.text(title), Ansi.bold),
-  ...items.map((item) => Doc.indent(item, 2))
-]
-
-/**
- * The help screen as paragraphs of lines: each document is laid out on its
- * own (the printer slows down sharply on one long document of many
- * wrapped paragraphs), an empty array stands for a blank line.
- *
- * @since 0.1.0
- * @category layout
- */
-export const documents = (screen: Screen): ReadonlyArray<ReadonlyArray<Doc.Doc<Ansi.Ansi>>> => {
-  const options = [...screen.options, helpFlag]
-  const words = [
-    ...(screen.subcommands.length > 0 ? ["<command>"] : []),
-    ...screen.options.map(usageWord),
-    ...screen.args.map(usageWord)
-  ]
-  const column = Math.min(24, Math.max(...[...screen.args, ...options].map((e) => e.term.length)) + 2)
-  const blocks: Array<ReadonlyArray<Doc.Doc<Ansi.Ansi>>> = [
-    [Doc.reflow(screen.version === undefined ? screen.description : `${screen.description} (version ${screen.version})`)],
-    section("USAGE", [Doc.hang(Doc.fillSep([Doc.text(screen.path), ...words.map(Doc.text)]), 4)])
-  ]
-  if (screen.subcommands.length > 0) {
-    const nameColumn = Math.max(...screen.subcommands.map((c) => c.name.length)) + 2
-    blocks.push(section("COMMANDS", screen.subcommands.map((c) => definition(c.name, c.description, nameColumn))))
-  }
-  if (screen.args.length > 0) blocks.push(section("ARGUMENTS", screen.args.map((e) => definition(e.term, describeEntry(e), column))))
-  blocks.push(section("OPTIONS", options.map((e) => definition(e.term, describeEntry(e), column))))
-  if (screen.subcommands.length > 0) blocks.push([Doc.reflow(`Run \`${screen.path} <command> --help\` for a command's flags.`)])
-  return blocks
-}
-
-/**
- * The help screen as text for `target`: wrapped to its width, ANSI styles
+ * The help screen as text for `target`: wrapped to its width, bold headings
  * only where it takes colour.
  *
  * @since 0.1.0
  * @category layout
  */
 export const render = (screen: Screen, target: Output.Target = process.stdout): string => {
-  const options = { lineWidth: width(target), ribbonFraction: 1 }
-  const colour = Output.colours(target)
-  const one = (doc: Doc.Doc<Ansi.Ansi>) =>
-    colour ? AnsiDoc.render(doc, { style: "pretty", options }) : Doc.render(Doc.unAnnotate(doc), { style: "pretty", options })
-  return documents(screen).map((block) => block.map(one).join("\n")).join("\n\n")
-}
-
-// ---------------------------------------------------------------------------
-// Finding the command asked about
-// ---------------------------------------------------------------------------
-
-/**
- * `--help` or `-h` among the arguments (before a `--`).
- *
- * @since 0.1.0
- * @category help
- */
-export const requested = (args: ReadonlyArray<string>): boolean => {
-  const end = args.indexOf("--")
-  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === "--help" || arg === "-h")
-}
-
-/**
- * A command's own subcommands (none for a command without: @effect/cli then
- * lists the command itself), in the order the command gives them.
- * `getSubcommands` is a HashMap, which loses that order; @effect/cli's
- * descriptor keeps it in `children` (in hash order if it ever stops).
- */
-const childrenOf = (command: Descriptor.Command<unknown>): ReadonlyArray<readonly [string, Descriptor.Command<unknown>]> => {
-  const children = [...HashMap.toEntries(Descriptor.getSubcommands(command))]
-  const own = Descriptor.getNames(command)
-  if (children.some(([name]) => HashSet.has(own, name))) return []
-  const given = (command as { readonly children?: unknown }).children
-  const order = Array.isArray(given) ? given.map((child: Descriptor.Command<unknown>) => nameOf(child)) : []
-  const rank = (name: string) => (order.includes(name) ? order.indexOf(name) : order.length)
-  return children.sort(([a], [b]) => rank(a) - rank(b))
-}
-
-/** @effect/cli's built-in flags (completions, wizard, log level) are not offered: only --help and --version. */
-const config = CliConfig.make({ showBuiltIns: false })
-
-const nameOf = (descriptor: Descriptor.Command<unknown>): string => [...Descriptor.getNames(descriptor)][0] ?? ""
-const describe = (descriptor: Descriptor.Command<unknown>): Subcommand => ({
-  name: nameOf(descriptor),
-  description: parts(Descriptor.getHelp(descriptor, config)).description
-})
-
-/**
- * The help screen for the command named at the start of `args` (after the
- * program's own name): `chat --help` → `switchboard chat`'s. `commands` are
- * the program's subcommands, so that a subcommand's own subcommands are
- * found too.
- *
- * @since 0.1.0
- * @category help
- */
-export const screen = (
-  program: { readonly name: string; readonly version: string; readonly descriptor: Descriptor.Command<unknown> },
-  commands: ReadonlyArray<Descriptor.Command<unknown>>,
-  args: ReadonlyArray<string>
-): Screen => {
-  const top = commands.find((c) => HashSet.has(Descriptor.getNames(c), args[0] ?? ""))
-  if (top === undefined) {
-    const help = parts(Descriptor.getHelp(program.descriptor, config))
-    return {
-      ...help,
-      options: [...help.options, versionFlag],
-      path: program.name,
-      subcommands: commands.map(describe),
-      version: program.version
-    }
+  const cols = width(target)
+  const heading = (title: string) => Output.bold(title, target)
+  const shown = screen.options.filter((e) => e !== helpFlag && e !== versionFlag)
+  const words = [...(screen.subcommands.length > 0 ? ["<command>"] : []), ...shown.map(usageWord), ...screen.args.map(usageWord)]
+  const column = Math.min(24, Math.max(...[...screen.args, ...screen.options].map((e) => e.term.length)) + 2)
+  const blocks = [
+    paragraph(screen.version === undefined ? screen.description : `${screen.description} (version ${screen.version})`, cols),
+    // Each usage word whole on a line, continuation lines indented by 4.
+    [heading("USAGE"), `  ${fill([screen.path, ...words], cols, 2, 6).join("\n")}`].join("\n")
+  ]
+  if (screen.subcommands.length > 0) {
+    const nameColumn = Math.max(...screen.subcommands.map((c) => c.name.length)) + 2
+    blocks.push([heading("COMMANDS"), ...screen.subcommands.map((c) => definition(c.name, c.description, nameColumn, cols))].join("\n"))
   }
-  const children = childrenOf(top)
-  const child = children.find(([name]) => name === args[1])
-  const help = parts(Descriptor.getHelp(child?.[1] ?? top, config))
-  return {
-    ...help,
-    path: [program.name, nameOf(top), ...(child === undefined ? [] : [child[0]])].join(" "),
-    subcommands: child === undefined ? children.map(([, d]) => describe(d)) : []
+  if (screen.args.length > 0) {
+    blocks.push([heading("ARGUMENTS"), ...screen.args.map((e) => definition(e.term, e.description, column, cols))].join("\n"))
   }
+  blocks.push([heading("OPTIONS"), ...screen.options.map((e) => definition(e.term, e.description, column, cols))].join("\n"))
+  if (screen.subcommands.length > 0) blocks.push(paragraph(`Run \`${screen.path} <command> --help\` for a command's flags.`, cols))
+  return blocks.join("\n\n")
 }
 
 // ---------------------------------------------------------------------------
 // Usage errors
 // ---------------------------------------------------------------------------
 
-const fallback: Record<string, string> = {
-  MissingSubcommand: "a command is missing",
-  CommandMismatch: "unknown command",
-  NoBuiltInMatch: "unknown flag"
-}
+const quoted = (values: ReadonlyArray<string>) => values.map((v) => `'${v}'`).join(", ")
 
 /**
  * A usage error of the parser as one line, e.g. `--max-tokens: "abc" is not
- * a whole number`.
+ * a whole number` (the wording of the 3 edition where effect/cli's differs).
  *
  * @since 0.1.0
  * @category errors
  */
-export const usageLine = (error: ValidationError.ValidationError): string => {
-  const text = paragraphs(error.error).join(" ").replace(/\s+/g, " ").trim()
-  return text === "" ? (fallback[error._tag] ?? "invalid command line") : text
+export const usageLine = (error: CliError.CliError): string => {
+  switch (error._tag) {
+    case "ShowHelp":
+      return error.errors.map(usageLine).join("; ") || "help requested"
+    case "UnknownSubcommand": {
+      const parent = (error.parent ?? ["switchboard"]).join(" ")
+      return `Invalid subcommand for ${parent}: '${error.subcommand}'${
+        error.suggestions.length > 0 ? ` — did you mean ${quoted(error.suggestions)}?` : ""
+      }`
+    }
+    case "UnrecognizedOption":
+      return `Received unknown argument: '${error.option}'${
+        error.suggestions.length > 0 ? ` — did you mean ${quoted(error.suggestions)}?` : ""
+      }`
+    case "UnexpectedArgument":
+      return `Received unknown argument: ${quoted(error.arguments)}`
+    case "MissingArgument":
+      return `Missing argument <${error.argument}>`
+    case "MissingOption":
+      return `Missing flag --${error.option}`
+    default:
+      return error.message.replace(/\s+/g, " ").trim()
+  }
 }
-
-/**
- * Prints the help screen for `args` to stdout.
- *
- * @since 0.1.0
- * @category help
- */
-export const print = (...input: Parameters<typeof screen>): Effect.Effect<void> =>
-  Effect.suspend(() => Output.write(`${render(screen(...input))}\n`))

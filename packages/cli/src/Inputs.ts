@@ -4,13 +4,58 @@
  *
  * @since 0.1.0
  */
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as Options from "@effect/cli/Options"
-import * as ValidationError from "@effect/cli/ValidationError"
 import { Attachment } from "@switchboard/core"
 import { NodeAttachment } from "@switchboard/node"
+import * as CliError from "effect/cli/CliError"
+import * as Flag from "effect/cli/Flag"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+
+/**
+ * A usage error of a flag's value, as the one line to print.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const invalid = (message: string): Effect.Effect<never, CliError.CliError> =>
+  Effect.fail(new CliError.ValidationError({ message }))
+
+/**
+ * A flag holding text, named `text` in the help as the 3 edition did
+ * (effect/cli's own name for it is `string`).
+ *
+ * @since 0.1.0
+ * @category text
+ */
+export const text = (name: string, metavar = "text"): Flag.Flag<string> =>
+  Flag.String(name).pipe(Flag.withMetavar(metavar))
+
+/**
+ * A flag that is on when given, off when not (effect/cli's booleans are
+ * required unless given a default).
+ *
+ * @since 0.1.0
+ * @category text
+ */
+export const boolean = (name: string): Flag.Flag<boolean> => Flag.Boolean(name).pipe(Flag.withDefault(false))
+
+/**
+ * A flag given any number of times; its description says so, which the help
+ * reads to mark it (effect/cli's help document does not).
+ *
+ * @since 0.1.0
+ * @category text
+ */
+export const repeated = (description: string) => <A>(self: Flag.Flag<A>): Flag.Flag<ReadonlyArray<A>> =>
+  self.pipe(Flag.atLeast(0), Flag.withDescription(`${description} ${repeatedMark}`))
+
+/**
+ * The mark `repeated` puts at the end of a description.
+ *
+ * @since 0.1.0
+ * @category text
+ */
+export const repeatedMark = "(repeatable)"
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
 
@@ -32,15 +77,13 @@ export const parseDuration = (text: string): Duration.Duration | undefined => {
  * @since 0.1.0
  * @category durations
  */
-export const duration = (name: string): Options.Options<Duration.Duration> =>
-  Options.mapEffect(Options.text(name), (text) => {
-    const parsed = parseDuration(text)
-    if (parsed === undefined) {
-      return Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: "${text}" is not a duration; try 500ms, 2s, 5m or 1h`)))
-    }
-    return Duration.greaterThan(parsed, Duration.zero)
+export const duration = (name: string): Flag.Flag<Duration.Duration> =>
+  Flag.mapEffect(text(name, "duration"), (value) => {
+    const parsed = parseDuration(value)
+    if (parsed === undefined) return invalid(`--${name}: "${value}" is not a duration; try 500ms, 2s, 5m or 1h`)
+    return Duration.isGreaterThan(parsed, Duration.zero)
       ? Effect.succeed(parsed)
-      : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: the duration must be positive, not "${text}"; try 500ms, 2s, 5m or 1h`)))
+      : invalid(`--${name}: the duration must be positive, not "${value}"; try 500ms, 2s, 5m or 1h`)
   })
 
 /** The flag as it is typed: `-n`, `--max-tokens`. */
@@ -53,11 +96,9 @@ const flag = (name: string) => (name.length === 1 ? `-${name}` : `--${name}`)
  * @since 0.1.0
  * @category numbers
  */
-export const integer = (name: string, pseudoName = "n"): Options.Options<number> =>
-  Options.mapEffect(Options.text(name).pipe(Options.withPseudoName(pseudoName)), (text) =>
-    /^[+-]?\d+$/.test(text.trim())
-      ? Effect.succeed(Number(text))
-      : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`${flag(name)}: "${text}" is not a whole number`))))
+export const integer = (name: string, metavar = "n"): Flag.Flag<number> =>
+  Flag.mapEffect(text(name, metavar), (value) =>
+    /^[+-]?\d+$/.test(value.trim()) ? Effect.succeed(Number(value)) : invalid(`${flag(name)}: "${value}" is not a whole number`))
 
 /**
  * A flag holding a TCP port, 0 to 65535; anything else is a usage error.
@@ -65,11 +106,9 @@ export const integer = (name: string, pseudoName = "n"): Options.Options<number>
  * @since 0.1.0
  * @category numbers
  */
-export const port = (name: string): Options.Options<number> =>
-  Options.mapEffect(integer(name, "port"), (n) =>
-    n >= 0 && n <= 65535
-      ? Effect.succeed(n)
-      : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: ${n} is not a port; give 1 to 65535, or 0 for any free port`))))
+export const port = (name: string): Flag.Flag<number> =>
+  Flag.mapEffect(integer(name, "port"), (n) =>
+    n >= 0 && n <= 65535 ? Effect.succeed(n) : invalid(`--${name}: ${n} is not a port; give 1 to 65535, or 0 for any free port`))
 
 /**
  * A flag holding a whole number of at least `min`; anything else is a usage error.
@@ -77,11 +116,8 @@ export const port = (name: string): Options.Options<number> =>
  * @since 0.1.0
  * @category numbers
  */
-export const atLeast = (name: string, min: number): Options.Options<number> =>
-  Options.mapEffect(integer(name), (n) =>
-    n >= min
-      ? Effect.succeed(n)
-      : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: ${n} is not allowed; it must be at least ${min}`))))
+export const atLeast = (name: string, min: number): Flag.Flag<number> =>
+  Flag.mapEffect(integer(name), (n) => n >= min ? Effect.succeed(n) : invalid(`--${name}: ${n} is not allowed; it must be at least ${min}`))
 
 /**
  * A flag taking one of `values`; anything else is a usage error naming the
@@ -90,28 +126,24 @@ export const atLeast = (name: string, min: number): Options.Options<number> =>
  * @since 0.1.0
  * @category choices
  */
-export const choice = <const A extends string>(name: string, values: ReadonlyArray<A>): Options.Options<A> =>
-  Options.mapEffect(Options.text(name), (text) =>
-    values.includes(text as A)
-      ? Effect.succeed(text as A)
-      : Effect.fail(
-        ValidationError.invalidValue(HelpDoc.p(`--${name}: "${text}" is not one of ${values.join(", ")}`))
-      ))
+export const choice = <const A extends string>(name: string, values: ReadonlyArray<A>): Flag.Flag<A> =>
+  Flag.mapEffect(text(name, values.join("|")), (value) =>
+    values.includes(value as A) ? Effect.succeed(value as A) : invalid(`--${name}: "${value}" is not one of ${values.join(", ")}`))
 
 /**
- * A flag's default and its description, which says the default (@effect/cli's
- * help does not show it).
+ * A flag's default and its description, which says the default (effect/cli's
+ * help document does not carry it).
  *
  * @since 0.1.0
  * @category defaults
  */
 export const withDefault = <A extends string | number>(value: A, description: string) =>
-<B>(self: Options.Options<B>): Options.Options<A | B> =>
-  self.pipe(Options.withDefault(value), Options.withDescription(`${description} (default: ${value})`))
+<B>(self: Flag.Flag<B>): Flag.Flag<A | B> =>
+  self.pipe(Flag.withDefault(value), Flag.withDescription(`${description} (default: ${value})`))
 
 /**
- * @effect/cli spells one-letter flags with one dash (`-n`); `--n`, as the
- * service's field is named, is accepted too.
+ * One-letter flags are spelled with one dash (`-n`); `--n`, as the
+ * service's field is named, and `--n=3` are accepted too.
  *
  * @since 0.1.0
  * @category arguments
@@ -126,10 +158,9 @@ export const normalizeArgs = (argv: ReadonlyArray<string>): ReadonlyArray<string
  * @since 0.1.0
  * @category images
  */
-export const mediaType = Options.text("media-type").pipe(
-  Options.withPseudoName("type"),
-  Options.optional,
-  Options.withDescription("The media type of an image file that is not PNG, JPEG, GIF or WebP, e.g. image/heic")
+export const mediaType = text("media-type", "type").pipe(
+  Flag.optional,
+  Flag.withDescription("The media type of an image file that is not PNG, JPEG, GIF or WebP, e.g. image/heic")
 )
 
 /**

@@ -149,12 +149,12 @@ export const make = (options: Options = {}): Effect.Effect<Progress, never, Scop
     }
 
     const ticker = yield* Effect.forkScoped(Effect.repeat(draw, Schedule.spaced("100 millis")))
-    yield* Effect.addFinalizer(() => Effect.zipRight(Fiber.interrupt(ticker), endLine))
+    yield* Effect.addFinalizer(() => Effect.andThen(Fiber.interrupt(ticker), endLine))
     return {
       update: (update) =>
         Effect.suspend(() => {
           state = stateOf(update)
-          return update._tag === "InProgress" ? draw : Effect.zipRight(Fiber.interrupt(ticker), Effect.zipRight(draw, endLine))
+          return update._tag === "InProgress" ? draw : Effect.andThen(Fiber.interrupt(ticker), Effect.andThen(draw, endLine))
         })
     }
   })

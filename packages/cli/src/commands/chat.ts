@@ -5,9 +5,9 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import { Attachment, Chat, type Protocol } from "@switchboard/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -86,16 +86,14 @@ export const program = (options: ChatOptions & { readonly json: boolean }) =>
 export const command = Command.make(
   "chat",
   {
-    prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("What to say to the model")),
-    model: Options.text("model").pipe(Inputs.withDefault(defaultModel, "The chat model")),
-    image: Options.text("image").pipe(
-      Options.withPseudoName("file|url"),
-      Options.repeated,
-      Options.withDescription("An image to send with the prompt: a file, or an http(s) URL")
+    prompt: Argument.String("prompt").pipe(Argument.withDescription("What to say to the model")),
+    model: Inputs.text("model").pipe(Inputs.withDefault(defaultModel, "The chat model")),
+    image: Inputs.text("image", "file|url").pipe(
+      Inputs.repeated("An image to send with the prompt: a file, or an http(s) URL")
     ),
     mediaType: Inputs.mediaType,
-    maxTokens: Inputs.atLeast("max-tokens", 1).pipe(Options.optional, Options.withDescription("Limit the reply's length, in tokens")),
-    json: Options.boolean("json").pipe(Options.withDescription("Print the final completion as JSON instead of streaming")),
+    maxTokens: Inputs.atLeast("max-tokens", 1).pipe(Flag.optional, Flag.withDescription("Limit the reply's length, in tokens")),
+    json: Inputs.boolean("json").pipe(Flag.withDescription("Print the final completion as JSON instead of streaming")),
     ...Connection.flags
   },
   (flags) =>

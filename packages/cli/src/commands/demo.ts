@@ -5,8 +5,8 @@
  *
  * @since 0.1.0
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Connection from "../Connection.js"
@@ -20,12 +20,12 @@ import { defaultModel as defaultVideoModel } from "./video.js"
 export const command = Command.make(
   "demo",
   {
-    out: Options.text("out").pipe(
-      Options.withPseudoName("dir"),
-      Options.optional,
-      Options.withDescription("Directory for the demo's images and video (default: a new temporary directory)")
+    out: Inputs.text("out").pipe(
+      Flag.withMetavar("dir"),
+      Flag.optional,
+      Flag.withDescription("Directory for the demo's images and video (default: a new temporary directory)")
     ),
-    videoModel: Options.text("video-model").pipe(
+    videoModel: Inputs.text("video-model").pipe(
       Inputs.withDefault(defaultVideoModel, "The video model to use against the real service")
     ),
     ...Connection.flags

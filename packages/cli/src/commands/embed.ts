@@ -4,9 +4,9 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import { Embeddings } from "@switchboard/core"
 import * as Effect from "effect/Effect"
 import * as Connection from "../Connection.js"
@@ -94,9 +94,9 @@ export const program = (options: { readonly texts: ReadonlyArray<string>; readon
 export const command = Command.make(
   "embed",
   {
-    texts: Args.text({ name: "text" }).pipe(Args.atLeast(1), Args.withDescription("One or more texts")),
-    model: Options.text("model").pipe(Inputs.withDefault(defaultModel, "The embedding model")),
-    json: Options.boolean("json").pipe(Options.withDescription("Print the vectors (and similarities) as JSON")),
+    texts: Argument.String("text").pipe(Argument.atLeast(1), Argument.withDescription("One or more texts")),
+    model: Inputs.text("model").pipe(Inputs.withDefault(defaultModel, "The embedding model")),
+    json: Inputs.boolean("json").pipe(Flag.withDescription("Print the vectors (and similarities) as JSON")),
     ...Connection.flags
   },
   (flags) => Connection.run(flags, program(flags))

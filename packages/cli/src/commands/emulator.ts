@@ -6,16 +6,14 @@
  *
  * @since 0.1.0
  */
-import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as Options from "@effect/cli/Options"
-import * as ValidationError from "@effect/cli/ValidationError"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import type { Emulator as EmulatorModule } from "@switchboard/emulator"
 import type * as CommandLine from "@switchboard/emulator/CommandLine"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Errors from "../Errors.js"
 import * as Inputs from "../Inputs.js"
 import * as Output from "../Output.js"
@@ -31,24 +29,22 @@ export const defaultApiKey = "sk-emulator"
 
 const commandLine = Effect.promise(() => import("@switchboard/emulator/CommandLine"))
 
-const invalid = (name: string, message: string) => ValidationError.invalidValue(HelpDoc.p(`--${name}: ${message}`))
+const invalid = (name: string, message: string) => Inputs.invalid(`--${name}: ${message}`)
 
 /** A repeatable flag of faults, each parsed as it is typed. */
 const faults = (name: string, description: string) =>
-  Options.text(name).pipe(
-    Options.withPseudoName("fault"),
-    Options.repeated,
-    Options.mapEffect((specs) =>
+  Inputs.text(name, "fault").pipe(
+    Inputs.repeated(description),
+    Flag.mapEffect((specs) =>
       Effect.flatMap(commandLine, ({ parseFault }) =>
-        Effect.forEach(specs, (spec) => Either.match(parseFault(spec), { onLeft: (e) => Effect.fail(invalid(name, e)), onRight: Effect.succeed })))
-    ),
-    Options.withDescription(description)
+        Effect.forEach(specs, (spec) => Result.match(parseFault(spec), { onFailure: (e) => invalid(name, e), onSuccess: Effect.succeed })))
+    )
   )
 
 const fraction = (name: string) =>
-  Options.mapEffect(Options.text(name).pipe(Options.withPseudoName("share")), (text) => {
+  Flag.mapEffect(Inputs.text(name, "share"), (text) => {
     const n = Number(text)
-    return text.trim() !== "" && n >= 0 && n <= 1 ? Effect.succeed(n) : Effect.fail(invalid(name, `"${text}" is not a share from 0 to 1, e.g. 0.2`))
+    return text.trim() !== "" && n >= 0 && n <= 1 ? Effect.succeed(n) : invalid(name, `"${text}" is not a share from 0 to 1, e.g. 0.2`)
   })
 
 /**
@@ -81,14 +77,14 @@ const optionsOf = (flags: Flags) =>
       paths: flags.faultPath
     })
     const cors = cli.corsOption(flags.noCors, flags.corsOrigin)
-    if (Either.isLeft(faults)) return Effect.fail(new Errors.UsageError({ message: faults.left }))
-    if (Either.isLeft(cors)) return Effect.fail(new Errors.UsageError({ message: cors.left }))
+    if (Result.isFailure(faults)) return Effect.fail(new Errors.UsageError({ message: faults.failure }))
+    if (Result.isFailure(cors)) return Effect.fail(new Errors.UsageError({ message: cors.failure }))
     const options: EmulatorModule.Options = {
       port: flags.port,
       apiKey: flags.apiKey,
       minimal: flags.minimal,
-      cors: cors.right,
-      faults: faults.right,
+      cors: cors.success,
+      faults: faults.success,
       stream: {
         ...Option.match(flags.chunkSize, { onNone: () => ({}), onSome: (chunkSize) => ({ chunkSize }) }),
         ...Option.match(flags.interval, { onNone: () => ({}), onSome: (interval) => ({ interval }) })
@@ -143,24 +139,20 @@ export const command = Command.make(
   "emulator",
   {
     port: Inputs.port("port").pipe(Inputs.withDefault(8787, "Port on 127.0.0.1, 0 for any free port")),
-    apiKey: Options.text("api-key").pipe(Options.withPseudoName("key"), Inputs.withDefault(defaultApiKey, "The key clients must send")),
-    minimal: Options.boolean("minimal").pipe(Options.withDescription("Answer with the bare shapes of the service contract and nothing more")),
-    noCors: Options.boolean("no-cors").pipe(Options.withDescription("Answer no CORS preflight, send no CORS headers")),
-    corsOrigin: Options.text("cors-origin").pipe(
-      Options.withPseudoName("origin"),
-      Options.repeated,
-      Options.withDescription("A web page origin allowed to call it, e.g. http://localhost:5173, or * for any (default: pages on this machine)")
+    apiKey: Inputs.text("api-key").pipe(Flag.withMetavar("key"), Inputs.withDefault(defaultApiKey, "The key clients must send")),
+    minimal: Inputs.boolean("minimal").pipe(Flag.withDescription("Answer with the bare shapes of the service contract and nothing more")),
+    noCors: Inputs.boolean("no-cors").pipe(Flag.withDescription("Answer no CORS preflight, send no CORS headers")),
+    corsOrigin: Inputs.text("cors-origin", "origin").pipe(
+      Inputs.repeated("A web page origin allowed to call it, e.g. http://localhost:5173, or * for any (default: pages on this machine)")
     ),
-    chunkSize: Inputs.atLeast("chunk-size", 1).pipe(Options.optional, Options.withDescription("Characters per streamed chunk (default 4)")),
-    interval: Inputs.duration("interval").pipe(Options.withPseudoName("duration"), Options.optional, Options.withDescription("Pause between streamed events, e.g. 50ms (default none)")),
+    chunkSize: Inputs.atLeast("chunk-size", 1).pipe(Flag.optional, Flag.withDescription("Characters per streamed chunk (default 4)")),
+    interval: Inputs.duration("interval").pipe(Flag.withMetavar("duration"), Flag.optional, Flag.withDescription("Pause between streamed events, e.g. 50ms (default none)")),
     fault: faults("fault", "A fault for the next request, in order: 429, 503:retry-after=2, delay=2s, reset, truncate=0.3, cut-stream=3…"),
     randomFault: faults("random-fault", "A fault --fault-rate picks from"),
-    faultRate: fraction("fault-rate").pipe(Options.optional, Options.withDescription("Share of requests faulted at random once the script is used up, 0 to 1")),
-    faultSeed: Inputs.integer("fault-seed").pipe(Options.optional, Options.withDescription("Seed of the random faults: the same seed gives the same faults (default 0)")),
-    faultPath: Options.text("fault-path").pipe(
-      Options.withPseudoName("path"),
-      Options.repeated,
-      Options.withDescription("Only requests to this path get faults, e.g. /v1/chat/completions (default: all)")
+    faultRate: fraction("fault-rate").pipe(Flag.optional, Flag.withDescription("Share of requests faulted at random once the script is used up, 0 to 1")),
+    faultSeed: Inputs.integer("fault-seed").pipe(Flag.optional, Flag.withDescription("Seed of the random faults: the same seed gives the same faults (default 0)")),
+    faultPath: Inputs.text("fault-path", "path").pipe(
+      Inputs.repeated("Only requests to this path get faults, e.g. /v1/chat/completions (default: all)")
     )
   },
   (flags) => Errors.reported(false)(Effect.flatMap(optionsOf(flags), (options) => serve(options, summary(flags))))

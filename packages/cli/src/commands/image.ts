@@ -5,9 +5,9 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import { Images, type Protocol } from "@switchboard/core"
 import { NodeMedia } from "@switchboard/node"
 import * as Clock from "effect/Clock"
@@ -84,27 +84,27 @@ export const program = (options: ImageOptions) =>
 export const command = Command.make(
   "image",
   {
-    prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("What to draw (with --from: how to change the image)")),
+    prompt: Argument.String("prompt").pipe(Argument.withDescription("What to draw (with --from: how to change the image)")),
     size: Inputs.choice("size", ["1024x1024", "1024x1792", "1792x1024"]).pipe(
-      Options.withPseudoName("1024x1024|1024x1792|1792x1024"),
-      Options.optional,
-      Options.withDescription("1024x1024 (square), 1024x1792 (portrait) or 1792x1024 (landscape)")
+      Flag.withMetavar("1024x1024|1024x1792|1792x1024"),
+      Flag.optional,
+      Flag.withDescription("1024x1024 (square), 1024x1792 (portrait) or 1792x1024 (landscape)")
     ),
     quality: Inputs.choice("quality", ["standard", "hd"]).pipe(
-      Options.withPseudoName("standard|hd"),
-      Options.optional,
-      Options.withDescription("standard (default) or hd")
+      Flag.withMetavar("standard|hd"),
+      Flag.optional,
+      Flag.withDescription("standard (default) or hd")
     ),
-    style: Inputs.choice("style", ["vivid", "natural"]).pipe(Options.withPseudoName("vivid|natural"), Options.optional, Options.withDescription("vivid or natural")),
-    n: Inputs.integer("n").pipe(Options.optional, Options.withDescription("How many images (default 1); --n works too")),
-    from: Options.text("from").pipe(
-      Options.withPseudoName("file|url"),
-      Options.optional,
-      Options.withDescription("Image-to-image: the source image, a file or an http(s) URL")
+    style: Inputs.choice("style", ["vivid", "natural"]).pipe(Flag.withMetavar("vivid|natural"), Flag.optional, Flag.withDescription("vivid or natural")),
+    n: Inputs.integer("n").pipe(Flag.optional, Flag.withDescription("How many images (default 1); --n works too")),
+    from: Inputs.text("from").pipe(
+      Flag.withMetavar("file|url"),
+      Flag.optional,
+      Flag.withDescription("Image-to-image: the source image, a file or an http(s) URL")
     ),
     mediaType: Inputs.mediaType,
-    out: Options.text("out").pipe(Options.withPseudoName("dir"), Inputs.withDefault(".", "Directory to save the images in")),
-    model: Options.text("model").pipe(Inputs.withDefault(defaultModel, "The image model")),
+    out: Inputs.text("out").pipe(Flag.withMetavar("dir"), Inputs.withDefault(".", "Directory to save the images in")),
+    model: Inputs.text("model").pipe(Inputs.withDefault(defaultModel, "The image model")),
     ...Connection.flags
   },
   (flags) =>

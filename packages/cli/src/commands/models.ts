@@ -3,11 +3,12 @@
  *
  * @since 0.1.0
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import { Models, type Protocol } from "@switchboard/core"
 import * as Effect from "effect/Effect"
 import * as Connection from "../Connection.js"
+import * as Inputs from "../Inputs.js"
 import * as Output from "../Output.js"
 
 const date = (seconds: number | undefined) => (seconds === undefined ? "" : new Date(seconds * 1000).toISOString().slice(0, 10))
@@ -42,6 +43,6 @@ export const program = (options: { readonly json: boolean }) =>
  */
 export const command = Command.make(
   "models",
-  { ...Connection.flags, json: Options.boolean("json").pipe(Options.withDescription("Print the list as JSON")) },
+  { ...Connection.flags, json: Inputs.boolean("json").pipe(Flag.withDescription("Print the list as JSON")) },
   (flags) => Connection.run(flags, program(flags))
 ).pipe(Command.withDescription("List the models the service offers"))

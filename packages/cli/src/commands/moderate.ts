@@ -4,9 +4,9 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import { Moderations, type Protocol } from "@switchboard/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -56,10 +56,10 @@ export const program = (
 export const command = Command.make(
   "moderate",
   {
-    text: Args.text({ name: "text" }).pipe(Args.withDescription("The text to check")),
-    model: Options.text("model").pipe(Options.optional, Options.withDescription("The moderation model (default: the service's)")),
+    text: Argument.String("text").pipe(Argument.withDescription("The text to check")),
+    model: Inputs.text("model").pipe(Flag.optional, Flag.withDescription("The moderation model (default: the service's)")),
     top: Inputs.atLeast("top", 0).pipe(Inputs.withDefault(3, "How many category scores to show")),
-    json: Options.boolean("json").pipe(Options.withDescription("Print the whole result as JSON")),
+    json: Inputs.boolean("json").pipe(Flag.withDescription("Print the whole result as JSON")),
     ...Connection.flags
   },
   (flags) => Connection.run(flags, program({ ...flags, model: Option.getOrUndefined(flags.model) }))

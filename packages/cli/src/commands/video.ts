@@ -11,11 +11,11 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { SwitchboardError, TaskJournal, type TaskPoller, Videos } from "@switchboard/core"
 import { NodeMedia } from "@switchboard/node"
 import * as Clock from "effect/Clock"
@@ -230,13 +230,13 @@ export const resume = (options: FollowOptions & { readonly journal: Journal }) =
     for (const { entry, updates } of pending) {
       const now = yield* Clock.currentTimeMillis
       yield* narrate(`${entry.taskId} (${entry.model}), submitted ${ago(now - entry.submittedAt)}: "${Output.truncate(entry.prompt, 60)}"`)
-      const outcome = yield* Effect.either(follow(entry.taskId, updates, { ...options, out: entry.output ?? options.out }))
-      if (outcome._tag === "Right") {
-        yield* narrate(yield* savedLine(outcome.right))
-        yield* Output.line(yield* shown(outcome.right.path))
+      const outcome = yield* Effect.result(follow(entry.taskId, updates, { ...options, out: entry.output ?? options.out }))
+      if (outcome._tag === "Success") {
+        yield* narrate(yield* savedLine(outcome.success))
+        yield* Output.line(yield* shown(outcome.success.path))
       } else {
         failed++
-        yield* Output.errorLine(Errors.render(outcome.left, false))
+        yield* Output.errorLine(Errors.render(outcome.failure, false))
       }
     }
     if (failed > 0) return yield* new Errors.Reported({ exitCode: Errors.ExitCode.failure })
@@ -284,28 +284,28 @@ const journalOf = (flag: Option.Option<string>): Effect.Effect<Journal> =>
   Option.match(flag, {
     onSome: (directory) => Effect.succeed({ directory, fromFlag: true }),
     onNone: () =>
-      Config.string("SWITCHBOARD_JOURNAL_DIR").pipe(
+      Config.String("SWITCHBOARD_JOURNAL_DIR").pipe(
         Effect.map((directory) => ({ directory: directory === "" ? defaultJournal : directory, fromFlag: false })),
         Effect.orElseSucceed(() => ({ directory: defaultJournal, fromFlag: false }))
       )
   })
 
-const journalFlag = Options.text("journal").pipe(
-  Options.withPseudoName("dir"),
-  Options.optional,
-  Options.withDescription(`Directory of the task journal (default: $SWITCHBOARD_JOURNAL_DIR, else ${defaultJournal})`)
+const journalFlag = Inputs.text("journal").pipe(
+  Flag.withMetavar("dir"),
+  Flag.optional,
+  Flag.withDescription(`Directory of the task journal (default: $SWITCHBOARD_JOURNAL_DIR, else ${defaultJournal})`)
 )
 
 const pollFlags = {
   pollInterval: Inputs.duration("poll-interval").pipe(
-    Options.withPseudoName("duration"),
-    Options.optional,
-    Options.withDescription("Fixed wait between status calls, e.g. 2s (default: 1 s doubling up to 15 s)")
+    Flag.withMetavar("duration"),
+    Flag.optional,
+    Flag.withDescription("Fixed wait between status calls, e.g. 2s (default: 1 s doubling up to 15 s)")
   ),
   timeout: Inputs.duration("timeout").pipe(
-    Options.withPseudoName("duration"),
-    Options.optional,
-    Options.withDescription("Stop polling after this long, e.g. 30m; the task stays in the journal (default 10m)")
+    Flag.withMetavar("duration"),
+    Flag.optional,
+    Flag.withDescription("Stop polling after this long, e.g. 30m; the task stays in the journal (default 10m)")
   )
 }
 
@@ -316,8 +316,8 @@ const followOf = (flags: { readonly out: string; readonly pollInterval: Option.O
 })
 
 const durableFlags = {
-  database: Worker.databaseFlag.pipe(Options.optional),
-  key: Options.text("key").pipe(Options.optional, Options.withDescription("With --database: the task's idempotency key (default: from the request)"))
+  database: Worker.databaseFlag.pipe(Flag.optional),
+  key: Inputs.text("key").pipe(Flag.optional, Flag.withDescription("With --database: the task's idempotency key (default: from the request)"))
 }
 
 /**
@@ -355,10 +355,10 @@ const durable = (
 export const generateCommand = Command.make(
   "generate",
   {
-    prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("What the video shows")),
-    from: Options.text("from").pipe(Options.withPseudoName("file|url"), Options.optional, Options.withDescription("Image-to-video: the first frame, a file or an http(s) URL")),
-    model: Options.text("model").pipe(Options.withDefault(defaultModel), Options.withDescription("The video model")),
-    out: Options.text("out").pipe(Options.withPseudoName("dir"), Options.withDefault("."), Options.withDescription("Directory to save the video in")),
+    prompt: Argument.String("prompt").pipe(Argument.withDescription("What the video shows")),
+    from: Inputs.text("from").pipe(Flag.withMetavar("file|url"), Flag.optional, Flag.withDescription("Image-to-video: the first frame, a file or an http(s) URL")),
+    model: Inputs.text("model").pipe(Flag.withDefault(defaultModel), Flag.withDescription("The video model")),
+    out: Inputs.text("out").pipe(Flag.withMetavar("dir"), Flag.withDefault("."), Flag.withDescription("Directory to save the video in")),
     journal: journalFlag,
     ...pollFlags,
     ...durableFlags,
@@ -366,7 +366,7 @@ export const generateCommand = Command.make(
   },
   (flags) =>
     Effect.gen(function*() {
-      const journal = yield* Errors.reported(flags.verbose)(Effect.zipLeft(journalOf(flags.journal), checkModel(flags.model)))
+      const journal = yield* Errors.reported(flags.verbose)(Effect.tap(journalOf(flags.journal), () => checkModel(flags.model)))
       if (Option.isSome(flags.database)) {
         const request = { model: flags.model, prompt: flags.prompt, from: Option.getOrUndefined(flags.from) }
         return yield* durable(flags.database.value, flags, followOf(flags), request)
@@ -388,10 +388,10 @@ export const generateCommand = Command.make(
 export const resumeCommand = Command.make(
   "resume",
   {
-    out: Options.text("out").pipe(
-      Options.withPseudoName("dir"),
-      Options.withDefault("."),
-      Options.withDescription("Directory for videos whose first run named none (a task keeps the --out it was submitted with)")
+    out: Inputs.text("out").pipe(
+      Flag.withMetavar("dir"),
+      Flag.withDefault("."),
+      Flag.withDescription("Directory for videos whose first run named none (a task keeps the --out it was submitted with)")
     ),
     journal: journalFlag,
     ...pollFlags,
@@ -415,7 +415,7 @@ export const resumeCommand = Command.make(
  */
 export const statusCommand = Command.make(
   "status",
-  { taskId: Args.text({ name: "task-id" }).pipe(Args.withDescription("The task to ask about")), ...Connection.flags },
+  { taskId: Argument.String("task-id").pipe(Argument.withDescription("The task to ask about")), ...Connection.flags },
   (flags) => Connection.run(flags, status(flags.taskId))
 ).pipe(Command.withDescription("Print the status of one task, once"))
 
@@ -427,7 +427,7 @@ export const statusCommand = Command.make(
  */
 export const forgetCommand = Command.make(
   "forget",
-  { taskId: Args.text({ name: "task-id" }).pipe(Args.withDescription("The task to drop")), journal: journalFlag, ...Connection.flags },
+  { taskId: Argument.String("task-id").pipe(Argument.withDescription("The task to drop")), journal: journalFlag, ...Connection.flags },
   (flags) =>
     Effect.flatMap(journalOf(flags.journal), (journal) =>
       Connection.run(flags, forget(flags.taskId, journal), { journalDirectory: journal.directory }))

@@ -7,8 +7,8 @@
  *
  * @since 0.1.0
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -22,9 +22,9 @@ import * as Inputs from "../Inputs.js"
  * @since 0.1.0
  * @category flags
  */
-export const databaseFlag = Options.text("database").pipe(
-  Options.withPseudoName("url"),
-  Options.withDescription("Run video tasks as durable workflows stored here: a sqlite file (sqlite:tasks.db) or postgres://…")
+export const databaseFlag = Inputs.text("database").pipe(
+  Flag.withMetavar("url"),
+  Flag.withDescription("Run video tasks as durable workflows stored here: a sqlite file (sqlite:tasks.db) or postgres://…")
 )
 
 /**
@@ -43,10 +43,10 @@ export const command = Command.make(
   "worker",
   {
     database: databaseFlag,
-    host: Options.text("host").pipe(Options.optional, Options.withDescription("Postgres fleet: the address other runners reach this one at (default 127.0.0.1)")),
-    port: Inputs.integer("port", "port").pipe(Options.optional, Options.withDescription("Postgres fleet: this runner's port, outside 32768–60999 (default 24100)")),
-    pollInterval: Inputs.duration("poll-interval").pipe(Options.withPseudoName("duration"), Options.optional, Options.withDescription("Fixed wait between status calls (default: 1 s doubling up to 15 s)")),
-    timeout: Inputs.duration("timeout").pipe(Options.withPseudoName("duration"), Options.optional, Options.withDescription("A task's deadline from its submission (default 10m)")),
+    host: Inputs.text("host").pipe(Flag.optional, Flag.withDescription("Postgres fleet: the address other runners reach this one at (default 127.0.0.1)")),
+    port: Inputs.integer("port", "port").pipe(Flag.optional, Flag.withDescription("Postgres fleet: this runner's port, outside 32768–60999 (default 24100)")),
+    pollInterval: Inputs.duration("poll-interval").pipe(Flag.withMetavar("duration"), Flag.optional, Flag.withDescription("Fixed wait between status calls (default: 1 s doubling up to 15 s)")),
+    timeout: Inputs.duration("timeout").pipe(Flag.withMetavar("duration"), Flag.optional, Flag.withDescription("A task's deadline from its submission (default 10m)")),
     ...Connection.flags
   },
   (flags) =>
