@@ -126,6 +126,7 @@ const makeConnection = (db: NodeSqlite.DatabaseSync, busyTimeout: Duration.Durat
     executeRaw: (sql, params) => run(sql, params, false),
     executeValues: (sql, params) => run(sql, params, true),
     executeValuesUnprepared: (sql, params) => run(sql, params, true, false),
+    // Read whole: iterating a statement would hold the one connection across the stream's pulls.
     executeStream: (sql, params, transform) => Stream.fromIterableEffect(rows(true)(sql, params, transform))
   }
 }
