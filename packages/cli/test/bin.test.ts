@@ -8,7 +8,6 @@
  * one file so that no two builds ever race on the same dist.
  */
 import { Emulator } from "@switchboard/emulator"
-import type * as Context from "effect/Context"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
@@ -18,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bin, build, lines, packageDir, pngSize, removeTempDirs, run, start, stopAll, tempDir, tinyPng, videoServiceNaming } from "./helpers.js"
 
 const runtime = ManagedRuntime.make(Emulator.layer())
-let emulator: Context.Tag.Service<typeof Emulator.Emulator>
+let emulator: Emulator.Emulator["Service"]
 let env: Record<string, string>
 
 beforeAll(async () => {
@@ -287,10 +286,11 @@ describe.concurrent("errors", { timeout: 90_000 }, () => {
 })
 
 describe.concurrent("--help", { timeout: 90_000 }, () => {
-  it("--version prints the version on one line, and nothing else", async () => {
+  it("--version prints the package's version on one line, and nothing else", async () => {
     const result = await run(["--version"])
     expect(result.code).toBe(0)
-    expect(result.stdout).toBe("0.1.0\n")
+    const { version } = JSON.parse(Fs.readFileSync(Path.join(packageDir, "package.json"), "utf8")) as { version: string }
+    expect(result.stdout).toBe(`${version}\n`)
     expect(result.stderr).toBe("")
   })
 

@@ -19,10 +19,18 @@ export const bin = Path.join(packageDir, "bin/switchboard.js")
 
 /**
  * Builds the CLI and everything it references (`tsc -b`, incremental: a
- * no-op when dist is up to date), then its bundle (scripts/bundle.mjs).
+ * no-op when dist is up to date), each package's Node entry (dist/entry.js,
+ * which scripts/effect-entry.mjs writes for every package, so @switchboard/ai
+ * is built too), then the bundle (scripts/bundle.mjs).
  */
-export const build = (): void =>
-  Processes.build(Path.join(packageDir, "tsconfig.build.json"), Path.join(packageDir, "scripts/bundle.mjs"))
+export const build = (): void => {
+  Processes.build(Path.join(repoRoot, "packages/ai/tsconfig.build.json"))
+  Processes.build(
+    Path.join(packageDir, "tsconfig.build.json"),
+    Path.join(repoRoot, "scripts/effect-entry.mjs"),
+    Path.join(packageDir, "scripts/bundle.mjs")
+  )
+}
 
 export type Exited = Processes.Exited
 

@@ -2,15 +2,14 @@
  * The pure pieces of the CLI, run from source: rendering, parsing, error
  * lines and exit codes, the progress display under the TestClock.
  */
-import * as ValidationError from "@effect/cli/ValidationError"
 import { it } from "@effect/vitest"
 import * as AgentError from "@switchboard/agent/AgentError"
 import { Attachment, SwitchboardError, TaskPoller } from "@switchboard/core"
+import * as CliError from "effect/cli/CliError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { describe, expect } from "vitest"
 import { Emulator } from "@switchboard/emulator"
 import * as Embed from "../src/commands/embed.js"
@@ -127,9 +126,12 @@ describe("Errors", () => {
     expect(Errors.exitCodeOf(new SwitchboardError.InvalidRequestError({ field: "n", message: "n" }))).toBe(2)
     expect(Errors.exitCodeOf(new SwitchboardError.ConfigurationError({ field: "timeout", message: "t" }))).toBe(2)
     expect(Errors.exitCodeOf(new Errors.MissingConfigurationError({ variables: [], message: "" }))).toBe(2)
-    expect(Errors.exitCodeOf(ValidationError.missingValue(Inputs.choice("x", ["a"]) as never))).toBe(2)
+    expect(Errors.exitCodeOf(new CliError.MissingOption({ option: "x" }))).toBe(2)
+    expect(Errors.exitCodeOf(new CliError.ShowHelp({ commandPath: ["switchboard"], errors: [new CliError.MissingArgument({ argument: "prompt" })] })))
+      .toBe(2)
+    expect(Errors.exitCodeOf(new CliError.ShowHelp({ commandPath: ["switchboard"], errors: [] }))).toBe(0)
     expect(Errors.exitCode(Exit.succeed(1))).toBe(0)
-    expect(Errors.exitCode(Exit.interrupt(FiberId.none))).toBe(130)
+    expect(Errors.exitCode(Exit.interrupt())).toBe(130)
     expect(Errors.exitCode(Exit.fail(new Errors.Reported({ exitCode: 2 })))).toBe(2)
     expect(Errors.exitCode(Exit.die(new Error("boom")))).toBe(1)
   })
@@ -169,7 +171,7 @@ describe("Progress", () => {
     expect(Progress.renderLine({ status: "rendering" }, 1, 0)).toBe("⠙ rendering · 0.0 s")
   })
 
-  it.scoped("off a terminal writes one plain line per change", () =>
+  it.effect("off a terminal writes one plain line per change", () =>
     Effect.gen(function*() {
       const { target, text } = fakeTarget(false)
       const progress = yield* Progress.make({ target })
@@ -177,11 +179,11 @@ describe("Progress", () => {
       expect(text()).toBe("  queued 0%\n  processing 50%\n  rendering\n  succeed 100%\n")
     }))
 
-  it.scoped("on a terminal redraws in place, ticks between polls, ends the line when done", () =>
+  it.effect("on a terminal redraws in place, ticks between polls, ends the line when done", () =>
     Effect.gen(function*() {
       const { target, text } = fakeTarget(true)
       const progress = yield* Progress.make({ target, indent: "" })
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       yield* progress.update(update.raw)
       yield* TestClock.adjust("1 second")
       yield* progress.update(update.done)
