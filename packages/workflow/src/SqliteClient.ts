@@ -73,16 +73,31 @@ const pause = Effect.callback<void>((resume) => {
   return Effect.sync(() => clearTimeout(timer))
 })
 
-const open = (config: Config) =>
-  Effect.try({
-    try: () => {
-      sqlite ??= loadSqlite()
-      const db = new sqlite.DatabaseSync(config.filename, { readOnly: config.readonly ?? false, timeout: 0 })
-      if (config.disableWAL !== true && config.readonly !== true) db.exec("PRAGMA journal_mode = WAL")
-      return db
-    },
-    catch: sqlError("open the database")
-  })
+/** `f`, tried again after a pause while another connection holds the lock, up to `busyTimeout`. */
+const whileBusy = <A>(f: () => A, operation: string, busyTimeout: Duration.Duration) =>
+  Effect.try({ try: f, catch: sqlError(operation) }).pipe(
+    Effect.tapError((error) => (isBusy(error) ? pause : Effect.void)),
+    Effect.retry({ while: isBusy, times: Math.ceil(Duration.toMillis(busyTimeout) / 5) })
+  )
+
+/** The file opened; closed again if it cannot be put in WAL mode (another process switching it holds the lock). */
+const open = (config: Config, busyTimeout: Duration.Duration) =>
+  Effect.flatMap(
+    Effect.try({
+      try: () => {
+        sqlite ??= loadSqlite()
+        return new sqlite.DatabaseSync(config.filename, { readOnly: config.readonly ?? false, timeout: 0 })
+      },
+      catch: sqlError("open the database")
+    }),
+    (db) =>
+      config.disableWAL === true || config.readonly === true
+        ? Effect.succeed(db)
+        : whileBusy(() => db.exec("PRAGMA journal_mode = WAL"), "open the database", busyTimeout).pipe(
+          Effect.as(db),
+          Effect.onError(() => Effect.sync(() => db.close()))
+        )
+  )
 
 /** Records, or arrays with `setReturnArrays`: the `Connection` methods say which they give. */
 type Rows = ReadonlyArray<never>
@@ -91,7 +106,6 @@ type Rows = ReadonlyArray<never>
 const cacheSize = 200
 
 const makeConnection = (db: NodeSqlite.DatabaseSync, busyTimeout: Duration.Duration): Connection => {
-  const times = Math.ceil(Duration.toMillis(busyTimeout) / 5)
   const cache = new Map<string, NodeSqlite.StatementSync>()
   const prepare = (sql: string, cached: boolean) => {
     let statement = cache.get(sql)
@@ -103,20 +117,14 @@ const makeConnection = (db: NodeSqlite.DatabaseSync, busyTimeout: Duration.Durat
     return statement
   }
   const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean, cached = true) =>
-    Effect.try({
-      try: (): Rows => {
-        const statement = prepare(sql, cached)
-        statement.setReturnArrays(arrays)
-        const args = params as Array<NodeSqlite.SQLInputValue>
-        if (statement.columns().length > 0) return statement.all(...args) as ReadonlyArray<unknown> as Rows
-        statement.run(...args)
-        return []
-      },
-      catch: sqlError("run a statement")
-    }).pipe(
-      Effect.tapError((error) => (isBusy(error) ? pause : Effect.void)),
-      Effect.retry({ while: isBusy, times })
-    )
+    whileBusy((): Rows => {
+      const statement = prepare(sql, cached)
+      statement.setReturnArrays(arrays)
+      const args = params as Array<NodeSqlite.SQLInputValue>
+      if (statement.columns().length > 0) return statement.all(...args) as ReadonlyArray<unknown> as Rows
+      statement.run(...args)
+      return []
+    }, "run a statement", busyTimeout)
   type Transform = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
   const rows = (cached: boolean) => (sql: string, params: ReadonlyArray<unknown>, transform: Transform) =>
     transform === undefined ? run(sql, params, false, cached) : Effect.map(run(sql, params, false, cached), transform)
@@ -138,8 +146,9 @@ const makeConnection = (db: NodeSqlite.DatabaseSync, busyTimeout: Duration.Durat
  * @category constructors
  */
 export const make = Effect.fnUntraced(function*(config: Config) {
-  const db = yield* Effect.acquireRelease(open(config), (db) => Effect.sync(() => db.close()))
-  const connection = makeConnection(db, Duration.fromInputUnsafe(config.busyTimeout ?? "5 seconds"))
+  const busyTimeout = Duration.fromInputUnsafe(config.busyTimeout ?? "5 seconds")
+  const db = yield* Effect.acquireRelease(open(config, busyTimeout), (db) => Effect.sync(() => db.close()))
+  const connection = makeConnection(db, busyTimeout)
   const acquirers = Client.makeSqliteAcquirers({
     connection: Effect.succeed(connection),
     semaphore: yield* Semaphore.make(1),
