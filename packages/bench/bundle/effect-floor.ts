@@ -9,7 +9,7 @@ const Delta = Schema.Struct({ content: Schema.String })
 
 void Effect.runPromise(
   Stream.make({ content: "Hi" }, { content: "!" }).pipe(
-    Stream.mapEffect(Schema.decodeUnknown(Delta)),
+    Stream.mapEffect(Schema.decodeUnknownEffect(Delta)),
     Stream.runForEach((delta) => Effect.sync(() => document.body.append(delta.content)))
   )
 )

@@ -5,8 +5,10 @@
  * call alone: the same request (messages and tool definitions) through
  * `Chat.create`, answered with the same tool calls.
  */
-import { Agent, Tool, Toolkit } from "@switchboard/agent"
+import { Agent } from "@switchboard/agent"
 import { Chat } from "@switchboard/core"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -24,21 +26,30 @@ const setup = () => {
   const noop = <const Name extends string>(name: Name) =>
     Tool.make(name, {
       description: "Does nothing, at once.",
-      parameters: Schema.Struct({ n: Schema.Number.annotations({ description: "any number" }) }),
+      parameters: Schema.Struct({ n: Schema.Finite.annotate({ description: "any number" }) }),
       success: Schema.Struct({ ok: Schema.Boolean })
     })
   const toolkit = Toolkit.make(noop("noop_0"), noop("noop_1"), noop("noop_2"))
   const done = () => Effect.succeed({ ok: true })
-  return { toolkit, handlers: toolkit.toLayer({ noop_0: done, noop_1: done, noop_2: done }) }
+  // The request the agent sends: each tool as effect/ai's JSON Schema gives it.
+  const definitions = Object.values(toolkit.tools).map((tool) => ({
+    type: "function" as const,
+    function: {
+      name: tool.name,
+      description: Tool.getDescription(tool) ?? "",
+      parameters: Tool.getJsonSchema(tool) as Record<string, unknown>
+    }
+  }))
+  return { toolkit, definitions, handlers: toolkit.toLayer({ noop_0: done, noop_1: done, noop_2: done }) }
 }
 
 export const run = async (spec: Spec<"agent">): Promise<Measured> => {
-  const { toolkit, handlers } = setup()
+  const { definitions, handlers, toolkit } = setup()
   const runtime = ManagedRuntime.make(
     Layer.merge(NodeSwitchboard.layer({ baseUrl: baseUrl(spec.port), apiKey }), handlers)
   )
   const chatAlone = Effect.map(
-    Chat.create({ model: chatModel, messages, tools: toolkit.definitions }),
+    Chat.create({ model: chatModel, messages, tools: definitions }),
     (completion) => {
       if (completion.choices[0]?.message.tool_calls?.length !== spec.tools) throw new Error("expected tool calls")
     }

@@ -1,11 +1,11 @@
 /**
- * A reference, not a contender: the bare `@effect/platform` HttpClient over
+ * A reference, not a contender: the bare `effect/http` HttpClient over
  * undici (`NodeHttpClient.layerUndici`), `response.json`, no schema — what
  * any SDK built on it starts from.
  */
-import * as HttpBody from "@effect/platform/HttpBody"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpBody from "effect/http/HttpBody"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -31,7 +31,7 @@ export const chat = async (spec: Spec<"chat">): Promise<Measured> => {
   const run = (count: number) =>
     runtime.runPromise(
       Effect.forEach(Array.from({ length: count }), () => once, { concurrency: spec.concurrency, discard: true }).pipe(
-        Effect.timeoutFail({ duration: spec.timeLimitMs, onTimeout: () => new Error("time limit reached") })
+        Effect.timeoutOrElse({ duration: spec.timeLimitMs, orElse: () => Effect.fail(new Error("time limit reached")) })
       )
     )
   try {

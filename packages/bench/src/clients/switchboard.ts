@@ -29,9 +29,9 @@ export const runtimeFor = (port: number) =>
   ManagedRuntime.make(NodeSwitchboard.layer({ baseUrl: baseUrl(port), apiKey }))
 
 const limited = <A, E, R>(timeLimitMs: number, effect: Effect.Effect<A, E, R>) =>
-  Effect.timeoutFail(effect, {
+  Effect.timeoutOrElse(effect, {
     duration: timeLimitMs,
-    onTimeout: () => new Error(`time limit of ${timeLimitMs} ms reached`)
+    orElse: () => Effect.fail(new Error(`time limit of ${timeLimitMs} ms reached`))
   })
 
 const createOnce = Effect.map(Chat.create(chatRequest), checkCompletion)
@@ -65,7 +65,7 @@ const isFinished = (chunk: Protocol.ChatCompletionChunk) => typeof chunk.choices
 const consume = (chunks: number, fold: boolean, paced = false) => {
   const source = Chat.stream(paced ? pacedStreamRequest(chunks) : streamRequest(chunks))
   const counted = fold
-    ? Stream.runFold(source, { seen: 0, finished: false }, (acc, chunk) => {
+    ? Stream.runFold(source, () => ({ seen: 0, finished: false }), (acc, chunk) => {
       acc.seen++
       acc.finished = isFinished(chunk)
       return acc

@@ -1,10 +1,10 @@
 /**
- * Cold start, `effect` alone: import its index and run one Effect, no
+ * Cold start, `effect` alone: import its runtime and run one Effect, no
  * request. What any Effect program pays before it does anything.
  * `node dist/cold/effect.js`.
  */
 import { fail, imported } from "./report.js"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 imported()
 

@@ -6,7 +6,7 @@
 import { fail, imported } from "./report.js"
 import { Chat } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { apiKey, chatRequest } from "../lib/fixtures.js"
 
 imported()

@@ -6,6 +6,7 @@
 import { fileURLToPath } from "node:url"
 import { loadEsbuild } from "../bundle-size.js"
 import type { Context, Figure, Verdict } from "../lib/figure.js"
+import { effect3, isBuilt } from "../lib/effect3.js"
 import { runScript } from "../lib/processes.js"
 import { mb, median, num, range, ratio, type Table } from "../lib/stats.js"
 import { completeRuns, interleaveScripts } from "../lib/wholeProcess.js"
@@ -22,11 +23,11 @@ const bundled = (name: string) => fileURLToPath(new URL(`../cold/${name}.bundled
  * external: @switchboard/node loads its `Agent` with `createRequire`, which
  * esbuild does not follow.
  */
-const bundle = async (name: string): Promise<void> => {
+const bundle = async (entry: string, outfile: string): Promise<void> => {
   const esbuild = await loadEsbuild()
   await esbuild.build({
-    entryPoints: [script(name)],
-    outfile: bundled(name),
+    entryPoints: [entry],
+    outfile,
     bundle: true,
     platform: "node",
     format: "esm",
@@ -41,13 +42,13 @@ const bundle = async (name: string): Promise<void> => {
 
 const scripts: ReadonlyArray<{ readonly label: string; readonly name: string; readonly what: string }> = [
   { label: "Node alone", name: "node", what: "start and exit (the floor under every row)" },
-  { label: "effect alone", name: "effect", what: "`import { Effect } from \"effect\"`, `Effect.runPromise(Effect.succeed(1))`, no request" },
+  { label: "effect alone", name: "effect", what: "`import * as Effect from \"effect/Effect\"`, `Effect.runPromise(Effect.succeed(1))`, no request" },
   { label: "raw undici", name: "undici", what: "`undici.request` + `JSON.parse`" },
   { label: "openai", name: "openai", what: "`new OpenAI(…)`, one `chat.completions.create`" },
   {
     label: "Switchboard",
     name: "switchboard",
-    what: "imports as the README (`@switchboard/core`, `@switchboard/node`, `effect`), `NodeSwitchboard.layer`, one `Chat.create`"
+    what: "imports as the README (`@switchboard/core`, `@switchboard/node`, `effect/Effect`), `NodeSwitchboard.layer`, one `Chat.create`"
   },
   {
     label: "Switchboard (module imports)",
@@ -56,17 +57,31 @@ const scripts: ReadonlyArray<{ readonly label: string; readonly name: string; re
   }
 ]
 
+/** The Effect 3 edition's own scripts (`lib/effect3.ts`): the same program on effect 3.22, imports as its README. */
+const effect3Scripts: ReadonlyArray<{ readonly label: string; readonly name: string; readonly what: string }> = [
+  {
+    label: "Effect 3 edition",
+    name: "switchboard",
+    what: "the Switchboard script at `effect-3-last` (`@switchboard/core`, `@switchboard/node`, `effect`), effect 3.22"
+  },
+  {
+    label: "Effect 3 edition (module imports)",
+    name: "switchboardModules",
+    what: "the module-imports script at `effect-3-last`"
+  }
+]
+
 /** The same scripts bundled by the application (`bundle`), for the rows below. */
-const bundledScripts: ReadonlyArray<{ readonly label: string; readonly name: string; readonly what: string }> = [
+const bundledScripts: ReadonlyArray<{ readonly label: string; readonly name: string; readonly what: string; readonly effect3?: true }> = [
   { label: "openai, bundled", name: "openai", what: "the openai script bundled with esbuild into one file" },
-  { label: "Switchboard, bundled", name: "switchboard", what: "the Switchboard script bundled with esbuild into one file (`fast-check` is dropped)" }
+  { label: "Switchboard, bundled", name: "switchboard", what: "the Switchboard script bundled with esbuild into one file" },
+  { label: "Effect 3 edition, bundled", name: "switchboard", what: "the Effect 3 edition's script bundled the same way", effect3: true }
 ]
 
 /** The steps of the breakdown: each imported after the ones before it, then the layer and one call. */
 const steps = [
   { step: "effect/Effect", what: "the runtime" },
-  { step: "effect/FastCheck", what: "`fast-check`, which `effect/Schema` imports statically (for `Arbitrary`)" },
-  { step: "effect/Schema", what: "the rest of `Schema`" },
+  { step: "effect/Schema", what: "`Schema` (no `fast-check` in Effect 4: it moved to `effect/testing`)" },
   { step: "effect/Stream", what: "streams and channels" },
   { step: "@switchboard/core", what: "every capability, schemas compiled" },
   { step: "@switchboard/node/NodeSwitchboard", what: "the Node layer: undici's `Agent`, the file journal" },
@@ -103,8 +118,9 @@ const breakdown = async (context: Context, rounds: number): Promise<Table | stri
   }
 }
 
+/** The Effect 4 edition's targets, on Node 22. */
 const wallTarget = 1.5
-const rssTarget = 1.3
+const rssTarget = 1.2
 
 export const figure: Figure = {
   id,
@@ -118,20 +134,37 @@ export const figure: Figure = {
       "peak RSS is the process's `maxRSS`, written by the process as it exits; \"imports\" is when the script's " +
       "imports were done, by the process's own clock (from its start); CPU is the process's user + system time over " +
       "its life, steadier than wall time when other processes compete for the cores."
-    for (const { name } of bundledScripts) await bundle(name)
+    const edition = effect3(context.log)
+    const effect3Script = (name: string) => (isBuilt(edition) ? edition.bench(`cold/${name}.js`) : undefined)
+    const port = String(context.server.port)
+    const bundledRuns = []
+    for (const { effect3, label, name } of bundledScripts) {
+      const entry = effect3 ? effect3Script(name) : script(name)
+      const outfile = bundled(effect3 ? `effect3-${name}` : name)
+      if (entry === undefined) continue
+      await bundle(entry, outfile)
+      bundledRuns.push({ label, args: [outfile, port] })
+    }
     const stats = await interleaveScripts(
       [
-        ...scripts.map(({ label, name }) => ({ label, args: [script(name), String(context.server.port)] })),
-        ...bundledScripts.map(({ label, name }) => ({ label, args: [bundled(name), String(context.server.port)] }))
+        ...scripts.map(({ label, name }) => ({ label, args: [script(name), port] })),
+        ...effect3Scripts.flatMap(({ label, name }) => {
+          const path = effect3Script(name)
+          return path === undefined ? [] : [{ label, args: [path, port] }]
+        }),
+        ...bundledRuns
       ],
       rounds,
       { timeLimitMs: 30_000, log: context.log }
     )
     const parts = await breakdown(context, rounds)
     const openai = stats.get("openai")
-    const rows = [...scripts, ...bundledScripts].map(({ label, what }) => {
-      const s = stats.get(label)!
-      if (!completeRuns(s)) return [label, what, `failed: ${s.error ?? "no run"}`, "", "", "", "", "", "", ""]
+    const rows = [...scripts, ...effect3Scripts, ...bundledScripts].map(({ label, what }) => {
+      const s = stats.get(label)
+      if (!completeRuns(s)) {
+        const why = s?.error ?? (isBuilt(edition) ? "no run" : edition.error)
+        return [label, what, `not measured: ${why}`, "", "", "", "", "", "", ""]
+      }
       return [
         label,
         what,
@@ -189,7 +222,8 @@ export const figure: Figure = {
         ...(typeof parts === "string" ? [parts] : []),
         "The bundled rows are what an application that bundles for deployment sees (no verdict: the targets are for " +
         "the packages as installed). One file spares Node the resolving, reading and linking of several hundred " +
-        "modules, and esbuild drops `fast-check`, which `effect/Schema` imports but no call here uses."
+        "modules; on the Effect 3 edition esbuild also drops `fast-check`, which effect 3's `Schema` imports but no " +
+        "call here uses."
       ],
       serverCores: undefined
     }

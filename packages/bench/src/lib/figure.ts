@@ -1,6 +1,7 @@
 /**
  * What a figure is, and the interleaved rounds every figure runs its clients in.
  */
+import { effect3, isBuilt } from "./effect3.js"
 import type { ClientSpec } from "./ipc.js"
 import type { Server } from "./processes.js"
 import { runClient } from "./processes.js"
@@ -84,22 +85,44 @@ export interface ClientStats {
   readonly peakRss: Summary
 }
 
+/** One client of a figure; `clientPath` runs the Effect 3 edition's client, `unavailable` says why it cannot run. */
+export interface ClientRun {
+  readonly label: string
+  readonly spec: ClientSpec
+  readonly clientPath?: string
+  readonly unavailable?: string
+}
+
+/**
+ * The Effect 3 edition's client of the same spec (its `client.js` takes our
+ * specs as they are), or a row that says why it cannot run.
+ */
+export const effect3Client = (context: Context, label: string, spec: ClientSpec): ClientRun => {
+  const edition = effect3(context.log)
+  return isBuilt(edition) ? { label, spec, clientPath: edition.bench("client.js") } : { label, spec, unavailable: edition.error }
+}
+
 /**
  * Runs `rounds` rounds, each running every client once in order (A B C A B C …),
  * each run in a fresh process. A client that fails is not run again.
  */
 export const interleave = async (
   context: Context,
-  clients: ReadonlyArray<{ readonly label: string; readonly spec: ClientSpec }>,
+  clients: ReadonlyArray<ClientRun>,
   rounds: number,
   options: { readonly execArgv?: ReadonlyArray<string> } = {}
 ): Promise<Map<string, ClientStats>> => {
   const samples = new Map<string, Array<RunSample>>(clients.map((c) => [c.label, []]))
-  const errors = new Map<string, string>()
+  const errors = new Map<string, string>(
+    clients.flatMap((c) => (c.unavailable === undefined ? [] : [[c.label, c.unavailable] as const]))
+  )
   for (let round = 1; round <= rounds; round++) {
-    for (const { label, spec } of clients) {
+    for (const { clientPath, label, spec } of clients) {
       if (errors.has(label)) continue
-      const { result, serverCores } = await runClient(spec, context.server, options)
+      const { result, serverCores } = await runClient(spec, context.server, {
+        ...options,
+        ...(clientPath === undefined ? {} : { clientPath })
+      })
       if (!result.ok) {
         errors.set(label, result.error)
         context.log(`  round ${round} ${label}: FAILED: ${result.error}`)

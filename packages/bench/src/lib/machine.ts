@@ -6,6 +6,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { effect3IfBuilt, tag } from "./effect3.js"
 
 /** `packages/bench`. */
 export const benchDir = fileURLToPath(new URL("../../", import.meta.url))
@@ -17,7 +18,6 @@ const measuredPackages = [
   "@switchboard/node",
   "@switchboard/agent",
   "effect",
-  "@effect/platform",
   "@effect/platform-node",
   "undici",
   "openai"
@@ -56,6 +56,7 @@ export interface Machine {
 export const machine = (): Machine => {
   const cpus = os.cpus()
   const head = git("rev-parse", "--short", "HEAD")
+  const edition = effect3IfBuilt()
   const dirty = git("status", "--porcelain")
   return {
     cpu: cpus[0]?.model.trim() ?? "unknown",
@@ -63,10 +64,16 @@ export const machine = (): Machine => {
     memory: `${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`,
     os: `${os.type()} ${os.release()} (${os.arch()})`,
     node: process.version,
-    packages: measuredPackages.flatMap((name) => {
-      const version = versionOf(name)
-      return version === undefined ? [] : [[name, version] as const]
-    }),
+    packages: [
+      ...measuredPackages.flatMap((name) => {
+        const version = versionOf(name)
+        return version === undefined ? [] : [[name, version] as const]
+      }),
+      ...(edition === undefined ? [] : [[
+        "Effect 3 edition",
+        `\`${tag}\` (${edition.commit.slice(0, 7)}), effect ${edition.effectVersion}, built in ${edition.dir}`
+      ] as const])
+    ],
     commit: head === undefined ? "unknown" : `${head}${dirty ? " with uncommitted changes" : ""}`,
     date: new Date().toISOString().replace(/\.\d+Z$/, "Z")
   }

@@ -78,15 +78,18 @@ export interface Run {
   readonly serverCores: number | undefined
 }
 
-/** Runs one client in a fresh process and waits for its result, killing it past `spec.timeLimitMs` + 60 s. */
+/**
+ * Runs one client in a fresh process and waits for its result, killing it past `spec.timeLimitMs` + 60 s.
+ * `options.clientPath` runs another edition's `client.js` (the Effect 3 edition's, `effect3.ts`).
+ */
 export const runClient = (
   spec: ClientSpec,
   server: Server,
-  options: { readonly execArgv?: ReadonlyArray<string> } = {}
+  options: { readonly execArgv?: ReadonlyArray<string>; readonly clientPath?: string } = {}
 ): Promise<Run> =>
   new Promise((resolve) => {
     const child = track(
-      fork(clientPath, [JSON.stringify(spec)], {
+      fork(options.clientPath ?? clientPath, [JSON.stringify(spec)], {
         stdio: ["ignore", "inherit", "inherit", "ipc"],
         execArgv: [...(options.execArgv ?? [])]
       })
