@@ -2,8 +2,9 @@
 // The command is dist/bundle/bin.js: dist/bin.js bundled (one main file, and
 // chunks loaded when a command needs them) so that it starts in half the
 // time (packages/cli/scripts/bundle.mjs, docs/cli.md "Start-up").
-// Runs over durable workflows (`worker`, `--database`) load native database
-// drivers, which cannot be bundled: they use dist/bin.js. Both are the same
+// Runs over durable workflows (`worker`, `--database`) may load Postgres's
+// driver (pg, a dependency of @effect/sql-pg that the bundle cannot resolve):
+// they use dist/bin.js. Both are the same
 // program, so a misrouted run (a prompt that says "worker") is only slower.
 // This launcher exists before the build so that pnpm can link the bin on a
 // fresh clone.

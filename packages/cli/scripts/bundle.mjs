@@ -1,17 +1,18 @@
 // Bundles the built command (dist/bin.js and what it imports) into
 // dist/bundle/ (bin.js and the chunks of its dynamic imports), which
 // bin/switchboard.js runs: Node then reads and links a few files instead of
-// about 650 modules (effect, @effect/cli, fast-check…), which was most of
-// the CLI's start-up (docs/cli.md, "Start-up").
+// hundreds of modules (effect, our packages), which was most of the CLI's
+// start-up (docs/cli.md, "Start-up").
 //
-// The native database drivers cannot be bundled: they stay imports of the
-// workflow chunk, and `worker` and `--database` runs use dist/bin.js instead
-// (see bin/switchboard.js). undici is loaded at run time by @switchboard/node
+// Postgres's driver (pg) stays an import of the workflow chunk that the
+// bundle cannot resolve, so `worker` and `--database` runs use dist/bin.js
+// instead (see bin/switchboard.js); sqlite is Node's own node:sqlite. undici is loaded at run time by @switchboard/node
 // through `createRequire`, which esbuild cannot follow, so it stays external
 // (it is a dependency of this package for that reason).
 import { build } from "esbuild"
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import process from "node:process"
+import { dirname, join } from "node:path"
 import { fileURLToPath, URL } from "node:url"
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url))
@@ -32,6 +33,21 @@ if (fresh()) process.exit(0)
 // Chunk names carry a hash: remove the previous build's.
 rmSync(`${dist}bundle`, { recursive: true, force: true })
 
+// Our packages' Node entry (dist/entry.js, "node" in their exports) checks
+// the installed effect, then imports dist/index.js at its top level: in the
+// bundle that check is moot (effect is inside it) and each entry would be a
+// chunk of its own. Take dist/index.js instead.
+const ownIndex = {
+  name: "switchboard-index",
+  setup(build) {
+    build.onResolve({ filter: /^@switchboard\/[a-z-]+$/ }, async (args) => {
+      const manifest = await build.resolve(`${args.path}/package.json`, { kind: args.kind, resolveDir: args.resolveDir })
+      if (manifest.errors.length > 0) return { errors: manifest.errors }
+      return { path: join(dirname(manifest.path), "dist", "index.js") }
+    })
+  }
+}
+
 const result = await build({
   absWorkingDir: packageDir,
   entryPoints: [`${dist}bin.js`],
@@ -51,6 +67,7 @@ const result = await build({
   // Less for V8 to parse at every start; names are kept for readable stack traces.
   minifyWhitespace: true,
   minifySyntax: true,
-  logLevel: "warning"
+  logLevel: "warning",
+  plugins: [ownIndex]
 })
 writeFileSync(meta, JSON.stringify(result.metafile))

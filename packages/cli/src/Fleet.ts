@@ -1,7 +1,7 @@
 /**
  * What `switchboard worker` and `switchboard video --database` run, over
  * `@switchboard/workflow`: imported only when one of them runs, so other
- * commands start without @effect/cluster, the SQL clients and sqlite.
+ * commands start without effect's cluster and workflow modules and the SQL clients.
  *
  * @since 0.1.0
  */

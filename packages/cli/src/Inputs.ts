@@ -91,7 +91,8 @@ const flag = (name: string) => (name.length === 1 ? `-${name}` : `--${name}`)
 
 /**
  * A flag holding a whole number; anything else is a usage error naming the
- * flag (@effect/cli's own integer says only "'abc' is not a integer").
+ * flag, in the words the 3 edition used (effect/cli's own integer says
+ * `Invalid value for flag --max-tokens: "abc". Expected: ...`).
  *
  * @since 0.1.0
  * @category numbers

@@ -4,9 +4,8 @@
  * name slugs, cosine similarity.
  *
  * The inline styles are plain SGR codes, each closing only itself: they go
- * into streamed text, progress lines and table cells. @effect/printer-ansi
- * has no dim style and its rendering resets every attribute; it lays out
- * the help (`Help.ts`) instead.
+ * into streamed text, progress lines, table cells and the help's headings
+ * (`Help.ts`).
  *
  * @since 0.1.0
  */
