@@ -8,9 +8,10 @@
  * throws one sentence on the wrong version, and only then imports the package
  * (`dist/index.js`) and re-exports it. Bundlers for the browser take the
  * `default` condition, `dist/index.js`, without the top-level await.
- * Run by `pnpm build` after tsc (docs/packaging.md, "On the wrong Effect").
+ * Run by `pnpm build` after tsc, and by the tests' builds (packages/testing,
+ * `Processes.build`); docs/packaging.md, "On the wrong Effect".
  */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL, URL } from "node:url"
 
@@ -38,6 +39,8 @@ for (const dir of readdirSync(packages)) {
   const manifest = JSON.parse(readFileSync(join(packages, dir, "package.json"), "utf8"))
   if (manifest.exports?.["."]?.node !== "./dist/entry.js") continue
   const index = join(packages, dir, "dist", "index.js")
+  // A test's build covers only the packages it needs (packages/testing, Processes.build).
+  if (!existsSync(index)) continue
   const exported = Object.keys(await import(pathToFileURL(index).href)).sort()
   writeFileSync(join(packages, dir, "dist", "entry.js"), entry(manifest.name, exported))
 }

@@ -37,12 +37,14 @@ const withBuildLock = <A>(f: () => A): A => {
 
 /**
  * `tsc -b` of a `tsconfig.build.json` and what it references (incremental: a
- * no-op when dist is up to date), then each of `scripts` (node scripts, e.g.
- * a bundler), all under the lock.
+ * no-op when dist is up to date), the Node entries `pnpm build` writes
+ * (scripts/effect-entry.mjs), then each of `scripts` (node scripts, e.g. a
+ * bundler), all under the lock.
  */
 export const build = (tsconfig: string, ...scripts: ReadonlyArray<string>): void => {
   const tsc = Path.join(repoRoot, "node_modules/typescript/bin/tsc")
-  const steps = [[tsc, "-b", tsconfig], ...scripts.map((script) => [script])]
+  const entries = Path.join(repoRoot, "scripts/effect-entry.mjs")
+  const steps = [[tsc, "-b", tsconfig], [entries], ...scripts.map((script) => [script])]
   withBuildLock(() => {
     for (const step of steps) {
       const result = spawnSync(process.execPath, step, { cwd: repoRoot, encoding: "utf8" })
