@@ -533,6 +533,33 @@ describe("spans", () => {
   })
 })
 
+describe("trace context", () => {
+  it.effect("the wire's traceparent names the call's span, for a call and for a stream", () => {
+    const traced: Array<string | undefined> = []
+    const { wire: scripted } = scriptedWire(() => ({ status: 200, text: "{}" }), () => bytes("a\n"))
+    // A wire that sends as every wire does: through HttpWire.traced.
+    const wire: HttpWire.Service = {
+      text: (request, limits) =>
+        Effect.flatMap(HttpWire.traced(request), (sent) => {
+          traced.push(sent.headers["traceparent"])
+          return scripted.text(sent, limits)
+        }),
+      open: (request, limits) =>
+        Effect.flatMap(HttpWire.traced(request), (sent) => {
+          traced.push(sent.headers["traceparent"])
+          return scripted.open(sent, limits)
+        })
+    }
+    const { spans, tracer } = recordingTracer()
+    return Effect.gen(function*() {
+      yield* getJson()
+      yield* Stream.runDrain(lines())
+      expect(spans.map((span) => span.name)).toEqual(["list_models", "chat lines"])
+      expect(traced).toEqual(spans.map((span) => `00-${span.traceId.padStart(32, "0")}-${span.spanId}-01`))
+    }).pipe(Effect.provide(transportOver(wire)), Effect.withTracer(tracer))
+  })
+})
+
 describe("the request", () => {
   it.effect("carries the key, and methods and JSON bodies as given", () => {
     const { sent, wire } = scriptedWire(() => ({ status: 200, text: "{}" }))
