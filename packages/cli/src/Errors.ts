@@ -230,6 +230,10 @@ export const errorOf = <E>(cause: Cause.Cause<E>): unknown =>
  * @category reporting
  */
 export const render = (error: unknown, verbose: boolean): string => {
+  // The parser's errors, one line each.
+  if (CliError.isCliError(error) && error._tag === "ShowHelp" && error.errors.length > 0) {
+    return error.errors.map((e) => render(e, verbose)).join("\n")
+  }
   const head = `${Output.red("✖", process.stderr)} ${describe(error)}`
   return verbose ? [head, ...details(error).map((l) => Output.dim(`  ${l}`, process.stderr))].join("\n") : head
 }

@@ -6,15 +6,18 @@ import { it } from "@effect/vitest"
 import * as AgentError from "@switchboard/agent/AgentError"
 import { Attachment, SwitchboardError, TaskPoller } from "@switchboard/core"
 import * as CliError from "effect/cli/CliError"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as TestClock from "effect/testing/TestClock"
 import { describe, expect } from "vitest"
 import { Emulator } from "@switchboard/emulator"
 import * as Embed from "../src/commands/embed.js"
 import * as EmulatorCommand from "../src/commands/emulator.js"
 import * as Errors from "../src/Errors.js"
+import * as Help from "../src/Help.js"
 import * as Inputs from "../src/Inputs.js"
 import * as Output from "../src/Output.js"
 import * as Progress from "../src/Progress.js"
@@ -146,6 +149,52 @@ describe("Errors", () => {
       "  requestId: req_1",
       "  param: model"
     ])
+  })
+})
+
+describe("Help", () => {
+  const doc = {
+    description: "Chat with a model; the reply streams to the terminal as it arrives",
+    usage: "switchboard chat [flags] <prompt>",
+    commandPath: ["switchboard", "chat"],
+    annotations: Context.empty(),
+    args: [{ name: "prompt", type: "string", description: Option.some("What to say"), required: true, variadic: false }],
+    flags: [
+      { name: "model", aliases: [], type: "text", description: Option.some("The chat model (default: gpt-4o-mini)"), required: false },
+      { name: "image", aliases: [], type: "file|url", description: Option.some(`An image to send ${Inputs.repeatedMark}`), required: true },
+      { name: "json", aliases: [], type: "boolean", description: Option.none(), required: false }
+    ]
+  }
+  const pipe = (columns: number) => ({ isTTY: false, columns }) as unknown as Output.Target
+
+  it("marks optional and repeatable flags in the usage, and wraps to the width", () => {
+    const previous = process.env["COLUMNS"]
+    process.env["COLUMNS"] = "40"
+    try {
+      const text = Help.render(Help.screen(doc), pipe(40))
+      expect(text).toContain("USAGE\n  switchboard chat [--model text]\n      [--image file|url]... [--json]\n      <prompt>")
+      // A boolean flag takes no value.
+      expect(text.split("\n")).toContain("  --json")
+      expect(text).not.toContain("\x1b[")
+      for (const line of text.split("\n")) if (line.trim().includes(" ")) expect(line.length, line).toBeLessThanOrEqual(40)
+    } finally {
+      if (previous === undefined) delete process.env["COLUMNS"]
+      else process.env["COLUMNS"] = previous
+    }
+  })
+
+  it("says the parser's usage errors in one line each, in the 3 edition's words", () => {
+    expect(Help.usageLine(new CliError.UnknownSubcommand({ subcommand: "teleport", parent: ["switchboard"], suggestions: [] })))
+      .toBe("Invalid subcommand for switchboard: 'teleport'")
+    expect(Help.usageLine(new CliError.UnrecognizedOption({ option: "--colour", suggestions: ["--json"] })))
+      .toBe("Received unknown argument: '--colour' — did you mean '--json'?")
+    expect(Help.usageLine(new CliError.UnexpectedArgument({ arguments: ["b"] }))).toBe("Received unknown argument: 'b'")
+    expect(Help.usageLine(new CliError.MissingArgument({ argument: "prompt" }))).toBe("Missing argument <prompt>")
+    const twice = new CliError.ShowHelp({
+      commandPath: ["switchboard", "chat"],
+      errors: [new CliError.MissingArgument({ argument: "prompt" }), new CliError.ValidationError({ message: "--top: -1 is not allowed" })]
+    })
+    expect(Errors.render(twice, false)).toBe("✖ Missing argument <prompt>\n✖ --top: -1 is not allowed")
   })
 })
 
