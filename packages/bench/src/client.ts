@@ -25,6 +25,8 @@ const run = async (spec: ClientSpec): Promise<Measured> => {
           return (await import("./clients/effectHttp.js")).chat(spec)
         case "switchboard":
         case "switchboard-forEach":
+        case "switchboard-wire-undici":
+        case "switchboard-wire-fetch":
           return (await import("./clients/switchboard.js")).chat(spec)
       }
       break
@@ -37,6 +39,8 @@ const run = async (spec: ClientSpec): Promise<Measured> => {
           return (await import("./clients/openai.js")).stream(spec)
         case "switchboard":
         case "switchboard-fold":
+        case "switchboard-wire-undici":
+        case "switchboard-wire-fetch":
           return (await import("./clients/switchboard.js")).stream(spec)
       }
       break

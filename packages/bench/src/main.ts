@@ -19,6 +19,7 @@ import * as OpenStreams from "./figures/openStreams.js"
 import * as Profile from "./figures/profile.js"
 import * as Rss from "./figures/rss.js"
 import * as Streaming from "./figures/streaming.js"
+import * as Tricks from "./figures/tricks.js"
 import type { Context, Figure, FigureResult, Settings } from "./lib/figure.js"
 import { machine, rootDir } from "./lib/machine.js"
 import { startServer, stopAll } from "./lib/processes.js"
@@ -36,6 +37,7 @@ const figures: ReadonlyArray<Figure> = [
   OpenStreams.figure,
   Agent.figure,
   BrowserBundle.figure,
+  Tricks.figure,
   Profile.figure
 ]
 

@@ -5,10 +5,15 @@
  * - `switchboard`: `runtime.runPromise(Chat.create(…))` per request from 32
  *   Promise workers, as an application that is not all Effect does.
  * - `switchboard-forEach`: one Effect program, `Effect.forEach(…, { concurrency: 32 })`.
+ * - `switchboard-wire-undici`, `switchboard-wire-fetch`: the `runPromise` client
+ *   over `HttpClientWire` instead of the own `NodeHttpWire`, with
+ *   `@effect/platform-node`'s `NodeHttpClient.layerUndici` or `FetchHttpClient`:
+ *   the A/B that says whether the own wire pays for itself.
  */
-import { Chat, Embeddings, type Protocol } from "@switchboard/core"
+import { Chat, Embeddings, type Protocol, Switchboard, SwitchboardConfig, TaskJournal } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Stream from "effect/Stream"
 import {
@@ -25,8 +30,33 @@ import { baseUrl, checkCompletion, checkStream, deadline, measure, measureOpenSt
 
 type Spec<W extends ClientSpec["workload"]> = Extract<ClientSpec, { workload: W }>
 
-export const runtimeFor = (port: number) =>
-  ManagedRuntime.make(NodeSwitchboard.layer({ baseUrl: baseUrl(port), apiKey }))
+/** Which wire a client runs over: the own Node wire, or `HttpClientWire` over an `effect/http` client. */
+type Wire = "node" | "undici" | "fetch"
+
+const wireOf = (client: string): Wire =>
+  client.endsWith("-wire-undici") ? "undici" : client.endsWith("-wire-fetch") ? "fetch" : "node"
+
+/** `NodeSwitchboard.layer`'s services, with `HttpClientWire` over the given client in place of `NodeHttpWire`. */
+const overHttpClient = async (port: number, wire: "undici" | "fetch") => {
+  const [HttpClientWire, FetchHttpClient, NodeHttpClient] = await Promise.all([
+    import("@switchboard/core/HttpClientWire"),
+    import("effect/http/FetchHttpClient"),
+    import("@effect/platform-node/NodeHttpClient")
+  ])
+  return Switchboard.layer.pipe(
+    Layer.provideMerge(SwitchboardConfig.layer({ baseUrl: baseUrl(port), apiKey })),
+    Layer.provideMerge(TaskJournal.layerMemory),
+    Layer.provide(HttpClientWire.layer),
+    Layer.provide(wire === "undici" ? NodeHttpClient.layerUndici : FetchHttpClient.layer)
+  )
+}
+
+export const runtimeFor = async (port: number, client = "switchboard") => {
+  const wire = wireOf(client)
+  return wire === "node"
+    ? ManagedRuntime.make(NodeSwitchboard.layer({ baseUrl: baseUrl(port), apiKey }))
+    : ManagedRuntime.make(await overHttpClient(port, wire))
+}
 
 const limited = <A, E, R>(timeLimitMs: number, effect: Effect.Effect<A, E, R>) =>
   Effect.timeoutOrElse(effect, {
@@ -37,7 +67,7 @@ const limited = <A, E, R>(timeLimitMs: number, effect: Effect.Effect<A, E, R>) =
 const createOnce = Effect.map(Chat.create(chatRequest), checkCompletion)
 
 export const chat = async (spec: Spec<"chat">): Promise<Measured> => {
-  const runtime = runtimeFor(spec.port)
+  const runtime = await runtimeFor(spec.port, spec.client)
   try {
     if (spec.client === "switchboard-forEach") {
       const run = (count: number) =>
@@ -85,7 +115,7 @@ const consume = (chunks: number, fold: boolean, paced = false) => {
 }
 
 export const stream = async (spec: Spec<"stream">): Promise<Measured> => {
-  const runtime = runtimeFor(spec.port)
+  const runtime = await runtimeFor(spec.port, spec.client)
   const fold = spec.client === "switchboard-fold"
   try {
     const run = (streams: number, chunks: number) =>
@@ -100,7 +130,7 @@ export const stream = async (spec: Spec<"stream">): Promise<Measured> => {
 }
 
 export const concurrentStreams = async (spec: Spec<"concurrent-streams">): Promise<Measured> => {
-  const runtime = runtimeFor(spec.port)
+  const runtime = await runtimeFor(spec.port)
   try {
     const all = (streams: number) =>
       runtime.runPromise(
@@ -120,7 +150,7 @@ export const concurrentStreams = async (spec: Spec<"concurrent-streams">): Promi
 }
 
 export const embed = async (spec: Spec<"embed">): Promise<Measured> => {
-  const runtime = runtimeFor(spec.port)
+  const runtime = await runtimeFor(spec.port)
   const options = spec.mode === "batched" ? { model: embeddingModel } : { model: embeddingModel, batchSize: 1 }
   try {
     const run = async (count: number) => {

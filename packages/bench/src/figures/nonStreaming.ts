@@ -29,6 +29,16 @@ export const clients: ReadonlyArray<{
     what: "one program: `Effect.forEach(…, () => Chat.create(…), { concurrency: 32 })`"
   },
   {
+    label: "HttpClientWire over undici (A/B)",
+    client: "switchboard-wire-undici",
+    what: "the `runPromise` client over `HttpClientWire` + `NodeHttpClient.layerUndici` instead of `NodeHttpWire`"
+  },
+  {
+    label: "HttpClientWire over fetch (A/B)",
+    client: "switchboard-wire-fetch",
+    what: "the same over `FetchHttpClient` (Node's fetch)"
+  },
+  {
     label: "Effect 3 edition (runPromise)",
     client: "switchboard",
     what: "the same `runPromise` client, Switchboard at `effect-3-last` on effect 3.22",
@@ -46,7 +56,9 @@ export const clients: ReadonlyArray<{
 const rawRateTarget = 0.6
 
 /** The Effect 4 edition's clients: the targets are theirs. */
-export const switchboardLabels = clients.filter((c) => c.client.startsWith("switchboard") && !c.effect3).map((c) => c.label)
+export const switchboardLabels = clients
+  .filter((c) => (c.client === "switchboard" || c.client === "switchboard-forEach") && !c.effect3)
+  .map((c) => c.label)
 
 export const figure: Figure = {
   id,

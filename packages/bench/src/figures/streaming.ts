@@ -2,7 +2,7 @@
  * Streaming decode: chunks/s of `Chat.stream` (with chunk validation) against
  * the official client's stream and a hand-written SSE parser over undici.
  */
-import { complete, type Context, effect3Client, type Figure, interleave, maxServerCores, type Verdict } from "../lib/figure.js"
+import { type ClientStats, complete, type Context, effect3Client, type Figure, interleave, maxServerCores, type Verdict } from "../lib/figure.js"
 import type { StreamClient } from "../lib/ipc.js"
 import { mb, micros, num, range, ratio } from "../lib/stats.js"
 
@@ -27,6 +27,12 @@ const clients: ReadonlyArray<{
     client: "switchboard-fold",
     what: "`Chat.stream(…)` + `Stream.runFold`, every chunk schema-validated"
   },
+  {
+    label: "HttpClientWire over undici (A/B)",
+    client: "switchboard-wire-undici",
+    what: "the `runForEach` client over `HttpClientWire` + `NodeHttpClient.layerUndici` instead of `NodeHttpWire`"
+  },
+  { label: "HttpClientWire over fetch (A/B)", client: "switchboard-wire-fetch", what: "the same over `FetchHttpClient`" },
   { label: "Effect 3 edition (runForEach)", client: "switchboard", what: "the same `runForEach` client at `effect-3-last`", effect3: true },
   { label: "Effect 3 edition (runFold)", client: "switchboard-fold", what: "the same `runFold` client at `effect-3-last`", effect3: true }
 ]
@@ -103,7 +109,8 @@ export const figure: Figure = {
       }],
       verdicts,
       notes: [],
-      serverCores: maxServerCores(stats.values())
+      serverCores: maxServerCores(stats.values()),
+      stats: stats as ReadonlyMap<string, ClientStats>
     }
   }
 }

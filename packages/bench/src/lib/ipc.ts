@@ -10,9 +10,22 @@ export type ServerToParent =
   | { readonly type: "cpu"; readonly id: number; readonly usage: NodeJS.CpuUsage }
 
 /** Clients of the non-streaming chat figure. */
-export type ChatClient = "undici" | "openai" | "effect-http" | "switchboard" | "switchboard-forEach"
+export type ChatClient =
+  | "undici"
+  | "openai"
+  | "effect-http"
+  | "switchboard"
+  | "switchboard-forEach"
+  | "switchboard-wire-undici"
+  | "switchboard-wire-fetch"
 /** Clients of the streaming figures. */
-export type StreamClient = "undici-sse" | "openai" | "switchboard" | "switchboard-fold"
+export type StreamClient =
+  | "undici-sse"
+  | "openai"
+  | "switchboard"
+  | "switchboard-fold"
+  | "switchboard-wire-undici"
+  | "switchboard-wire-fetch"
 
 interface Common {
   readonly port: number
