@@ -389,7 +389,7 @@ function wireFailure(error: HttpWire.WireError, stage: Stage, settings: FailureL
       }
       if (error.limit === "total") {
         return new SwitchboardError.TimeoutError({
-          message: `the stream took longer than ${Duration.format(settings.total)} in all`,
+          message: `the stream took longer than ${Duration.toSeconds(settings.total)} s in all`,
           phase: "total",
           ...withId(requestId)
         })
