@@ -430,48 +430,47 @@ export interface RunOptions extends Pick<Connection.Flags, "baseUrl" | "apiKey" 
  * @since 0.1.0
  * @category demo
  */
-export const run = (options: RunOptions) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const found = yield* Connection.lookup(options)
-    const out = options.out ?? (yield* fs.makeTempDirectory({ prefix: "switchboard-demo-" }))
-    yield* fs.makeDirectory(out, { recursive: true })
-    const journal = `${out}/tasks`
-    const started = yield* Clock.currentTimeMillis
-    yield* Output.line(Output.bold("Switchboard demo: every capability of the SDK, one step after the other."))
+export const run = Effect.fn("switchboard.demo.run")(function*(options: RunOptions) {
+  const fs = yield* FileSystem.FileSystem
+  const found = yield* Connection.lookup(options)
+  const out = options.out ?? (yield* fs.makeTempDirectory({ prefix: "switchboard-demo-" }))
+  yield* fs.makeDirectory(out, { recursive: true })
+  const journal = `${out}/tasks`
+  const started = yield* Clock.currentTimeMillis
+  yield* Output.line(Output.bold("Switchboard demo: every capability of the SDK, one step after the other."))
 
-    const service = Option.all({ baseUrl: found.baseUrl, apiKey: found.apiKey })
-    let against: string
-    if (Option.isSome(service)) {
-      against = service.value.baseUrl
-      yield* Output.line(`Service: ${against}`)
-      yield* Output.line(`Files:   ${out}`)
-      yield* runSteps({ out, journal, videoModel: options.videoModel, pollInterval: undefined, made: {} }, options.verbose).pipe(
-        Effect.provide(Connection.layerFrom(service.value, { journalDirectory: journal }))
-      )
-    } else {
-      against = "the embedded emulator"
-      // Half a configuration would otherwise pass unnoticed: say what is missing.
-      const given = Option.isSome(found.baseUrl) ? "SWITCHBOARD_BASE_URL" : Option.isSome(found.apiKey) ? "SWITCHBOARD_API_KEY" : undefined
-      if (given !== undefined) {
-        const missing = given === "SWITCHBOARD_BASE_URL" ? "SWITCHBOARD_API_KEY (or --api-key)" : "SWITCHBOARD_BASE_URL (or --base-url)"
-        const ignored = Option.isSome(found.baseUrl) ? ` ${found.baseUrl.value}` : ""
-        yield* Output.line(Output.yellow(`No ${missing} is set, so the service${ignored} is not used: the demo runs against the embedded emulator.`))
-      }
-      yield* Effect.gen(function*() {
-        const emulator = yield* Emulator.Emulator
-        yield* Output.line(`Service: the embedded emulator at ${emulator.url}/v1, a local and deterministic stand-in.`)
-        yield* Output.line(
-          Output.dim("         Set SWITCHBOARD_BASE_URL and SWITCHBOARD_API_KEY to run the same steps against the real service.")
-        )
-        yield* Output.line(`Files:   ${out}`)
-        yield* runSteps({ out, journal, videoModel: models.video, pollInterval: Duration.millis(150), made: {} }, options.verbose).pipe(
-          Effect.provide(Connection.layerFrom({ baseUrl: emulator.url, apiKey: Redacted.make(emulator.apiKey) }, { journalDirectory: journal }))
-        )
-      }).pipe(Effect.provide(Emulator.layer()))
-    }
-    const elapsed = (yield* Clock.currentTimeMillis) - started
-    yield* Output.line(
-      `\n${Output.green("✔")} ${Output.bold("Demo finished")}: ${steps.length} steps in ${Output.seconds(elapsed)} against ${against}; files in ${out}`
+  const service = Option.all({ baseUrl: found.baseUrl, apiKey: found.apiKey })
+  let against: string
+  if (Option.isSome(service)) {
+    against = service.value.baseUrl
+    yield* Output.line(`Service: ${against}`)
+    yield* Output.line(`Files:   ${out}`)
+    yield* runSteps({ out, journal, videoModel: options.videoModel, pollInterval: undefined, made: {} }, options.verbose).pipe(
+      Effect.provide(Connection.layerFrom(service.value, { journalDirectory: journal }))
     )
-  }).pipe(Errors.reported(options.verbose))
+  } else {
+    against = "the embedded emulator"
+    // Half a configuration would otherwise pass unnoticed: say what is missing.
+    const given = Option.isSome(found.baseUrl) ? "SWITCHBOARD_BASE_URL" : Option.isSome(found.apiKey) ? "SWITCHBOARD_API_KEY" : undefined
+    if (given !== undefined) {
+      const missing = given === "SWITCHBOARD_BASE_URL" ? "SWITCHBOARD_API_KEY (or --api-key)" : "SWITCHBOARD_BASE_URL (or --base-url)"
+      const ignored = Option.isSome(found.baseUrl) ? ` ${found.baseUrl.value}` : ""
+      yield* Output.line(Output.yellow(`No ${missing} is set, so the service${ignored} is not used: the demo runs against the embedded emulator.`))
+    }
+    yield* Effect.gen(function*() {
+      const emulator = yield* Emulator.Emulator
+      yield* Output.line(`Service: the embedded emulator at ${emulator.url}/v1, a local and deterministic stand-in.`)
+      yield* Output.line(
+        Output.dim("         Set SWITCHBOARD_BASE_URL and SWITCHBOARD_API_KEY to run the same steps against the real service.")
+      )
+      yield* Output.line(`Files:   ${out}`)
+      yield* runSteps({ out, journal, videoModel: models.video, pollInterval: Duration.millis(150), made: {} }, options.verbose).pipe(
+        Effect.provide(Connection.layerFrom({ baseUrl: emulator.url, apiKey: Redacted.make(emulator.apiKey) }, { journalDirectory: journal }))
+      )
+    }).pipe(Effect.provide(Emulator.layer()))
+  }
+  const elapsed = (yield* Clock.currentTimeMillis) - started
+  yield* Output.line(
+    `\n${Output.green("✔")} ${Output.bold("Demo finished")}: ${steps.length} steps in ${Output.seconds(elapsed)} against ${against}; files in ${out}`
+  )
+}, (self, options) => Errors.reported(options.verbose)(self))

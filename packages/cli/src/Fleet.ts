@@ -71,19 +71,18 @@ export const clientLayer = (options: WorkerOptions) =>
  * @since 0.1.0
  * @category programs
  */
-export const serve = (options: WorkerOptions) =>
-  Effect.gen(function*() {
-    const database = yield* databaseOf(options.database)
-    yield* Output.line(
-      database._tag === "Sqlite"
-        ? `Switchboard worker running video workflows stored in ${database.filename} (the only runner on this file)`
-        : `Switchboard worker running video workflows on Postgres ${Cluster.addressOf(database)}, reachable by other runners at ${
-          options.host ?? "127.0.0.1"
-        }:${options.port ?? 24100}`
-    )
-    yield* Output.line(Output.dim("Ctrl-C stops it; unfinished workflows go on when a worker runs again."))
-    return yield* Effect.never
-  }).pipe(Effect.provide(runnerLayer(options)))
+export const serve = Effect.fn("switchboard.worker.serve")(function*(options: WorkerOptions) {
+  const database = yield* databaseOf(options.database)
+  yield* Output.line(
+    database._tag === "Sqlite"
+      ? `Switchboard worker running video workflows stored in ${database.filename} (the only runner on this file)`
+      : `Switchboard worker running video workflows on Postgres ${Cluster.addressOf(database)}, reachable by other runners at ${
+        options.host ?? "127.0.0.1"
+      }:${options.port ?? 24100}`
+  )
+  yield* Output.line(Output.dim("Ctrl-C stops it; unfinished workflows go on when a worker runs again."))
+  return yield* Effect.never
+}, (self, options) => Effect.provide(self, runnerLayer(options)))
 
 const narrate = (text: string) => Output.errorLine(text)
 

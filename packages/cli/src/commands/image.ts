@@ -53,22 +53,21 @@ const defined = <A extends object>(a: A): { [K in keyof A]: Exclude<A[K], undefi
  * @since 0.1.0
  * @category programs
  */
-export const generate = (options: ImageOptions) =>
-  Effect.gen(function*() {
-    const request = defined({
-      prompt: options.prompt,
-      model: options.model,
-      size: options.size,
-      quality: options.quality,
-      style: options.style,
-      n: options.n
-    })
-    const images = options.from === undefined
-      ? yield* Images.generate(request)
-      : yield* Effect.flatMap(Inputs.attachment(options.from, options.mediaType), (source) => Images.transform({ ...request, image: source.url }))
-    const prefix = options.prefix ?? `${Output.slug(options.prompt)}-${Output.stamp(yield* Clock.currentTimeMillis)}`
-    return yield* NodeMedia.saveImages(images, options.out, prefix)
+export const generate = Effect.fn("switchboard.image.generate")(function*(options: ImageOptions) {
+  const request = defined({
+    prompt: options.prompt,
+    model: options.model,
+    size: options.size,
+    quality: options.quality,
+    style: options.style,
+    n: options.n
   })
+  const images = options.from === undefined
+    ? yield* Images.generate(request)
+    : yield* Effect.flatMap(Inputs.attachment(options.from, options.mediaType), (source) => Images.transform({ ...request, image: source.url }))
+  const prefix = options.prefix ?? `${Output.slug(options.prompt)}-${Output.stamp(yield* Clock.currentTimeMillis)}`
+  return yield* NodeMedia.saveImages(images, options.out, prefix)
+})
 
 /**
  * @since 0.1.0

@@ -174,31 +174,30 @@ export const checkModel = (model: string): Effect.Effect<void, Errors.UsageError
  * @since 0.1.0
  * @category programs
  */
-export const submit = (
+export const submit = Effect.fn("switchboard.video.submit")(function*(
   options: FollowOptions & { readonly prompt: string; readonly model: string; readonly from?: string | undefined; readonly journal: Journal }
-) =>
-  Effect.gen(function*() {
-    const image = options.from === undefined ? undefined : yield* Inputs.attachment(options.from)
-    const paths = yield* Path.Path
-    const taskId = yield* Effect.uninterruptible(
-      Videos.submit(
-        { model: options.model, prompt: options.prompt, ...(image === undefined ? {} : { image: image.url }) },
-        { output: paths.resolve(options.out) }
-      )
+) {
+  const image = options.from === undefined ? undefined : yield* Inputs.attachment(options.from)
+  const paths = yield* Path.Path
+  const taskId = yield* Effect.uninterruptible(
+    Videos.submit(
+      { model: options.model, prompt: options.prompt, ...(image === undefined ? {} : { image: image.url }) },
+      { output: paths.resolve(options.out) }
     )
-    yield* Effect.gen(function*() {
-      yield* narrate(
-        `Submitted video task ${taskId} (${options.model}); it stays in the journal ${options.journal.directory} until its video is saved.`
-      )
-      const saved = yield* follow(taskId, Videos.poll(taskId, pollOptions(options)), options)
-      yield* narrate(yield* savedLine(saved))
-      yield* Output.line(saved.path)
-    }).pipe(
-      Effect.onInterrupt(() =>
-        narrate(`Interrupted. Task ${taskId} is still in the journal ${options.journal.directory}; finish it with: ${resumeHint(options.journal)}`)
-      )
+  )
+  yield* Effect.gen(function*() {
+    yield* narrate(
+      `Submitted video task ${taskId} (${options.model}); it stays in the journal ${options.journal.directory} until its video is saved.`
     )
-  })
+    const saved = yield* follow(taskId, Videos.poll(taskId, pollOptions(options)), options)
+    yield* narrate(yield* savedLine(saved))
+    yield* Output.line(saved.path)
+  }).pipe(
+    Effect.onInterrupt(() =>
+      narrate(`Interrupted. Task ${taskId} is still in the journal ${options.journal.directory}; finish it with: ${resumeHint(options.journal)}`)
+    )
+  )
+})
 
 const ago = (millis: number) => (millis < 0 ? "just now" : `${Output.seconds(millis)} ago`)
 
@@ -212,39 +211,37 @@ const ago = (millis: number) => (millis < 0 ? "just now" : `${Output.seconds(mil
  * @since 0.1.0
  * @category programs
  */
-export const resume = (options: FollowOptions & { readonly journal: Journal }) =>
-  Effect.gen(function*() {
-    const { busy, pending, quarantined } = yield* Videos.resumePending(pollOptions(options))
-    for (const bad of quarantined) {
-      yield* Output.errorLine(`✖ A journal record could not be read (${bad.message}); it was moved to ${bad.movedTo}`)
-    }
-    for (const entry of busy) yield* narrate(`${entry.taskId} is being followed by another running process; skipped.`)
-    if (pending.length === 0) {
-      yield* narrate(`No unfinished video tasks in ${options.journal.directory}.`)
-    } else {
-      yield* narrate(
-        `Resuming ${pending.length} unfinished video ${pending.length === 1 ? "task" : "tasks"} from ${options.journal.directory}`
-      )
-    }
-    let failed = quarantined.length
-    for (const { entry, updates } of pending) {
-      const now = yield* Clock.currentTimeMillis
-      yield* narrate(`${entry.taskId} (${entry.model}), submitted ${ago(now - entry.submittedAt)}: "${Output.truncate(entry.prompt, 60)}"`)
-      const outcome = yield* Effect.result(follow(entry.taskId, updates, { ...options, out: entry.output ?? options.out }))
-      if (outcome._tag === "Success") {
-        yield* narrate(yield* savedLine(outcome.success))
-        yield* Output.line(yield* shown(outcome.success.path))
-      } else {
-        failed++
-        yield* Output.errorLine(Errors.render(outcome.failure, false))
-      }
-    }
-    if (failed > 0) return yield* new Errors.Reported({ exitCode: Errors.ExitCode.failure })
-  }).pipe(
-    Effect.onInterrupt(() =>
-      narrate(`Interrupted. Unfinished tasks stay in the journal ${options.journal.directory}; finish them with: ${resumeHint(options.journal)}`)
+export const resume = Effect.fn("switchboard.video.resume")(function*(options: FollowOptions & { readonly journal: Journal }) {
+  const { busy, pending, quarantined } = yield* Videos.resumePending(pollOptions(options))
+  for (const bad of quarantined) {
+    yield* Output.errorLine(`✖ A journal record could not be read (${bad.message}); it was moved to ${bad.movedTo}`)
+  }
+  for (const entry of busy) yield* narrate(`${entry.taskId} is being followed by another running process; skipped.`)
+  if (pending.length === 0) {
+    yield* narrate(`No unfinished video tasks in ${options.journal.directory}.`)
+  } else {
+    yield* narrate(
+      `Resuming ${pending.length} unfinished video ${pending.length === 1 ? "task" : "tasks"} from ${options.journal.directory}`
     )
-  )
+  }
+  let failed = quarantined.length
+  for (const { entry, updates } of pending) {
+    const now = yield* Clock.currentTimeMillis
+    yield* narrate(`${entry.taskId} (${entry.model}), submitted ${ago(now - entry.submittedAt)}: "${Output.truncate(entry.prompt, 60)}"`)
+    const outcome = yield* Effect.result(follow(entry.taskId, updates, { ...options, out: entry.output ?? options.out }))
+    if (outcome._tag === "Success") {
+      yield* narrate(yield* savedLine(outcome.success))
+      yield* Output.line(yield* shown(outcome.success.path))
+    } else {
+      failed++
+      yield* Output.errorLine(Errors.render(outcome.failure, false))
+    }
+  }
+  if (failed > 0) return yield* new Errors.Reported({ exitCode: Errors.ExitCode.failure })
+}, (self, options) =>
+  Effect.onInterrupt(self, () =>
+    narrate(`Interrupted. Unfinished tasks stay in the journal ${options.journal.directory}; finish them with: ${resumeHint(options.journal)}`)
+  ))
 
 /**
  * One status call, printed as `<task id>  <state> [progress%] [video url]`.
@@ -270,15 +267,14 @@ export const status = (taskId: string) =>
  * @since 0.1.0
  * @category programs
  */
-export const forget = (taskId: string, journal: Journal) =>
-  Effect.gen(function*() {
-    const tasks = yield* TaskJournal.TaskJournal
-    if (Option.isNone(yield* tasks.get(taskId))) {
-      return yield* new Errors.UsageError({ message: `Task ${taskId} is not in the journal ${journal.directory}.` })
-    }
-    yield* tasks.remove(taskId)
-    yield* narrate(`Removed task ${taskId} from the journal ${journal.directory}.`)
-  })
+export const forget = Effect.fn("switchboard.video.forget")(function*(taskId: string, journal: Journal) {
+  const tasks = yield* TaskJournal.TaskJournal
+  if (Option.isNone(yield* tasks.get(taskId))) {
+    return yield* new Errors.UsageError({ message: `Task ${taskId} is not in the journal ${journal.directory}.` })
+  }
+  yield* tasks.remove(taskId)
+  yield* narrate(`Removed task ${taskId} from the journal ${journal.directory}.`)
+})
 
 const journalOf = (flag: Option.Option<string>): Effect.Effect<Journal> =>
   Option.match(flag, {
