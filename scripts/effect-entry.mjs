@@ -35,8 +35,26 @@ const module = await import("./index.js")
 export const { ${exported.join(", ")} } = module
 `
 
-for (const dir of readdirSync(packages)) {
-  const manifest = JSON.parse(readFileSync(join(packages, dir, "package.json"), "utf8"))
+const manifests = readdirSync(packages).map((dir) => ({
+  dir,
+  manifest: JSON.parse(readFileSync(join(packages, dir, "package.json"), "utf8"))
+}))
+
+// A package's index imports its dependencies' entries: write those first.
+const written = new Set()
+const write = ({ dir, manifest }) => {
+  if (written.has(manifest.name)) return
+  written.add(manifest.name)
+  for (const dependency of Object.keys(manifest.dependencies ?? {})) {
+    const found = manifests.find((other) => other.manifest.name === dependency)
+    if (found) write(found)
+  }
+  pending.push({ dir, manifest })
+}
+const pending = []
+manifests.forEach(write)
+
+for (const { dir, manifest } of pending) {
   if (manifest.exports?.["."]?.node !== "./dist/entry.js") continue
   const index = join(packages, dir, "dist", "index.js")
   // A test's build covers only the packages it needs (packages/testing, Processes.build).
