@@ -171,7 +171,7 @@ export type ChatServices = Chat.Chat | Transport.Transport | SwitchboardConfig.S
  * Chat alone (`Chat.create`, `Chat.stream`, `Chat.streamText`), with the
  * same guard and configuration as `layer`. A page that only chats bundles
  * none of the other capabilities, the task journal or the retry of video
- * tasks: about 6 KB of gzip less (docs/performance.md, browser bundle).
+ * tasks: about 12 KB of gzip less (docs/browser.md, bundle size).
  *
  * @example
  * ```ts
