@@ -50,7 +50,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<EmbeddingModel.EmbeddingModel, never, Embeddings.Embeddings> =>
-  Layer.effect(EmbeddingModel.EmbeddingModel, make(options))
+  // Fresh: a layer with inputs, built anew wherever provided (docs/decisions.md).
+  Layer.fresh(Layer.effect(EmbeddingModel.EmbeddingModel, make(options)))
 
 /**
  * The embedding model as an `effect/ai` `Model` (provider `switchboard`).

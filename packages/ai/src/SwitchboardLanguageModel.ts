@@ -337,7 +337,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel, never, Chat.Chat> =>
-  Layer.effect(LanguageModel.LanguageModel, make(options))
+  // Fresh: a layer with inputs, built anew wherever provided (docs/decisions.md).
+  Layer.fresh(Layer.effect(LanguageModel.LanguageModel, make(options)))
 
 /**
  * The model as an `effect/ai` `Model` (provider `switchboard`): a layer,

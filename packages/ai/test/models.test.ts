@@ -8,6 +8,7 @@ import * as ExecutionPlan from "effect/ExecutionPlan"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/testing/TestClock"
+import { NodeSwitchboard } from "@switchboard/node"
 import { SwitchboardEmbeddingModel, SwitchboardLanguageModel } from "../src/index.js"
 import { emulated, sentChatBodies, sleeps, waitUntil } from "./fixtures.js"
 
@@ -58,4 +59,29 @@ describe("models, plans and retries", () => {
       expect(response.text).toContain("You said")
       expect(yield* emulator.requestCount).toBe(2)
     }).pipe(Effect.provide(SwitchboardLanguageModel.layer({ model: "gpt-4o-mini" }).pipe(Layer.provideMerge(emulated())))))
+})
+
+describe("one provider layer over two SDK layers", () => {
+  // Effect 4 memoizes a layer by reference across nested provides: the same
+  // model layer over another SDK layer must use that one's Chat/Embeddings.
+  const Gpt = SwitchboardLanguageModel.layer({ model: "gpt-4o-mini" })
+  const Small = SwitchboardEmbeddingModel.layer({ model: "text-embedding-3-small" })
+  const sdk = (apiKey: (emulator: Emulator.Emulator["Service"]) => string) =>
+    Layer.unwrap(Effect.map(Emulator.Emulator, (emulator) =>
+      NodeSwitchboard.layer({ baseUrl: emulator.url, apiKey: apiKey(emulator), maxRetries: 0 })))
+  const wrongKey = () => "sk-another-0123456789abcdef"
+
+  it.live("the inner one sends its own key", () =>
+    Effect.gen(function*() {
+      const [text, embedding] = yield* Effect.all([
+        Effect.flip(LanguageModel.generateText({ prompt: "Hi" })).pipe(Effect.provide(Gpt.pipe(Layer.provide(sdk(wrongKey))))),
+        Effect.flip(Effect.flatMap(EmbeddingModel.EmbeddingModel, (model) => model.embed("Hi"))).pipe(Effect.provide(Small.pipe(Layer.provide(sdk(wrongKey)))))
+      ]).pipe(
+        Effect.provide(Layer.merge(Gpt, Small).pipe(Layer.provide(sdk((emulator) => emulator.apiKey))))
+      )
+      for (const error of [text, embedding]) {
+        expect(error.reason).toMatchObject({ http: { response: { status: 401 } } })
+        expect(error.reason.cause).toMatchObject({ _tag: "AuthenticationError" })
+      }
+    }).pipe(Effect.provide(Emulator.layer())))
 })

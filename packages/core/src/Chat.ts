@@ -124,7 +124,9 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Chat, never, Transport> = Layer.effect(Chat, make)
+export const layer: Layer.Layer<Chat, never, Transport> =
+  // Fresh: a constant with inputs, built anew wherever provided (docs/decisions.md).
+  Layer.fresh(Layer.effect(Chat, make))
 
 /**
  * Sends a chat request and returns the completion. The request is validated

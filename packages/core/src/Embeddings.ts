@@ -155,7 +155,9 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Embeddings, never, Transport> = Layer.effect(Embeddings, make)
+export const layer: Layer.Layer<Embeddings, never, Transport> =
+  // Fresh: a constant with inputs, built anew wherever provided (docs/decisions.md).
+  Layer.fresh(Layer.effect(Embeddings, make))
 
 /**
  * Embeds one text or a list of texts in one request.

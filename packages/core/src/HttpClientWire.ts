@@ -186,7 +186,6 @@ const limitedBody = (
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<HttpWire.HttpWire, never, HttpClient.HttpClient> = Layer.effect(
-  HttpWire.HttpWire,
-  Effect.map(Effect.service(HttpClient.HttpClient), make)
-)
+export const layer: Layer.Layer<HttpWire.HttpWire, never, HttpClient.HttpClient> =
+  // Fresh: a constant with inputs, built anew wherever provided (docs/decisions.md).
+  Layer.fresh(Layer.effect(HttpWire.HttpWire, Effect.map(Effect.service(HttpClient.HttpClient), make)))

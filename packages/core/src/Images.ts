@@ -210,7 +210,9 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Images, never, Transport> = Layer.effect(Images, make)
+export const layer: Layer.Layer<Images, never, Transport> =
+  // Fresh: a constant with inputs, built anew wherever provided (docs/decisions.md).
+  Layer.fresh(Layer.effect(Images, make))
 
 /**
  * Text-to-image with `image2`. Options are validated before sending.

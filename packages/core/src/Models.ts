@@ -42,7 +42,9 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Models, never, Transport> = Layer.effect(Models, make)
+export const layer: Layer.Layer<Models, never, Transport> =
+  // Fresh: a constant with inputs, built anew wherever provided (docs/decisions.md).
+  Layer.fresh(Layer.effect(Models, make))
 
 /**
  * Lists the available models.

@@ -50,7 +50,9 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Moderations, never, Transport> = Layer.effect(Moderations, make)
+export const layer: Layer.Layer<Moderations, never, Transport> =
+  // Fresh: a constant with inputs, built anew wherever provided (docs/decisions.md).
+  Layer.fresh(Layer.effect(Moderations, make))
 
 /**
  * Moderates one text or several.

@@ -42,9 +42,12 @@ export type Services =
  * @category layers
  */
 export const layer: Layer.Layer<Services, never, SwitchboardConfig | HttpWire | TaskJournal> = EffectVersion.guard(
-  Layer
-    .mergeAll(Chat.layer, Images.layer, Embeddings.layer, Models.layer, Moderations.layer, Videos.layer)
-    .pipe(Layer.provideMerge(Transport.layer))
+  // Fresh: a constant with inputs, built anew wherever provided (docs/decisions.md).
+  Layer.fresh(
+    Layer
+      .mergeAll(Chat.layer, Images.layer, Embeddings.layer, Models.layer, Moderations.layer, Videos.layer)
+      .pipe(Layer.provideMerge(Transport.layer))
+  )
 )
 
 /**

@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import type * as Schedule from "effect/Schedule"
+import { fromEnvironment } from "./internal/environment.js"
 import { ConfigurationError } from "./SwitchboardError.js"
 import * as TaskPoller from "./TaskPoller.js"
 
@@ -287,12 +288,12 @@ export const layerConfig = (
   Layer.effect(
     SwitchboardConfig,
     Effect.flatMap(
-      Config.all({
+      fromEnvironment(Config.all({
         baseUrl: Config.String("SWITCHBOARD_BASE_URL"),
         // Read as a string, then redacted: `Config.redacted` redacts the
         // "missing" explanation too, leaving `Missing data at …: "<redacted>"`.
         apiKey: Config.map(Config.String("SWITCHBOARD_API_KEY"), Redacted.make)
-      }),
+      })),
       (env) => make({ ...options, ...env })
     )
   )

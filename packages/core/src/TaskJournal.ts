@@ -435,7 +435,9 @@ export const layer = <E, R>(storage: Effect.Effect<Storage, E, R>): Layer.Layer<
  * @since 0.1.0
  * @category layers
  */
-export const layerMemory: Layer.Layer<TaskJournal> = Layer.orDie(layer(Effect.sync(memoryStorage)))
+export const layerMemory: Layer.Layer<TaskJournal> =
+  // Fresh: a constant with inputs, built anew wherever provided (docs/decisions.md).
+  Layer.fresh(Layer.orDie(layer(Effect.sync(memoryStorage))))
 
 /**
  * A random id for a claim's owner.

@@ -680,5 +680,6 @@ export const make = Effect.gen(function*() {
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Transport, never, SwitchboardConfig.SwitchboardConfig | HttpWire.HttpWire> = Layer
-  .effect(Transport, make)
+export const layer: Layer.Layer<Transport, never, SwitchboardConfig.SwitchboardConfig | HttpWire.HttpWire> =
+  // Fresh: a constant with inputs, built anew wherever provided (docs/decisions.md).
+  Layer.fresh(Layer.effect(Transport, make))

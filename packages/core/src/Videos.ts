@@ -416,7 +416,9 @@ export const make = Effect.gen(function*() {
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Videos, never, Transport | TaskJournal.TaskJournal> = Layer.effect(Videos, make)
+export const layer: Layer.Layer<Videos, never, Transport | TaskJournal.TaskJournal> =
+  // Fresh: a constant with inputs, built anew wherever provided (docs/decisions.md).
+  Layer.fresh(Layer.effect(Videos, make))
 
 /**
  * Submits a video task and returns its id once it is recorded in the

@@ -93,3 +93,16 @@ describe("TaskJournal claims", () => {
       expect(yield* Effect.scoped(second.claim("t1"))).toBe(true)
     }))
 })
+
+describe("TaskJournal.layerMemory", () => {
+  // Effect 4 memoizes a layer by reference across nested provides: a memory
+  // journal provided inside another must still be a journal of its own.
+  it.effect("provided inside another, it is a new, empty journal", () =>
+    Effect.gen(function*() {
+      const outer = yield* TaskJournal.TaskJournal
+      yield* outer.record({ taskId: "t1", model: "video-1", prompt: "a fox", submittedAt: 0 })
+      const inner = yield* Effect.provide(Effect.flatMap(TaskJournal.TaskJournal, (journal) => journal.list), TaskJournal.layerMemory)
+      expect(inner).toEqual([])
+      expect((yield* outer.list).map((entry) => entry.taskId)).toEqual(["t1"])
+    }).pipe(Effect.provide(TaskJournal.layerMemory)))
+})

@@ -268,7 +268,8 @@ const config = (options: Options): Server.Config => ({
  * @category layers
  */
 export const layer = (options: Options = {}): Layer.Layer<Emulator, ServeError> =>
-  EffectVersion.guard(Layer.effect(Emulator, Server.make(config(options))))
+  // Fresh: a layer with inputs, built anew wherever provided (docs/decisions.md).
+  EffectVersion.guard(Layer.fresh(Layer.effect(Emulator, Server.make(config(options)))))
 
 /**
  * Runs an emulator until interrupted, after logging one line to stdout:

@@ -139,3 +139,17 @@ describe("serve", () => {
       expect(lines).toHaveLength(1)
     }))
 })
+
+describe("one layer value provided twice", () => {
+  // Effect 4 memoizes a layer by reference across nested provides: each
+  // provide of the same value must still start a server of its own.
+  it.effect("inside itself, it is another emulator on another port", () =>
+    Effect.gen(function*() {
+      const layer = Emulator.layer()
+      const [outer, inner] = yield* Effect.gen(function*() {
+        const outer = yield* Emulator.Emulator
+        return [outer, yield* Effect.provide(Effect.service(Emulator.Emulator), layer)] as const
+      }).pipe(Effect.provide(layer))
+      expect(inner.url).not.toBe(outer.url)
+    }))
+})

@@ -9,6 +9,7 @@ import * as Switchboard from "@switchboard/core/Switchboard"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
 import type { ConfigurationError, JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
+import { fromEnvironment } from "@switchboard/core/internal/environment"
 import type * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -118,7 +119,7 @@ export const layerConfig = (
 ): Layer.Layer<Services, ConfigurationError | JournalError | Config.ConfigError> =>
   overUndici(
     SwitchboardConfig.layerConfig(options),
-    journalOf(options, Layer.unwrap(Effect.map(NodeTaskJournal.defaultDirectory, NodeTaskJournal.layerOnFirstUse)))
+    journalOf(options, Layer.unwrap(Effect.map(fromEnvironment(NodeTaskJournal.defaultDirectory), NodeTaskJournal.layerOnFirstUse)))
   )
 
 /**

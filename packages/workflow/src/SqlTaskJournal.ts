@@ -217,4 +217,6 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<TaskJournal.TaskJournal, JournalError, SqlClient.SqlClient> = Layer.effect(TaskJournal.TaskJournal, make)
+export const layer: Layer.Layer<TaskJournal.TaskJournal, JournalError, SqlClient.SqlClient> =
+  // Fresh: a constant with inputs, built anew wherever provided (docs/decisions.md).
+  Layer.fresh(Layer.effect(TaskJournal.TaskJournal, make))

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
@@ -69,5 +70,19 @@ describe("a database that cannot be used", () => {
       const filename = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-cluster-")), "missing", "tasks.sqlite")
       const error = yield* build(Cluster.layerRunner({ database: { _tag: "Sqlite", filename } }))
       expect(error).toMatchObject({ _tag: "DatabaseError", address: filename })
+    }))
+
+  // Effect 4 memoizes layers by reference across nested provides, and the
+  // engine is made of effect/cluster's constant layers: each runner builds them
+  // in a memo map of its own (buildAttempt), not in the outer one.
+  it.live("a runner provided inside another, on another file, is an engine of its own", () =>
+    Effect.gen(function*() {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-cluster-"))
+      const runner = (name: string) => Cluster.layerRunner({ database: { _tag: "Sqlite", filename: Path.join(dir, name) } })
+      const [outer, inner] = yield* Effect.gen(function*() {
+        const outer = yield* WorkflowEngine.WorkflowEngine
+        return [outer, yield* Effect.provide(Effect.service(WorkflowEngine.WorkflowEngine), runner("b.sqlite"))] as const
+      }).pipe(Effect.provide(runner("a.sqlite")))
+      expect(inner).not.toBe(outer)
     }))
 })

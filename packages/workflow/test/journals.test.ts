@@ -94,4 +94,20 @@ describe("SqlTaskJournal", () => {
       )
       expect(error).toMatchObject({ _tag: "JournalError", message: expect.stringMatching(/could not create its tables/) })
     }))
+
+  // Effect 4 memoizes a layer by reference across nested provides: the same
+  // layer over another database must be a journal in that database.
+  it.effect("provided inside another over another database, it is that database's journal", () =>
+    Effect.gen(function*() {
+      const dir = yield* temporaryDirectory
+      const over = (name: string) => SqlTaskJournal.layer.pipe(Layer.provide(SqliteClient.layer({ filename: Path.join(dir, name) })))
+      const list = Effect.flatMap(TaskJournal.TaskJournal, (journal) => journal.list)
+      const [inner, outer] = yield* Effect.gen(function*() {
+        const journal = yield* TaskJournal.TaskJournal
+        yield* journal.record({ taskId: "t1", model: "video-1", prompt: "a fox", submittedAt: 0 })
+        return [yield* Effect.provide(list, over("b.sqlite")), yield* journal.list] as const
+      }).pipe(Effect.provide(over("a.sqlite")))
+      expect(inner).toEqual([])
+      expect(outer.map((entry) => entry.taskId)).toEqual(["t1"])
+    }))
 })
