@@ -81,4 +81,20 @@ describe("parameters", () => {
         expect((yield* chat({ messages: hello, [field]: value })).status, `${field} = ${value}`).toBe(200)
       }
     }).pipe(run))
+  it.effect("an unknown role or content part type is a 400 naming that field and the value sent", () =>
+    Effect.gen(function*() {
+      const cases: ReadonlyArray<readonly [unknown, string, string]> = [
+        [[{ role: "robot", content: "Hi" }], "messages[0].role", `"robot"`],
+        [[{ role: "user", content: [{ type: "video", video: "x" }] }], "messages[0].content[0].type", `"video"`],
+        [[hello[0], { role: "user", content: [{ type: "text", text: "a" }, { type: "sound" }] }], "messages[1].content[1].type", `"sound"`]
+      ]
+      for (const [messages, field, value] of cases) {
+        const reply = yield* chat({ messages })
+        expect(reply.status, field).toBe(400)
+        const error = errorOf(reply)
+        expect(error).toMatchObject({ type: "invalid_request_error", param: field, code: "invalid_value" })
+        expect(error.message).toContain(`'${field}'`)
+        expect(error.message).toContain(value)
+      }
+    }).pipe(run))
 })

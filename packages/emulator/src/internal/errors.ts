@@ -4,11 +4,11 @@
  *
  * @internal
  */
+import { leafOf } from "@switchboard/core/internal/issue"
 import { formatPath } from "@switchboard/core/internal/path"
 import * as Data from "effect/Data"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type * as Schema from "effect/Schema"
-import * as SchemaIssue from "effect/SchemaIssue"
 
 export class ApiError extends Data.TaggedError("ApiError")<{
   readonly status: number
@@ -55,24 +55,15 @@ export const taskNotFound = (taskId: string) =>
 export const fileNotFound = (name: string) =>
   new ApiError({ status: 404, message: `No file named '${name}'.`, type: "invalid_request_error", param: null, code: "file_not_found" })
 
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
-
 /**
- * A schema failure names the deepest field: with unions every member reports
- * an issue, and the member that matched furthest is the one the caller meant.
+ * A schema failure names its most specific field, as core names the field
+ * of an `InvalidRequestError` (`leafOf`): of a union, the member that got
+ * furthest; an unknown `role` or part `type`, that field and the value sent.
  */
 export const fromSchemaError = (error: Schema.SchemaError): ApiError => {
-  const issues = formatIssues(error.issue).issues.map(({ message, path = [] }) => ({
-    message,
-    path: path.map((segment) => typeof segment === "object" ? segment.key : segment)
-  }))
-  const deepest = issues.reduce<(typeof issues)[number] | undefined>(
-    (best, issue) => best === undefined || issue.path.length > best.path.length ? issue : best,
-    undefined
-  )
-  if (deepest === undefined) return badRequest("Invalid request body.")
-  const param = formatPath(deepest.path)
-  return badRequest(`Invalid value for '${param}': ${deepest.message}`, param === "" ? null : param, "invalid_value")
+  const { path, reason } = leafOf(error.issue)
+  const param = formatPath(path)
+  return badRequest(`Invalid value for '${param}': ${reason}`, param === "" ? null : param, "invalid_value")
 }
 
 export const body = (error: ApiError) => ({

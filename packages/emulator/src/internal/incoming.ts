@@ -105,6 +105,6 @@ export const decode = Effect.fnUntraced(function*<S extends Schema.ConstraintDec
   const { body } = yield* Incoming
   if (body._tag === "Invalid") return yield* Effect.fail(Errors.invalidJson())
   yield* checkModel(body.value, kinds, endpoint)
-  const decoded = Schema.decodeUnknownResult(schema, { errors: "all" })(prepare(body.value))
+  const decoded = Schema.decodeUnknownResult(schema, { errors: "all", reportInput: true })(prepare(body.value))
   return yield* Effect.mapError(Effect.fromResult(decoded), Errors.fromSchemaError)
 })
