@@ -8,56 +8,16 @@ import type * as Protocol from "@switchboard/core/Protocol"
 import { Emulator } from "@switchboard/emulator"
 import { NodeSwitchboard } from "@switchboard/node"
 import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as TestClock from "effect/testing/TestClock"
+import * as RecordingClock from "@switchboard/testing/RecordingClock"
 
-/** Pending sleeps' wake-up times, kept by `recordingClock`. */
-const pending = new WeakMap<Clock.Clock, Array<number>>()
 
-/**
- * The clock in place (a `TestClock` in `it.effect`), recording when each
- * pending sleep wakes: Effect 4's `TestClock` keeps its sleeps to itself
- * (the same clock as packages/node/test/fixtures.ts).
- */
-export const recordingClock: Layer.Layer<never> = Layer.effect(
-  Clock.Clock,
-  Clock.clockWith((inner) => {
-    const wakes: Array<number> = []
-    const test = inner as TestClock.TestClock
-    const clock: TestClock.TestClock = {
-      currentTimeMillisUnsafe: () => inner.currentTimeMillisUnsafe(),
-      currentTimeMillis: inner.currentTimeMillis,
-      currentTimeNanosUnsafe: () => inner.currentTimeNanosUnsafe(),
-      currentTimeNanos: inner.currentTimeNanos,
-      monotonicTimeNanosUnsafe: () => inner.monotonicTimeNanosUnsafe(),
-      monotonicTimeNanos: inner.monotonicTimeNanos,
-      sleep: (duration) =>
-        Effect.suspend(() => {
-          const wake = inner.currentTimeMillisUnsafe() + Duration.toMillis(duration)
-          wakes.push(wake)
-          return Effect.ensuring(inner.sleep(duration), Effect.sync(() => wakes.splice(wakes.indexOf(wake), 1)))
-        }),
-      adjust: (duration) => test.adjust(duration),
-      setTime: (timestamp) => test.setTime(timestamp),
-      withLive: (effect) => test.withLive(effect)
-    }
-    pending.set(clock, wakes)
-    return Effect.succeed(clock)
-  })
-) as Layer.Layer<never>
-
-/** When each pending sleep wakes (under `recordingClock`; else none). */
-const sleeps: Effect.Effect<ReadonlyArray<number>> = Clock.clockWith((clock) =>
-  Effect.sync(() => [...(pending.get(clock) ?? [])])
-)
-
-/** The emulator, and the SDK configured for it, on a `recordingClock`. */
+/** The emulator, and the SDK configured for it, on a `RecordingClock.layer`. */
 export const emulated = () =>
   Layer.unwrap(
     Effect.map(Emulator.Emulator, (emulator) => NodeSwitchboard.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey }))
-  ).pipe(Layer.provideMerge(Emulator.layer()), Layer.provideMerge(recordingClock))
+  ).pipe(Layer.provideMerge(Emulator.layer()), Layer.provideMerge(RecordingClock.layer))
 
 /** Waits, without touching the clock, until `effect` gives a value that passes `done`. */
 export const waitUntil = <A>(effect: Effect.Effect<A>, done: (a: A) => boolean): Effect.Effect<A> =>
@@ -70,7 +30,7 @@ export const waitUntil = <A>(effect: Effect.Effect<A>, done: (a: A) => boolean):
 export const awaitSleepers = (n: number, millis: number) =>
   Effect.flatMap(Clock.currentTimeMillis, (now) =>
     waitUntil(
-      Effect.map(sleeps, (all) => all.filter((at) => at === now + millis).length),
+      Effect.map(RecordingClock.sleeps, (all) => all.filter((at) => at === now + millis).length),
       (count) => count >= n
     ))
 

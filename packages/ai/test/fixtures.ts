@@ -7,52 +7,11 @@ import { Emulator } from "@switchboard/emulator"
 import { NodeSwitchboard } from "@switchboard/node"
 import * as AiTool from "effect/ai/Tool"
 import * as AiToolkit from "effect/ai/Toolkit"
-import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import type * as TestClock from "effect/testing/TestClock"
+import * as RecordingClock from "@switchboard/testing/RecordingClock"
 
-/** Pending sleeps' durations, kept by `recordingClock`. */
-const pending = new WeakMap<Clock.Clock, Array<number>>()
-
-/**
- * The clock in place (a `TestClock` in `it.effect`), recording each pending
- * sleep: Effect 4's `TestClock` keeps its sleeps to itself, and a test must
- * know a retry's wait has begun before it moves time.
- */
-const recordingClock: Layer.Layer<never> = Layer.effect(
-  Clock.Clock,
-  Clock.clockWith((inner) => {
-    const waits: Array<number> = []
-    const test = inner as TestClock.TestClock
-    const clock: TestClock.TestClock = {
-      currentTimeMillisUnsafe: () => inner.currentTimeMillisUnsafe(),
-      currentTimeMillis: inner.currentTimeMillis,
-      currentTimeNanosUnsafe: () => inner.currentTimeNanosUnsafe(),
-      currentTimeNanos: inner.currentTimeNanos,
-      monotonicTimeNanosUnsafe: () => inner.monotonicTimeNanosUnsafe(),
-      monotonicTimeNanos: inner.monotonicTimeNanos,
-      sleep: (duration) =>
-        Effect.suspend(() => {
-          const millis = Duration.toMillis(duration)
-          waits.push(millis)
-          return Effect.ensuring(inner.sleep(duration), Effect.sync(() => waits.splice(waits.indexOf(millis), 1)))
-        }),
-      adjust: (duration) => test.adjust(duration),
-      setTime: (timestamp) => test.setTime(timestamp),
-      withLive: (effect) => test.withLive(effect)
-    }
-    pending.set(clock, waits)
-    return Effect.succeed(clock)
-  })
-) as Layer.Layer<never>
-
-/** The durations of the sleeps pending now (under `emulated`'s clock). */
-export const sleeps: Effect.Effect<ReadonlyArray<number>> = Clock.clockWith((clock) =>
-  Effect.sync(() => [...(pending.get(clock) ?? [])])
-)
 
 /** The event loop's next turn: I/O callbacks run (no time is waited). */
 const nextTurn = Effect.callback<void>((resume) => void setImmediate(() => resume(Effect.void)))
@@ -65,7 +24,7 @@ export const waitUntil = <A>(effect: Effect.Effect<A>, done: (a: A) => boolean):
 export const emulated = () =>
   Layer.unwrap(
     Effect.map(Emulator.Emulator, (emulator) => NodeSwitchboard.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey }))
-  ).pipe(Layer.provideMerge(Emulator.layer()), Layer.provideMerge(recordingClock))
+  ).pipe(Layer.provideMerge(Emulator.layer()), Layer.provideMerge(RecordingClock.layer))
 
 /** The chat request bodies the emulator received, in order. */
 export const sentChatBodies = Effect.map(Effect.flatMap(Emulator.Emulator, (e) => e.requests), (requests) =>

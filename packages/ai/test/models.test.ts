@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Embeddings } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
+import * as RecordingClock from "@switchboard/testing/RecordingClock"
 import * as EmbeddingModel from "effect/ai/EmbeddingModel"
 import * as LanguageModel from "effect/ai/LanguageModel"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as ExecutionPlan from "effect/ExecutionPlan"
 import * as Fiber from "effect/Fiber"
@@ -10,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as TestClock from "effect/testing/TestClock"
 import { NodeSwitchboard } from "@switchboard/node"
 import { SwitchboardEmbeddingModel, SwitchboardLanguageModel } from "../src/index.js"
-import { emulated, sentChatBodies, sleeps, waitUntil } from "./fixtures.js"
+import { emulated, sentChatBodies, waitUntil } from "./fixtures.js"
 
 describe("EmbeddingModel over the emulator", () => {
   const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -52,8 +54,9 @@ describe("models, plans and retries", () => {
     Effect.gen(function*() {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Status", status: 429, retryAfter: 2 }] })
+      const now = yield* Clock.currentTimeMillis
       const fiber = yield* Effect.forkChild(LanguageModel.generateText({ prompt: "Hello" }))
-      yield* waitUntil(sleeps, (s) => s.includes(2000))
+      yield* waitUntil(RecordingClock.sleeps, (s) => s.includes(now + 2000))
       yield* TestClock.adjust("2 seconds")
       const response = yield* Fiber.join(fiber)
       expect(response.text).toContain("You said")

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, Embeddings, Models, Moderations, type Protocol } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
+import * as RecordingClock from "@switchboard/testing/RecordingClock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Formatter from "effect/Formatter"
 import * as TestClock from "effect/testing/TestClock"
-import { emulated, passBackoff, recordingSpans, sleeps, waitUntil } from "./fixtures.js"
+import { emulated, passBackoff, recordingSpans, waitUntil } from "./fixtures.js"
 
 const model = "gpt-4o-mini"
 const hello = { model, messages: [{ role: "user", content: "Hello" }] } satisfies Protocol.ChatRequest
@@ -88,7 +89,7 @@ describe("service failures are typed", () => {
       yield* emulator.setFaults({ script: [{ _tag: "Status", status: 429, retryAfter: 3 }] })
       const fiber = yield* Effect.forkChild(Models.list)
       // The backoff is a sleep due exactly 3 s from now: nothing is sent before.
-      yield* waitUntil(sleeps, (s) => s.some((t) => t === 3000))
+      yield* waitUntil(RecordingClock.sleeps, (s) => s.some((t) => t === 3000))
       yield* TestClock.adjust("2999 millis")
       expect(yield* emulator.requestCount).toBe(1)
       yield* TestClock.adjust("1 millis")
@@ -102,7 +103,7 @@ describe("service failures are typed", () => {
       const emulator = yield* Emulator.Emulator
       yield* emulator.setFaults({ script: [{ _tag: "Status", status: 503, retryAfterMs: 1500 }] })
       const fiber = yield* Effect.forkChild(Chat.create(hello))
-      yield* waitUntil(sleeps, (s) => s.some((t) => t === 1500))
+      yield* waitUntil(RecordingClock.sleeps, (s) => s.some((t) => t === 1500))
       yield* TestClock.adjust("1499 millis")
       expect(yield* emulator.requestCount).toBe(1)
       yield* TestClock.adjust("1 millis")

@@ -9,6 +9,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Images, TaskJournal, Videos } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
+import * as RecordingClock from "@switchboard/testing/RecordingClock"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -24,7 +25,7 @@ import type { AddressInfo } from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { NodeMedia, NodeSwitchboard, NodeTaskJournal } from "../src/index.js"
-import { emulated, eventually, recordingClock, sleeps, waitUntil } from "./fixtures.js"
+import { emulated, eventually, waitUntil } from "./fixtures.js"
 
 const temporaryDirectory = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-journal-"))
 const instant = { schedule: Schedule.spaced("0 millis") } as const
@@ -122,19 +123,19 @@ describe("claims", () => {
       const claimFile = Path.join(directory, "claim-t1.json")
       const journal = yield* Effect.provide(TaskJournal.TaskJournal, NodeTaskJournal.layer(directory))
       expect(yield* journal.claim("t1")).toBe(true)
-      yield* eventually(sleeps, (s) => s.length > 0)
+      yield* eventually(RecordingClock.sleeps, (s) => s.length > 0)
       // The claim cannot be read for one renewal (the disk hiccups).
       const held = Fs.readFileSync(claimFile, "utf8")
       Fs.rmSync(claimFile)
       Fs.mkdirSync(claimFile)
       yield* TestClock.adjust("40 seconds")
-      yield* eventually(sleeps, (s) => s.length > 0)
+      yield* eventually(RecordingClock.sleeps, (s) => s.length > 0)
       Fs.rmdirSync(claimFile)
       Fs.writeFileSync(claimFile, held)
       yield* TestClock.adjust("40 seconds")
       const now = yield* Clock.currentTimeMillis
       yield* eventually(Effect.sync(() => JSON.parse(Fs.readFileSync(claimFile, "utf8")).expiresAt), (at) => at >= now + 120_000)
-    }).pipe(Effect.provide(recordingClock)))
+    }).pipe(Effect.provide(RecordingClock.layer)))
 })
 
 describe("kept until the video is saved", () => {

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as TaskPoller from "@switchboard/core/TaskPoller"
+import * as RecordingClock from "@switchboard/testing/RecordingClock"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Duration from "effect/Duration"
@@ -17,7 +18,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSy
 import { tmpdir } from "node:os"
 import { basename, dirname, join } from "node:path"
 import { NodeMedia } from "../src/index.js"
-import { recordingClock, sleeps, waitUntil } from "./fixtures.js"
+import { waitUntil } from "./fixtures.js"
 import { type Hostile, sdk, serve } from "./hostile.js"
 
 const temporaryDirectory = () => mkdtempSync(join(tmpdir(), "switchboard-paths-"))
@@ -36,7 +37,7 @@ const withSdk = (host: Hostile) => Layer.merge(Layer.orDie(sdk(host)), NodeMedia
 const passWhenWaiting = (after: Duration.Input) =>
   Effect.gen(function*() {
     const due = (yield* Clock.currentTimeMillis) + Duration.toMillis(after)
-    yield* waitUntil(sleeps, (sleeps) => sleeps.some((t) => t === due))
+    yield* waitUntil(RecordingClock.sleeps, (sleeps) => sleeps.some((t) => t === due))
     yield* TestClock.adjust(after)
   })
 
@@ -166,7 +167,7 @@ describe("download limits", () => {
       const error = yield* Fiber.join(fiber)
       expect(error).toMatchObject({ _tag: "TimeoutError", phase: "first-byte" })
       expect(readdirSync(directory)).toEqual([])
-    }).pipe(Effect.provide(Layer.merge(NodeMedia.layer, recordingClock)))))
+    }).pipe(Effect.provide(Layer.merge(NodeMedia.layer, RecordingClock.layer)))))
 
   it.effect("a body that stops coming: TimeoutError (idle) after idleTimeout, nothing written", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -186,7 +187,7 @@ describe("download limits", () => {
       const error = yield* Fiber.join(fiber)
       expect(error).toMatchObject({ _tag: "TimeoutError", phase: "idle" })
       expect(readdirSync(directory)).toEqual([])
-    }).pipe(Effect.provide(Layer.merge(NodeMedia.layer, recordingClock)))))
+    }).pipe(Effect.provide(Layer.merge(NodeMedia.layer, RecordingClock.layer)))))
 
   it.live("a negative limit is a ConfigurationError naming it, nothing fetched", () =>
     Effect.scoped(Effect.gen(function*() {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Images, TaskJournal, Videos } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
+import * as RecordingClock from "@switchboard/testing/RecordingClock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -11,7 +12,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeMedia, NodeSwitchboard, NodeTaskJournal } from "../src/index.js"
-import { driveSpaced, emulated, recordingClock, sleeps, waitUntil } from "./fixtures.js"
+import { driveSpaced, emulated, waitUntil } from "./fixtures.js"
 
 const pngSize = (bytes: Buffer) => {
   expect(bytes.subarray(0, 8).toString("hex")).toBe("89504e470d0a1a0a")
@@ -109,7 +110,7 @@ describe("videos over HTTP to the emulator", () => {
       const taskId = yield* Videos.submit({ model: "video-1", prompt: "A calm sea" })
       expect(yield* Effect.flatMap(TaskJournal.TaskJournal, (j) => j.list)).toMatchObject([{ taskId, model: "video-1" }])
       const fiber = yield* Effect.forkChild(Stream.runCollect(Videos.poll(taskId, { schedule })))
-      const sleepingUntil = (due: number) => waitUntil(sleeps, (s) => s.some((t) => t === due))
+      const sleepingUntil = (due: number) => waitUntil(RecordingClock.sleeps, (s) => s.some((t) => t === due))
       yield* sleepingUntil(1000)
       yield* TestClock.adjust("1 second")
       yield* sleepingUntil(3000)
@@ -196,7 +197,7 @@ describe("videos over HTTP to the emulator", () => {
       yield* emulator.setFaults({ script: [{ _tag: "Status", status: 429, retryAfter: 1 }] })
       const fiber = yield* Effect.forkChild(Videos.submit({ model: "video-1", prompt: "A calm sea" }))
       yield* emulator.awaitRequests(1)
-      yield* waitUntil(sleeps, (s) => s.length > 0)
+      yield* waitUntil(RecordingClock.sleeps, (s) => s.length > 0)
       yield* TestClock.adjust("1 second")
       const taskId = yield* Fiber.join(fiber)
       expect(taskId).toMatch(/^task_/)
@@ -234,7 +235,7 @@ describe("videos over HTTP to the emulator", () => {
         Effect.provide(NodeTaskJournal.layer(journalDirectory))
       )
       expect(afterwards).toEqual([])
-    }).pipe(Effect.provide(Layer.merge(Emulator.layer(), recordingClock))))
+    }).pipe(Effect.provide(Layer.merge(Emulator.layer(), RecordingClock.layer))))
 
   it.effect("submission input is validated before sending", () =>
     Effect.gen(function*() {

@@ -1,12 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, type Protocol } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
+import * as RecordingClock from "@switchboard/testing/RecordingClock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
-import { emulated, sleeps, waitUntil } from "./fixtures.js"
+import { emulated, waitUntil } from "./fixtures.js"
 
 const model = "gpt-4o-mini"
 const hello = { model, messages: [{ role: "user", content: "Tell me about streams" }] } satisfies Protocol.ChatRequest
@@ -27,7 +28,7 @@ const cityTool = (name: string, description: string): Protocol.Tool => ({
 const tools = [cityTool("get_weather", "Weather for a city"), cityTool("get_time", "Local time in a city")]
 
 /** Waits, without moving the clock, until some fiber sleeps until at most `limit` ms. */
-const sleeperBy = (limit: number) => waitUntil(sleeps, (sleeps) => sleeps.some((t) => t <= limit))
+const sleeperBy = (limit: number) => waitUntil(RecordingClock.sleeps, (sleeps) => sleeps.some((t) => t <= limit))
 
 /** `stream` drained in a fiber, counting the chunks that arrived. */
 const drainCounting = <A, E, R>(stream: Stream.Stream<A, E, R>) =>

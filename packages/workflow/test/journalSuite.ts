@@ -9,6 +9,7 @@ import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Videos from "@switchboard/core/Videos"
 import { Emulator } from "@switchboard/emulator"
 import { NodeSwitchboard, NodeTaskJournal } from "@switchboard/node"
+import * as RecordingClock from "@switchboard/testing/RecordingClock"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -21,7 +22,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import * as Os from "node:os"
-import { nextTurn, recordingClock, sleeps } from "./fixtures.js"
+import { nextTurn } from "./fixtures.js"
 
 /** One store, as a test sees it: journals over it, and the store's raw content. */
 export interface Store {
@@ -71,11 +72,11 @@ export const eventually = <A, E>(check: Effect.Effect<A, E>, done: (a: A) => boo
   Effect.repeat(Effect.tap(check, () => nextTurn), { until: done })
 
 /** A sleep is pending (a claim's renewal waits): the clock may move. */
-const renewalPending = eventually(sleeps, (all) => all.length > 0)
+const renewalPending = eventually(RecordingClock.sleeps, (all) => all.length > 0)
 
 /** A test on the `TestClock`, its pending sleeps recorded. */
 const test = (name: string, body: () => Effect.Effect<void, unknown, Scope.Scope>) =>
-  it.effect(name, () => Effect.provide(body(), recordingClock))
+  it.effect(name, () => Effect.provide(body(), RecordingClock.layer))
 
 /**
  * Declares the suite for a kind of store; `fresh` makes an empty store, its
