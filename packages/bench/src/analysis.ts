@@ -2,108 +2,115 @@
  * The prose of docs/performance.md that the bench cannot measure by itself:
  * `design`, what keeps the hot paths lean (printed always), and `analysis`,
  * what the profile and the experiments showed for a figure that missed a
- * target (printed only then). Numbers quoted here come from one-off runs on
- * the same machine (2026-11-25, Effect 4.1, Node 22.23, a 2-core machine at a
- * load average of 13–18 from other work: CPU per unit holds, wall time and
- * throughput do not); the tables above them are this run's.
+ * target (printed only then). Numbers quoted here come from the port's runs
+ * on the same machine (2026-11-25, Effect 4.1, Node 22.23, 2 cores shared
+ * with other work): a full `pnpm bench` at a load of 4–9 and quick runs at
+ * 13–18. CPU per unit holds across them better than wall time or
+ * throughput; the tables above them are this run's.
  */
 export const design = `
-This is the Effect 4 edition (effect 4.1, Node 22). Every figure that has a Switchboard client also runs the Effect 3
-edition (\`effect-3-last\`, effect 3.22) in the same run, so the two compare within one table. In the quick runs of the
-port, at equal client CPU per non-streaming request (411 vs 417 µs and 342 vs 376 µs in two runs), the Effect 4 edition
-peaked 20 MB lower in RSS (116 vs 138 MB), held about a third of the memory per open stream (94 vs 283 KB with
-1,000 streams open), streamed at 20–25 % less CPU a chunk (20.4 vs 26.9 µs), ran an agent step at 1.26 × its chat
-call's CPU against 2.28 ×, and bundled for the browser at 55.1 / 66.6 KB gzip against 93.9 / 101 KB.
+This is the Effect 4 edition (effect 4.1, Node 22). Every figure with a Switchboard client also runs the Effect 3
+edition (\`effect-3-last\`, effect 3.22) in the same run, so the two compare within one table. In the port's first
+full run, against the Effect 3 edition: client CPU per non-streaming request 120 / 112 µs (runPromise / forEach)
+against 152 / 132 µs, peak RSS 120 against 192 MB, CPU per streamed chunk 3.6 against 4.1–5.1 µs, 98 against 279 KB
+per open stream with 1,000 open, an agent step at 1.74 × its chat call's CPU against 2.33 ×, a cold start at 305
+against 528 ms of CPU, and the browser's chat page at 54.8 against 93.9 KB of gzip. In the quick runs at a load of
+15 the per-request CPU of the two editions was within the noise of each other; every other comparison held.
 
-**Speed tricks, re-measured on Effect 4** ("Speed tricks on Effect 4" below has this run's figures):
+**Speed tricks, re-measured on Effect 4** (this run's figures: "Speed tricks on Effect 4" below):
 
 - **The own Node wire stays.** \`NodeHttpWire\` calls undici's \`Dispatcher.dispatch\` with one handler per call.
-  Against \`HttpClientWire\` over \`@effect/platform-node\`'s \`NodeHttpClient.layerUndici\` it costs about half the
-  client CPU per request (344 vs 638 µs: 1.85 ×, quick run at load 15), and a third of \`FetchHttpClient\`'s
-  (1,116 µs: 3.24 ×).
-- **The hand-written schema shortcuts stay**, each several times cheaper than the schema it stands in for:
-  \`Protocol.Vector\` (a declared check of a 1,536-number embedding: 0.9 vs 27–42 µs against
-  \`Schema.Array(Schema.Number)\`), \`isPlainEmbeddingResponse\` (7–8 vs 22 µs for 16 items), \`isNonEmptyStrings\`
-  (0.1 vs 3 µs for 100 inputs), \`plainDecoder\`'s \`Schema.is\` shortcut (3.1–4.8 vs 8–13 µs a completion).
-  Effect 4's compiled \`Schema.is\` is cheaper than Effect 3's (core measured \`isNonEmptyStrings\` 1.2 vs 122 µs on
-  the 3 line), so the gains are smaller than they were, but they are still gains.
-- **No gain, to be removed:** the encoder's \`is\` shortcut (\`internal/validate.ts\`: 2.75 vs 3.02 µs and
-  3.78 vs 3.76 µs in two runs, within the noise: Effect 4's encode of a plain request is about as cheap as the check
-  that skips it), and \`Object.assign\` instead of a spread for the GenAI span attributes (\`internal/genAi.ts\`,
-  \`internal/observe.ts\`; 0.08–0.11 vs 0.06–0.10 µs: the spread is as fast or faster on Node 22's V8).
-  \`internal/streams.ts\`'s \`unwrap\` and \`unwrapScoped\` are now aliases of \`Stream.unwrap\`: Effect 4's
-  \`Stream.unwrap\` is the channel-level construction they were, so there is nothing left to measure, and the
-  aliases can go.
-- **Found on the way** (not changed here, core's code): the call's span is made with \`captureStackTrace: false\`,
-  but \`internal/observe.ts\` then runs the call under \`Effect.withParentSpan(call, span)\` without options, and
-  Effect 4 captures a stack trace there (\`addSpanStackTrace\`, 1.4 % of the non-streaming profile's busy time).
-  \`useSpan\` + \`withParentSpan\` cost 6.7 µs as written and 1.9 µs with \`{ captureStackTrace: false }\` (medians
-  of 9 alternated rounds of 20,000 in one process).
+  \`HttpClientWire\` over \`@effect/platform-node\`'s \`NodeHttpClient.layerUndici\` cost 2.65 × its client CPU per
+  non-streaming request in the full run (319 vs 120 µs; 1.85 × in a quick run), over \`FetchHttpClient\` 4.87 ×
+  (3.24 ×), with about twice the peak RSS. For streams the wires are even: 1.00 × over undici and 1.14 × over fetch
+  per chunk, since a long stream's cost is in decoding, not in the exchange. The non-streaming call decides it.
+- **The hand-written schema shortcuts stay**, each several times cheaper than the schema it stands in for (medians of
+  9 alternated rounds): \`Protocol.Vector\`, a declared check of an embedding (0.9 against 26 µs for
+  \`Schema.Array(Schema.Number)\` of 1,536 numbers), \`isPlainEmbeddingResponse\` (7 against 22 µs for 16 items),
+  \`isNonEmptyStrings\` (0.1 against 3 µs for 100 inputs), \`plainDecoder\`'s \`Schema.is\` shortcut (3.2 against 7.8 µs a
+  completion). Effect 4's compiled checks are much cheaper than Effect 3's (core measured \`isNonEmptyStrings\`'s
+  schema at 122 µs on the 3 line), so the gains are smaller than they were, but they remain.
+- **Without a gain, to be removed:** the encoder's \`is\` shortcut (\`internal/validate.ts\`: 2.48 against 2.46 µs, and
+  within the noise in the quick runs: Effect 4 encodes a plain request about as fast as it checks one), and
+  \`Object.assign\` instead of a spread for the GenAI span attributes (\`internal/genAi.ts\`, \`internal/observe.ts\`:
+  the spread is as fast or faster on Node 22, 0.06 against 0.08 µs). \`internal/streams.ts\`'s \`unwrap\` and
+  \`unwrapScoped\` are aliases of \`Stream.unwrap\` now: Effect 4's \`Stream.unwrap\` is the channel-level construction
+  they were, so there is nothing left to gain, and the aliases can go.
+- **Found on the way** (core's code, not changed here): a call's span is made with \`captureStackTrace: false\`, but
+  \`internal/observe.ts\` runs the call under \`Effect.withParentSpan(call, span)\` without options, and Effect 4
+  captures a stack trace there: \`addSpanStackTrace\` is the second-heaviest frame of the non-streaming profile (4.6 %
+  of the busy time, about 7 µs a call). Alone, \`useSpan\` + \`withParentSpan\` cost 6.7 µs as written and 1.9 µs with
+  \`{ captureStackTrace: false }\` (medians of 9 alternated rounds of 20,000 in one process). Next in Effect's share:
+  \`Metric\`'s \`makeKey\` (2 %: each histogram update sorts and stringifies its attributes to find its series).
 `
 
 export const analysis: Readonly<Record<string, string>> = {
   "cold-start": `
-**Where it goes.** The breakdown above: \`effect/Effect\`, \`effect/Schema\` and \`effect/Stream\` cost about as much
-CPU as openai's whole process, and the SDK's own modules (\`@switchboard/core\`, \`@switchboard/node\`) about as much
-again; the layer and one call add about 55 ms of CPU, most of it the first run of code (V8 compiling it). Bundled into
-one file the same program costs about openai's CPU (0.95 × in the quick run): what the installed packages pay is
-resolving, reading and compiling several hundred ES modules. Effect 4 cut it by about 40 % against the Effect 3
-edition (CPU 329 vs 562 ms, peak RSS 92 vs 117 MB in the quick run), without reaching 1.5 ×.
+**Where it goes.** The breakdown above: \`effect/Effect\`, \`effect/Schema\` and \`effect/Stream\` cost about as much CPU as
+openai's whole process, and the SDK's own modules about as much again; the layer and one call add about 55 ms, most
+of it the first run of code (V8 compiling it). Bundled into one file the same program uses about openai's CPU (0.94 ×
+in the first full run): what the installed packages pay is resolving, reading and compiling several hundred ES
+modules. Effect 4 cut it by about 40 % against the Effect 3 edition (305 against 528 ms of CPU, 92 against 117 MB),
+without reaching the target.
 
 **Tried.** Node 22's compile cache (\`NODE_COMPILE_CACHE\`, or \`module.enableCompileCache()\` in the application):
 importing \`effect/Effect\`, \`Schema\`, \`Stream\`, \`@switchboard/core\` and \`@switchboard/node\` took 197–208 ms of CPU
-against 245–258 ms (five alternated pairs), for 4 MB more RSS; it is the application's switch, not a library's.
-The module-imports row is no cheaper than the README's imports on Effect 4, since the README already imports
-\`effect/Effect\` rather than the \`effect\` index. Wall time here follows the machine's load: compare CPU.
+against 245–258 ms (five alternated pairs, load 18), for 4 MB more RSS; it is the application's switch, not a
+library's. Module imports gain nothing over the README's imports on Effect 4, which already import \`effect/Effect\`
+rather than the \`effect\` index. Wall time follows the machine's load here: compare CPU.
 `,
   "cli-start": `
-**CPU is under the target, wall time is the load.** \`switchboard models\` used about 200 ms of CPU in the quick run
-(\`--version\`, which sends nothing, 180 ms), against 299 ms for the Effect 3 edition's CLI; its wall time, 686 ms at a
-load of 15 on 2 cores, is mostly waiting for a core. The command already runs as a bundle (the unbundled row shows
-what that saves).
+**CPU is under the target; wall time is the load.** In the quick run \`switchboard models\` used about 200 ms of CPU
+(\`--version\`, which sends nothing, 180 ms) against 299 ms for the Effect 3 edition's CLI, and took 686 ms of wall time
+at a load of 15 on 2 cores: most of it waiting for a core. The command already runs as a bundle (the unbundled row
+shows what that saves). A row that failed with "not built yet" met another helper's rebuild of the CLI's bundle
+during the run.
 `,
   "non-streaming": `
-**Client CPU per request is about 2.2–2.3 × raw undici's** (344–411 µs against 156–180 µs in the quick runs), and the
-Effect 3 edition's is the same within the noise: the port neither gained nor lost here. At concurrency 32 with every
-process competing for two loaded cores, requests/s follows CPU per request, so the ratio to raw undici sits at about
-0.4–0.55 ×, below the 0.6 × target.
+**Client CPU per request is about 2.2–2.3 × raw undici's** in every run (120 against 52 µs in the first full run), and
+requests/s follows it once the cores are busy: the ratio to raw undici moved between 0.34 and 1.21 × across the port's runs. The
+Effect 4 edition used 0.79–0.85 × the Effect 3 edition's CPU per request in the full run.
 
-**What the profile shows** ("Profile of the non-streaming path"): Effect's runtime about a quarter of the busy time,
-undici and \`writev\` about as much as in the raw client, \`@switchboard/core\` a tenth (\`Json.parse\`'s guard, the GenAI
-attributes, the observation). Two leads for core, each a few µs a call: the stack trace captured by
-\`withParentSpan\` (see "Found on the way": about 4.7 µs a call), and \`Metric\`'s \`makeKey\` (1.4 %), which runs on every
-call. The wire is not where it goes: \`HttpClientWire\` over undici costs 1.85 × the own wire's CPU.
+**What the profile shows** ("Profile of the non-streaming path"): Effect about 30 % of the busy time, undici and
+\`writev\` about as much as in the raw client, \`@switchboard/core\` about a tenth (\`Json.parse\`'s guard, the GenAI
+attributes, the observation). The leads are in "Found on the way" above: the stack trace of \`withParentSpan\`
+(about 7 µs a call) and \`Metric\`'s key per histogram update. The wire is not where it goes: over \`HttpClientWire\` the
+same call costs 2.65 × the CPU.
 `,
   rss: `
-**Where the memory goes.** The imports alone take a Switchboard process to about 90 MB (Effect, \`Schema\`, \`Stream\`,
-the SDK, undici: the cold-start breakdown), where raw undici's whole cold start peaks at about 74 MB; the rest is old-generation growth between major collections at concurrency 32. The Effect 4
-edition peaks about 20 MB below the Effect 3 edition in the same run (\`fast-check\` is no longer loaded by \`Schema\`).
+**Where the memory goes.** The imports alone take a Switchboard process to about 90 MB (Effect, \`Schema\`, \`Stream\`, the
+SDK, undici: the cold-start breakdown), where raw undici's whole cold start peaks at about 74 MB; the rest is
+old-generation growth between major collections at concurrency 32. The Effect 4 edition peaked 70 MB below the Effect 3
+edition in the first full run (120 against 192 MB): Effect 4's \`Schema\` no longer loads \`fast-check\` (16 MB on
+the 3 line).
 `,
   streaming: `
-**CPU per chunk is about 2.5 × the raw parser's** (20.4 vs 7.75 µs in the quick run at load 15; the Effect 3 edition
-26.9 µs). The raw parser splits lines and calls \`JSON.parse\`; Switchboard also decodes each chunk (a hand check,
-then the schema), runs it through \`Stream\`'s stages, and, with \`runForEach\`, runs one \`Effect\` per chunk, which
-\`runFold\` does not. \`JSON.parse\` itself is the same in both. On the 3 line the gap was the same kind (0.57–0.66 × at a
-load of 2.5): reaching 0.8 × would take the decoder out of \`Stream\` (a pull loop over the wire's reads), which
-reverses how \`Transport\` owns streams and their retries.
+**CPU per chunk is about 1.3 × the raw parser's** (3.6 against 2.7 µs in the first full run; the Effect 3 edition 4.1–5.1
+µs): the verdict is on chunks/s, which the first full run put at 0.72 / 0.78 × (runForEach / runFold), just under the
+target. The raw parser splits lines and calls \`JSON.parse\`; Switchboard also checks each chunk (a hand check, then
+the schema), runs it through \`Stream\`'s stages and the span's facts, and with \`runForEach\` runs one \`Effect\` per chunk,
+which \`runFold\` does not. The wire is not the difference: \`HttpClientWire\` over undici streams at the same CPU per chunk.
+Closing the rest would take the decoder out of \`Stream\` (a pull loop over the wire's reads), which reverses how
+\`Transport\` owns streams and their retries.
 `,
   "open-streams": `
-**Memory per open stream** is the peak during the run less the RSS before it: in-flight data and garbage more than
-the machinery. The Effect 4 edition holds about a third of what the Effect 3 edition held (94 vs 283 KB in the quick
-run); a miss here is most likely the collector's timing on a loaded machine: compare the min–max.
+**Memory per open stream** is the peak during the run less the RSS before it: in-flight data and garbage more than the
+machinery. The Effect 4 edition holds about a third of what the Effect 3 edition held (98 against 279 KB in the first
+full run); a miss is most likely the collector's timing on a loaded machine: compare the min–max.
 `,
   "agent-step": `
-**A step's cost** is the chat call plus the three tools' fibers (\`Effect.forEach\` with a concurrency forks a
-coordinator and one fiber per call), their spans and their encodes. The Effect 4 edition's step measured 1.26 × its
-chat call in the quick run, the Effect 3 edition's 2.28 ×: Effect 4's fibers and spans are cheaper. A miss is most
-likely noise at this load: compare the min–max.
+**A step is the chat call plus the tools' fibers and spans.** With three tools, \`Effect.forEach\` with a concurrency
+forks a coordinator and one fiber per call, and each call has its span, its encode and its handler's \`provide\`. The
+Effect 4 edition's step measured 1.74 × its chat call's CPU in the first full run and 1.26 × in a quick run, the Effect
+3 edition's 2.33 × and 2.28 ×: Effect 4's fibers and spans are cheaper, and the target is at the edge of what a step
+with three concurrent tools costs. The chat call's own stack trace ("Found on the way") is in both numbers.
 `,
   "browser-bundle": `
 **\`effect\` is two thirds of the page.** The full layer's entry is 68 % \`effect\` (runtime, \`Stream\`, \`Schema\`, its
-tracer and metrics) and 28 % \`@switchboard/core\`; the floor row (\`effect\` alone with a \`Schema\` decode and a
-\`Stream\`, no request) is already 28 KB of gzip. Effect 4 took the chat entry from 93.9 to 55.1 KB and the full one
-from 101 to 66.6 KB against the Effect 3 edition; the 45 and 55 KB targets would take about 10 KB more off each.
-What \`@switchboard/browser\`'s owner measured and did not take is in docs/browser.md.
+tracer and metrics) and 28 % \`@switchboard/core\`; the floor row (\`effect\` alone with a \`Schema\` decode and a \`Stream\`,
+no request) is already 28 KB of gzip. Effect 4 took the chat page from 93.9 to about 55 KB and the full one from 101
+to 66.6 KB against the Effect 3 edition; the 45 and 55 KB targets would take about 10 KB more off each. What
+\`@switchboard/browser\`'s owner measured and did not take is in docs/browser.md.
 `,
   "stream-memory": `
 **Constant memory, not constant RSS.** The decoder holds one read's events at a time, and the Node wire holds at most

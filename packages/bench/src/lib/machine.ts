@@ -71,7 +71,7 @@ export const machine = (): Machine => {
       }),
       ...(edition === undefined ? [] : [[
         "Effect 3 edition",
-        `\`${tag}\` (${edition.commit.slice(0, 7)}), effect ${edition.effectVersion}, built in ${edition.dir}`
+        `\`${tag}\` (${edition.commit.slice(0, 7)}), effect ${edition.effectVersion}, built in ${edition.dir.replace(os.homedir(), "~")}`
       ] as const])
     ],
     commit: head === undefined ? "unknown" : `${head}${dirty ? " with uncommitted changes" : ""}`,
