@@ -8,9 +8,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, type Protocol, type SwitchboardConfig } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
+import * as RecordingClock from "@switchboard/testing/RecordingClock"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -26,41 +26,6 @@ const hello = {
   messages: [{ role: "user", content: "Tell me about wires" }]
 } satisfies Protocol.ChatRequest
 
-/** Wake-up times of the pending sleeps on each recording clock. */
-const pending = new WeakMap<Clock.Clock, Array<number>>()
-
-/**
- * The test's `TestClock`, recording when each pending sleep wakes (Effect 4's
- * `TestClock` keeps them to itself): a test moves time only once the limit's
- * timer is set, whatever the order in which the wire's fibers run.
- */
-const recordingClock = Layer.effect(
-  Clock.Clock,
-  Clock.clockWith((inner) => {
-    const test = inner as TestClock.TestClock
-    const wakes: Array<number> = []
-    const clock: TestClock.TestClock = {
-      currentTimeMillisUnsafe: () => inner.currentTimeMillisUnsafe(),
-      currentTimeMillis: inner.currentTimeMillis,
-      currentTimeNanosUnsafe: () => inner.currentTimeNanosUnsafe(),
-      currentTimeNanos: inner.currentTimeNanos,
-      monotonicTimeNanosUnsafe: () => inner.monotonicTimeNanosUnsafe(),
-      monotonicTimeNanos: inner.monotonicTimeNanos,
-      sleep: (duration) =>
-        Effect.suspend(() => {
-          const wake = inner.currentTimeMillisUnsafe() + Duration.toMillis(duration)
-          wakes.push(wake)
-          return Effect.ensuring(inner.sleep(duration), Effect.sync(() => wakes.splice(wakes.indexOf(wake), 1)))
-        }),
-      adjust: (duration) => test.adjust(duration),
-      setTime: (timestamp) => test.setTime(timestamp),
-      withLive: (effect) => test.withLive(effect)
-    }
-    pending.set(clock, wakes)
-    return Effect.succeed(clock)
-  })
-) as Layer.Layer<never>
-
 /** The event loop's next turn: the wire's fetch callbacks run (no time is waited). */
 const nextTurn = Effect.callback<void>((resume) => void setImmediate(() => resume(Effect.void)))
 
@@ -68,8 +33,7 @@ const nextTurn = Effect.callback<void>((resume) => void setImmediate(() => resum
 const passTimer = (millis: number) =>
   Effect.gen(function*() {
     const due = (yield* Clock.currentTimeMillis) + millis
-    const wakes = yield* Clock.clockWith((clock) => Effect.sync(() => pending.get(clock) ?? []))
-    while (!wakes.includes(due)) yield* nextTurn
+    while (!(yield* RecordingClock.sleeps).includes(due)) yield* nextTurn
     yield* TestClock.adjust(millis)
   })
 
@@ -100,7 +64,7 @@ const emulated = (options: Partial<SwitchboardConfig.Options> = {}) =>
   Layer.unwrap(
     Effect.map(Emulator.Emulator, (emulator) =>
       BrowserSwitchboard.layerChat({ baseUrl: emulator.url, apiKey: emulator.apiKey, allowApiKeyInBrowser: true, ...options }))
-  ).pipe(Layer.provideMerge(Emulator.layer()), Layer.provideMerge(recordingClock))
+  ).pipe(Layer.provideMerge(Emulator.layer()), Layer.provideMerge(RecordingClock.layer))
 
 /** `Chat.stream(hello)` in a fiber, its chunks collected; `twoArrived` waits for the first two. */
 const streamInBackground = Effect.gen(function*() {

@@ -4,7 +4,7 @@
  * registers vitest tests around a `node:http` server, which a page cannot
  * run, so Chromium runs the page checks of `browser.test.ts` instead.
  */
-import * as WireConformance from "../../testing/src/WireConformance.js"
+import * as WireConformance from "@switchboard/testing/WireConformance"
 import * as BrowserHttpWire from "../src/BrowserHttpWire.js"
 
 WireConformance.suite("BrowserHttpWire over Node's fetch", BrowserHttpWire.layer)
