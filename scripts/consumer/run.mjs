@@ -278,8 +278,11 @@ const main = async () => {
   await Promise.all(packed.map(checkTarball))
   log("5. every tarball: LICENSE, README.md, dist/, no .tsbuildinfo or tests, no workspace: ranges, effect a peer")
 
+  // What `pnpm add effect` / `npm install effect` write: a caret on the latest version.
+  const plainEffect = `^${(await run("npm", ["view", cache, "effect@latest", "version"])).stdout.trim()}`
+
   // 2 and 3: pnpm with plain `effect`, the type checks, and the program the nodenext check emits.
-  const pnpmDir = await consumer(join(work, "pnpm"), packed, "latest")
+  const pnpmDir = await consumer(join(work, "pnpm"), packed, plainEffect)
   await pnpmInstall(pnpmDir)
   await typecheck(pnpmDir, packed)
   log("3. program.ts and the packages' README examples type-check with moduleResolution node16, nodenext and bundler, skipLibCheck false")
@@ -293,7 +296,7 @@ const main = async () => {
   }
 
   // 1: npm with plain `effect`.
-  const npmDir = await consumer(join(work, "npm"), packed, "latest")
+  const npmDir = await consumer(join(work, "npm"), packed, plainEffect)
   await npmInstall(npmDir)
   await cp(join(pnpmDir, "program.js"), join(npmDir, "program.js"))
   const emulator = await startEmulator(npmDir, "switchboard-emulator", ["--port", "0"])
