@@ -8,7 +8,7 @@
  * (marked `unterminated` when even its last line lacks its end, so a reader
  * can tell a complete event from a cut one), and an event larger than
  * `maxEventSize` fails instead of growing the buffer.
- * See `docs/streaming.md` for why this parser and not `@effect/experimental`'s.
+ * See `docs/streaming.md` for why this parser and not Effect's own (`effect/encoding/Sse`).
  *
  * @since 0.1.0
  */
