@@ -163,6 +163,9 @@ const runProgram = async (dir, url) => {
   check(results.embeddings.length === 2 && results.embeddings.every((n) => n > 0), "embeddings: not two vectors")
   check(/^https?:\/\//.test(results.video), `video: no URL (${results.video})`)
   check(results.agent.toolCalls.includes("add:success") && results.agent.text.length > 0, "agent: no tool call or no answer")
+  check(results.ai.length > 0, "ai: generateText gave no text")
+  check(results.browser.length > 0, "browser: the fetch wire gave no reply")
+  check(/^https?:\/\//.test(results.workflow), `workflow: no URL (${results.workflow})`)
   return results
 }
 
