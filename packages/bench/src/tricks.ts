@@ -6,9 +6,9 @@
  */
 import { performance } from "node:perf_hooks"
 import * as Protocol from "@switchboard/core/Protocol"
-// Internal modules (not exported by the package): from core's build, beside this one.
-import { isNonEmptyStrings, isPlainEmbeddingResponse } from "../../core/dist/internal/plain.js"
-import { decoder, encoder, jsonProblem, plainDecoder } from "../../core/dist/internal/validate.js"
+// Internal modules, exported for the bench only (core's package.json).
+import { isNonEmptyStrings, isPlainEmbeddingResponse } from "@switchboard/core/internal/plain"
+import { decoder, encoder, jsonProblem, plainDecoder } from "@switchboard/core/internal/validate"
 import * as Schema from "effect/Schema"
 import * as SchemaParser from "effect/SchemaParser"
 import { chatCompletion, chatRequest } from "./lib/fixtures.js"
