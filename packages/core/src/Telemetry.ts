@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as GenAi from "./internal/genAi.js"
+import * as Metrics from "./internal/metrics.js"
 
 /**
  * The value of `gen_ai.provider.name` on every span and metric of the SDK:
@@ -62,10 +63,6 @@ export const withContentCapture = <A, E, R>(effect: Effect.Effect<A, E, R>): Eff
  */
 export const layerContentCapture: Layer.Layer<never> = /* @__PURE__ */ Layer.succeed(CaptureContent, true)
 
-// The bucket boundaries the conventions advise.
-const tokenBoundaries = [
-  1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864
-]
 /**
  * A histogram of numbers, as `Metric.histogram` makes.
  *
@@ -73,10 +70,6 @@ const tokenBoundaries = [
  * @category metrics
  */
 export type Histogram = Metric.Histogram<number>
-
-const secondBoundaries = [
-  0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92
-]
 
 /**
  * `gen_ai.client.token.usage`: tokens per call, tagged `gen_ai.token.type`
@@ -88,10 +81,7 @@ const secondBoundaries = [
  * @since 0.1.0
  * @category metrics
  */
-export const tokenUsage: Histogram = Metric.histogram("gen_ai.client.token.usage", {
-  boundaries: tokenBoundaries,
-  description: "Number of input and output tokens used"
-})
+export const tokenUsage: Histogram = Metric.histogram(Metrics.tokenUsage.name, Metrics.tokenUsage)
 
 /**
  * `gen_ai.client.operation.duration`: seconds per call, from the request
@@ -101,10 +91,7 @@ export const tokenUsage: Histogram = Metric.histogram("gen_ai.client.token.usage
  * @since 0.1.0
  * @category metrics
  */
-export const operationDuration: Histogram = Metric.histogram("gen_ai.client.operation.duration", {
-  boundaries: secondBoundaries,
-  description: "GenAI operation duration"
-})
+export const operationDuration: Histogram = Metric.histogram(Metrics.operationDuration.name, Metrics.operationDuration)
 
 /**
  * `gen_ai.client.operation.time_to_first_chunk`: seconds from the request
@@ -113,7 +100,4 @@ export const operationDuration: Histogram = Metric.histogram("gen_ai.client.oper
  * @since 0.1.0
  * @category metrics
  */
-export const timeToFirstChunk: Histogram = Metric.histogram("gen_ai.client.operation.time_to_first_chunk", {
-  boundaries: secondBoundaries,
-  description: "Time to receive the first chunk of a streamed reply"
-})
+export const timeToFirstChunk: Histogram = Metric.histogram(Metrics.timeToFirstChunk.name, Metrics.timeToFirstChunk)

@@ -664,7 +664,7 @@ export const make = Effect.gen(function*() {
         response.commit()
         return { first, pull }
       }))
-      const { first, pull } = yield* Effect.withParentSpan(retrying(attempt, settings.schedule(options.retry ?? "safe")), span).pipe(
+      const { first, pull } = yield* Effect.withParentSpan(retrying(attempt, settings.schedule(options.retry ?? "safe")), span, spanOptions).pipe(
         // A stream that never started still ends its call: error.type and the duration.
         Effect.onExit((exit) => Exit.isFailure(exit) ? Observe.finish(observation, span, startMillis, { exit, reply: undefined }) : Effect.void)
       )

@@ -20,6 +20,7 @@ import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import * as Telemetry from "../Telemetry.js"
 import * as GenAi from "./genAi.js"
+import * as Metrics from "./metrics.js"
 
 /** Where a transport's calls go, and the metric labels made for them so far. */
 export interface Site {
@@ -74,8 +75,22 @@ const redacted = (attributes: GenAi.Attributes, redact: (text: string) => string
 }
 
 /**
+ * One of the SDK's histograms with `attributes` as its own: the series
+ * `Metric.withAttributes` would address (same name, options and attributes),
+ * without the new context per update and, for the token histogram shared by
+ * input and output, the series key (sorted, stringified attributes) remade
+ * at every update (docs/decisions.md).
+ */
+const tagged = (definition: Metrics.Definition, attributes: Record<string, string>): Telemetry.Histogram =>
+  Metric.histogram(definition.name, {
+    description: definition.description,
+    boundaries: definition.boundaries,
+    attributes
+  })
+
+/**
  * The metrics of one kind of call, tagged with its operation, models and
- * error type (`Metric.withAttributes`); the caller's own attributes
+ * error type (`tagged`); the caller's own attributes
  * (`Metric.CurrentMetricAttributes`) join them from the fiber's context.
  */
 class LabelSet {
@@ -102,10 +117,10 @@ class LabelSet {
     if (errorType !== undefined) base["error.type"] = errorType
     const seconds = { ...base, unit: "s" }
     const tokens = { ...base, unit: "{token}" }
-    this.duration = Metric.withAttributes(Telemetry.operationDuration, seconds)
-    this.firstChunk = Metric.withAttributes(Telemetry.timeToFirstChunk, seconds)
-    this.input = Metric.withAttributes(Telemetry.tokenUsage, { ...tokens, "gen_ai.token.type": "input" })
-    this.output = Metric.withAttributes(Telemetry.tokenUsage, { ...tokens, "gen_ai.token.type": "output" })
+    this.duration = tagged(Metrics.operationDuration, seconds)
+    this.firstChunk = tagged(Metrics.timeToFirstChunk, seconds)
+    this.input = tagged(Metrics.tokenUsage, { ...tokens, "gen_ai.token.type": "input" })
+    this.output = tagged(Metrics.tokenUsage, { ...tokens, "gen_ai.token.type": "output" })
   }
 
   is(operation: string, model: string | undefined, responseModel: string | undefined, errorType: string | undefined) {
@@ -222,7 +237,8 @@ export const observeCall = <A, E, R>(
     Effect.withFiber<A, E, R>((fiber) => {
       const clock = clockOf(fiber)
       const startMillis = clock.currentTimeMillisUnsafe()
-      return Effect.onExit(Effect.withParentSpan(call(span), span), (exit) => {
+      // `spanOptions` says no stack trace here too: Effect 4 captures one per `withParentSpan` unless told.
+      return Effect.onExit(Effect.withParentSpan(call(span), span, spanOptions), (exit) => {
         const genAi = observation.call
         const value = exit._tag === "Success" ? exit.value : undefined
         const reply = value === undefined || genAi.reply === undefined ? undefined : genAi.reply(value)
