@@ -42,7 +42,12 @@ export interface Resolved {
   readonly retry: Schedule.Schedule<unknown, unknown> | undefined
   /** Where `toolkit.toLayer` put the handler: the tool's `id`. */
   readonly handler: Context.Key<Tool.Handler<string>, Tool.Handler<string>>
+  /** The handler's success and failure as sent to the model (the tool's `successSchema`, its failure result schema). */
+  readonly encodeSuccess: Encode
+  readonly encodeFailure: Encode
 }
+
+type Encode = (value: unknown) => Effect.Effect<unknown, Schema.SchemaError, unknown>
 
 /** The tools of a run by name, in the toolkit's order. */
 export type Tools = ReadonlyMap<string, Resolved>
@@ -55,7 +60,7 @@ const namePattern = /^[A-Za-z0-9_-]{1,64}$/
  * `effect/ai`'s `Tool.getJsonSchema`, or for a tool annotated `Tool.Strict`
  * the strict form of `toCodecOpenAI` (optionals as nullables, read back).
  */
-const fixedOf = (tool: Tool.Any): Pick<Resolved, "definition" | "parameters" | "handler"> => {
+const fixedOf = (tool: Tool.Any): Fixed => {
   const description = Tool.getDescription(tool)
   const strict = Tool.getStrictMode(tool) === true
   const schema = tool.parametersSchema as Schema.Codec<unknown, unknown, unknown>
@@ -71,13 +76,20 @@ const fixedOf = (tool: Tool.Any): Pick<Resolved, "definition" | "parameters" | "
       }
     },
     parameters: read.codec as Schema.Codec<unknown, unknown, unknown>,
-    handler: Context.Service<Tool.Handler<string>>(tool.id)
+    handler: Context.Service<Tool.Handler<string>>(tool.id),
+    // Once per tool: `failureResultSchema` makes a new union, and so a new encoder, at each call.
+    encodeSuccess: Schema.encodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown, never, unknown>),
+    encodeFailure: Schema.encodeUnknownEffect(
+      Tool.failureResultSchema(tool) as unknown as Schema.Codec<unknown, unknown, never, unknown>
+    )
   }
 }
 
+type Fixed = Pick<Resolved, "definition" | "parameters" | "handler" | "encodeSuccess" | "encodeFailure">
+
 // A tool never changes (`annotate` and the setters make a new one), so what
 // is made from it is made once; a tool dropped drops its entry.
-const fixed = new WeakMap<Tool.Any, Pick<Resolved, "definition" | "parameters" | "handler">>()
+const fixed = new WeakMap<Tool.Any, Fixed>()
 
 const fixedFor = (tool: Tool.Any) => {
   let found = fixed.get(tool)
@@ -287,8 +299,7 @@ const normalizeFailure = (name: string, failure: unknown) =>
 /** Runs a ready call: handler, retry, timeout, then encodes what came out. */
 const execute = (resolved: Resolved, call: Protocol.ToolCall, params: unknown) => {
   const tool = resolved.tool
-  const encodeSuccess = Schema.encodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown, never, unknown>)
-  const encodeFailure = Schema.encodeUnknownEffect(Tool.failureResultSchema(tool) as unknown as Schema.Codec<unknown, unknown, never, unknown>)
+  const { encodeFailure, encodeSuccess } = resolved
   const failed = (failure: unknown) =>
     Effect.map(Effect.orDie(encodeFailure(normalizeFailure(tool.name, failure))), (encoded) =>
       result(call, "failure", errorContent(encoded)))
