@@ -122,6 +122,6 @@ RSS plateaus.
   "embed-many": `
 **The batched path is per request, not per input.** Both modes do the same per-input work (\`JSON.parse\` of the reply,
 the hand checks); the ratio moves with the cost of one request, which the machine's load moves most. In the port's
-full runs it was 24.9 × and 26.2 × at loads of 5–9 and 11.3 × at 14–16 (batched CPU per input 4.4–5.7 µs throughout).
+full runs it was 24.9 × and 26.2 × at loads of 5–9 and 11.3 × at 14–16 (batched CPU per input 4.2–5.7 µs throughout).
 `
 }
