@@ -1,25 +1,13 @@
 /**
- * On Effect 3 these were `Stream.unwrap` and `Stream.unwrapScoped` as
- * channels, faster than Effect's own. Effect 4's `Stream.unwrap` is that very
- * construction (`Channel.unwrap` over `toChannel`, no stage of its own) and
- * runs the effect in the stream's scope, closed with the stream's exit: the
- * helpers are now its aliases, kept for the modules that still import them.
+ * The one stream stage of the SSE parser and the chat decoders. (On Effect 3
+ * this module also held channel-level `unwrap`s, faster than Effect's own;
+ * Effect 4's `Stream.unwrap` is that construction, so they are gone.)
  */
 import type * as Arr from "effect/Array"
 import type * as Cause from "effect/Cause"
 import * as Channel from "effect/Channel"
 import * as Effect from "effect/Effect"
 import * as Pull from "effect/Pull"
-import * as Stream from "effect/Stream"
-
-/** The stream `effect` makes, run when the stream is. */
-export const unwrap = Stream.unwrap
-
-/**
- * The stream `effect` makes in a scope that closes, with the stream's exit,
- * when the stream ends: its last element, a failure or an interruption.
- */
-export const unwrapScoped = Stream.unwrap
 
 /** What `batches` runs over one stream: how a read and the end become output. */
 export interface Batches<In, Out, E> {

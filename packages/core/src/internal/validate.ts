@@ -24,11 +24,14 @@ const firstIssue = (issue: SchemaIssue.Issue): InvalidRequestError => {
 // `Issue.kindOf` never prints more than a short string.
 const parseOptions = { errors: "all", reportInput: true } as const
 
-// `encoder` and `plainDecoder` first ask `Schema.is`, several times cheaper
-// than encoding or decoding, and pass a value it accepts on as it is. That is
-// right only for schemas whose encoding (decoding) of a value their type
-// accepts is that same value: no transformation but a default, like
-// ToolCall's `type`. Property tests hold each schema compiled so to it.
+// `encoder` and `plainDecoder` first ask `Schema.is`, and pass a value it
+// accepts on as it is. That is right only for schemas whose encoding
+// (decoding) of a value their type accepts is that same value: no
+// transformation but a default, like ToolCall's `type`. Property tests hold
+// each schema compiled so to it. For `plainDecoder` it is speed (several
+// times cheaper than decoding). For `encoder` it is also what sends a
+// request's unknown fields (a gateway's extensions) on: Effect 4's encoding
+// drops them, and on Effect 4 it gains no speed (docs/performance.md).
 
 /**
  * How deep a request may nest. Far beyond any real message or tool schema;
