@@ -1,0 +1,120 @@
+/**
+ * Issue 29, case 1, across real processes: a runner (`fixtures/submitter.mjs`
+ * over the built package, one sqlite file) sends a video submission; the
+ * emulator (in this process) has made the task and sent its status line, and
+ * holds the rest of its answer until the test has SIGKILLed that runner. No
+ * result can be stored before the kill: the kill is in the window by
+ * construction, not by timing. A second runner on the file then replays the
+ * workflow.
+ * - at most once (the default): the workflow ends in
+ *   SubmissionOutcomeUnknownError with the request and the time it was about
+ *   to be sent; the emulator received one submission.
+ * - at least once (opt-in): the second runner submits again (two
+ *   submissions, two tasks made) and the workflow ends with the second task's video.
+ */
+import { Emulator } from "@switchboard/emulator"
+import * as Processes from "@switchboard/testing/Processes"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest"
+import { awaitRequests } from "./fleet.js"
+import { build } from "./processes.js"
+
+const here = Path.dirname(fileURLToPath(import.meta.url))
+const request = { model: "video-1", prompt: "a paid clip" }
+const dirs: Array<string> = []
+
+beforeAll(() => build(), 240_000)
+afterAll(async () => {
+  await Processes.stopAll()
+  for (const dir of dirs) Fs.rmSync(dir, { recursive: true, force: true })
+})
+
+interface Event {
+  readonly pid: number
+  readonly at: number
+  readonly ev: "submitting" | "submit"
+  readonly taskId?: string
+}
+
+/** The runners' log: each submission about to be sent, and each answered. */
+const readLog = (file: string): ReadonlyArray<Event> =>
+  Fs.existsSync(file)
+    ? Fs.readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as Event)
+    : []
+
+const startSubmitter = (env: Readonly<Record<string, string>>) =>
+  Processes.start(Path.join(here, "fixtures/submitter.mjs"), [], { cwd: Path.resolve(here, ".."), env: { ...process.env, ...env } })
+
+interface End {
+  readonly exit: "Success" | "Failure"
+  readonly video?: { readonly taskId: string; readonly videoUrl: string }
+  readonly error?: Record<string, unknown>
+}
+
+/**
+ * The first runner killed while the emulator holds its submission's answer,
+ * then a second runner on the same file until the workflow ends.
+ */
+const killedInTheWindow = async (submission: Readonly<Record<string, string>>) => {
+  const runtime = ManagedRuntime.make(
+    Emulator.layer({
+      // The first submission: status and headers sent (the task is made), the body held.
+      faults: { paths: ["/v1/chat/completions"], script: [{ _tag: "Delay", delay: "1 hour", afterHeaders: true }] }
+    })
+  )
+  onTestFinished(() => runtime.dispose())
+  onTestFinished(Processes.stopAll)
+  const emulator = await runtime.runPromise(Emulator.Emulator)
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-submission-"))
+  dirs.push(dir)
+  const log = Path.join(dir, "log.jsonl")
+  const env = {
+    DATABASE: `sqlite:${Path.join(dir, "workflows.sqlite")}`,
+    BASE_URL: emulator.url,
+    API_KEY: emulator.apiKey,
+    LOG: log,
+    KEY: "paid-1",
+    PORT: String(20000 + (process.pid % 1000) * 10 + 9)
+  }
+  const first = startSubmitter({ ...env, ...submission, START: "1" })
+  await awaitRequests(runtime, emulator, (submissions) => submissions >= 1)
+  await first.kill()
+  expect(readLog(log).map((e) => e.ev)).toEqual(["submitting"])
+
+  const second = startSubmitter({ ...env, FOLLOW: "1" })
+  const out = await second.waitFor(/^end /m, "stdout")
+  await second.kill()
+  const end = JSON.parse(out.match(/^end (.*)$/m)![1]!) as End
+  const submissions = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions"))
+  return { end, submissions, events: readLog(log), first, second }
+}
+
+describe("a submission whose runner is killed before its answer is stored", () => {
+  it("at most once (the default): SubmissionOutcomeUnknownError, one submission, none by the second runner", async () => {
+    const { end, events, first, second, submissions } = await killedInTheWindow({})
+    console.log(`at most once: ${end.exit} ${String(end.error?._tag)}, ${submissions.length} submission(s)`)
+    expect(end.exit).toBe("Failure")
+    expect(end.error).toMatchObject({ _tag: "SubmissionOutcomeUnknownError", key: "paid-1", request })
+    expect(end.error?.message).toMatch(/may have reached the service/)
+    // Stored before the request went out: no later than the first runner's log of it.
+    const sending = events.find((e) => e.ev === "submitting")!
+    expect(sending.pid).toBe(first.pid)
+    expect(end.error?.sentAt).toBeLessThanOrEqual(sending.at)
+    expect(submissions).toHaveLength(1)
+    expect(events.filter((e) => e.pid === second.pid)).toEqual([])
+  }, 120_000)
+
+  it("at least once (opt-in at start): the second runner submits again and the task ends", async () => {
+    const { end, events, second, submissions } = await killedInTheWindow({ SUBMISSION: "at-least-once" })
+    console.log(`at least once: ${end.exit}, ${submissions.length} submissions`)
+    expect(end.exit).toBe("Success")
+    expect(submissions).toHaveLength(2)
+    const resubmitted = events.filter((e) => e.pid === second.pid && e.ev === "submit")
+    expect(resubmitted).toHaveLength(1)
+    expect(end.video?.taskId).toBe(resubmitted[0]!.taskId)
+  }, 120_000)
+})
