@@ -13,6 +13,9 @@
  *   submissions, two tasks made) and the workflow ends with the second task's video.
  */
 import { Emulator } from "@switchboard/emulator"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import * as Processes from "@switchboard/testing/Processes"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Fs from "node:fs"
@@ -20,16 +23,24 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest"
+import { Cluster, VideoWorkflow } from "../src/index.js"
 import { awaitRequests } from "./fleet.js"
+import { type Postgres, settled, startPostgres } from "./postgres.js"
 import { build } from "./processes.js"
 
 const here = Path.dirname(fileURLToPath(import.meta.url))
 const request = { model: "video-1", prompt: "a paid clip" }
 const dirs: Array<string> = []
 
-beforeAll(() => build(), 240_000)
+let postgres: Postgres | undefined
+
+beforeAll(() => {
+  postgres = startPostgres(26000 + (process.pid % 4000))
+  build()
+}, 240_000)
 afterAll(async () => {
   await Processes.stopAll()
+  postgres?.stop()
   for (const dir of dirs) Fs.rmSync(dir, { recursive: true, force: true })
 })
 
@@ -55,23 +66,27 @@ interface End {
   readonly error?: Record<string, unknown>
 }
 
+/** The first submission: its status line and headers sent (the task is made), the body held. */
+const holdFirstSubmission = Emulator.layer({
+  faults: { paths: ["/v1/chat/completions"], script: [{ _tag: "Delay", delay: "1 hour", afterHeaders: true }] }
+})
+
+const tempLog = () => {
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-submission-"))
+  dirs.push(dir)
+  return { dir, log: Path.join(dir, "log.jsonl") }
+}
+
 /**
  * The first runner killed while the emulator holds its submission's answer,
- * then a second runner on the same file until the workflow ends.
+ * then a second runner on the same sqlite file until the workflow ends.
  */
 const killedInTheWindow = async (submission: Readonly<Record<string, string>>) => {
-  const runtime = ManagedRuntime.make(
-    Emulator.layer({
-      // The first submission: status and headers sent (the task is made), the body held.
-      faults: { paths: ["/v1/chat/completions"], script: [{ _tag: "Delay", delay: "1 hour", afterHeaders: true }] }
-    })
-  )
+  const runtime = ManagedRuntime.make(holdFirstSubmission)
   onTestFinished(() => runtime.dispose())
   onTestFinished(Processes.stopAll)
   const emulator = await runtime.runPromise(Emulator.Emulator)
-  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-submission-"))
-  dirs.push(dir)
-  const log = Path.join(dir, "log.jsonl")
+  const { dir, log } = tempLog()
   const env = {
     DATABASE: `sqlite:${Path.join(dir, "workflows.sqlite")}`,
     BASE_URL: emulator.url,
@@ -93,7 +108,7 @@ const killedInTheWindow = async (submission: Readonly<Record<string, string>>) =
   return { end, submissions, events: readLog(log), first, second }
 }
 
-describe("a submission whose runner is killed before its answer is stored", () => {
+describe("a submission whose runner is killed before its answer is stored (sqlite, restarted)", () => {
   it("at most once (the default): SubmissionOutcomeUnknownError, one submission, none by the second runner", async () => {
     const { end, events, first, second, submissions } = await killedInTheWindow({})
     console.log(`at most once: ${end.exit} ${String(end.error?._tag)}, ${submissions.length} submission(s)`)
@@ -117,4 +132,62 @@ describe("a submission whose runner is killed before its answer is stored", () =
     expect(resubmitted).toHaveLength(1)
     expect(end.video?.taskId).toBe(resubmitted[0]!.taskId)
   }, 120_000)
+})
+
+/**
+ * A fleet of two runners on Postgres; the workflow started from a client (this
+ * process). The runner that sends the submission is killed while the emulator
+ * holds its answer; the other takes its shards and replays the workflow.
+ */
+const killedInAFleet = async (name: string, submission: VideoWorkflow.Submission | undefined) => {
+  const url = postgres!.database(name)
+  const runtime = ManagedRuntime.make(
+    Layer.merge(holdFirstSubmission, Layer.unwrap(Effect.map(Cluster.parseDatabase(url), (database) => Cluster.layerClient({ database }))))
+  )
+  onTestFinished(() => runtime.dispose())
+  onTestFinished(Processes.stopAll)
+  const emulator = await runtime.runPromise(Emulator.Emulator)
+  const { log } = tempLog()
+  const env = { DATABASE: url, BASE_URL: emulator.url, API_KEY: emulator.apiKey, LOG: log, KEY: "paid-fleet" }
+  const runners = [7, 8].map((offset) => startSubmitter({ ...env, PORT: String(20000 + (process.pid % 1000) * 10 + offset) }))
+  await Promise.all(runners.map((runner) => runner.waitFor(/^ready$/m, "stdout")))
+  // Started once the shards are shared out: a shard moving between live
+  // runners is another way to replay a submission (docs/fleet.md).
+  await settled(url, 2)
+  await runtime.runPromise(VideoWorkflow.start(request, { key: "paid-fleet", ...(submission ? { submission } : {}) }))
+  await awaitRequests(runtime, emulator, (submissions) => submissions >= 1)
+  const sender = runners.find((runner) => runner.pid === readLog(log).find((e) => e.ev === "submitting")?.pid)!
+  await sender.kill()
+  const survivor = runners.find((runner) => runner !== sender)!
+  const result = await runtime.runPromise(
+    VideoWorkflow.result("paid-fleet").pipe(
+      Effect.repeat({ until: (r) => r?._tag === "Complete", schedule: Schedule.spaced("200 millis") })
+    )
+  )
+  await survivor.kill()
+  const submissions = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions"))
+  return { exit: result!._tag === "Complete" ? result!.exit : undefined, submissions, events: readLog(log), sender, survivor }
+}
+
+describe("a submission whose runner is killed before its answer is stored (a fleet on Postgres)", () => {
+  it("at most once (the default): the other runner ends it in SubmissionOutcomeUnknownError, one submission", async () => {
+    const { events, exit, sender, submissions, survivor } = await killedInAFleet("once", undefined)
+    const error = exit?._tag === "Failure" ? exit.cause.reasons.find((r) => r._tag === "Fail")?.error : undefined
+    console.log(`fleet, at most once: ${exit?._tag} ${String(error?._tag)}, ${submissions.length} submission(s)`)
+    expect(error).toBeInstanceOf(VideoWorkflow.SubmissionOutcomeUnknownError)
+    expect(error).toMatchObject({ key: "paid-fleet", request })
+    expect(submissions).toHaveLength(1)
+    expect(events.map((e) => [e.ev, e.pid])).toEqual([["submitting", sender.pid]])
+    expect(events.some((e) => e.pid === survivor.pid)).toBe(false)
+  }, 180_000)
+
+  it("at least once (opt-in at start): the other runner submits again and the task ends", async () => {
+    const { events, exit, submissions, survivor } = await killedInAFleet("twice", "at-least-once")
+    console.log(`fleet, at least once: ${exit?._tag}, ${submissions.length} submissions`)
+    expect(exit?._tag).toBe("Success")
+    expect(submissions).toHaveLength(2)
+    const resubmitted = events.filter((e) => e.pid === survivor.pid && e.ev === "submit")
+    expect(resubmitted).toHaveLength(1)
+    expect(exit?._tag === "Success" ? exit.value.taskId : undefined).toBe(resubmitted[0]!.taskId)
+  }, 180_000)
 })
