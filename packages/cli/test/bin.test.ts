@@ -15,6 +15,7 @@ import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bin, build, lines, packageDir, pngSize, removeTempDirs, run, start, stopAll, tempDir, tinyPng, videoServiceNaming } from "./helpers.js"
+import { type Postgres, startPostgres } from "./postgres.js"
 
 const runtime = ManagedRuntime.make(Emulator.layer())
 let emulator: Emulator.Emulator["Service"]
@@ -750,5 +751,86 @@ describe.concurrent("switchboard worker", { timeout: 120_000 }, () => {
     expect(result.stderr).toMatch(/port/)
     expect(result.stderr).toMatch(/32768–60999/)
     expectOneLine(result.stderr)
+  })
+})
+
+describe.concurrent("switchboard worker: failover flags", { timeout: 60_000 }, () => {
+  // Checked before the database is opened: a refused port shows nothing is asked of it.
+  const refused = async () => `postgres://nobody@127.0.0.1:${await refusedPort()}/none`
+  it.each([
+    [["--shard-lock-expiration", "2s"], /^✖ --shard-lock-expiration must be at least 3s, got 2s$/],
+    [["--shard-lock-expiration", "12s", "--shard-lock-refresh", "5s"], /^✖ --shard-lock-refresh must be at most a third of the shard lock expiration \(12s\): at most 4s, got 5s$/],
+    [["--shard-lock-refresh", "7s"], /^✖ --shard-lock-refresh must be at most a third of the shard lock expiration \(20s\): at most 6\.667s, got 7s$/],
+    [["--health-check-interval", "0s"], /^✖ --health-check-interval: the duration must be positive, not "0s"/],
+    [["--shard-lock-expiration", "soon"], /^✖ --shard-lock-expiration: "soon" is not a duration/],
+    [["--log-level", "loud"], /^✖ --log-level: "loud" is not one of debug, info, warning, error, none$/]
+  ])("%j: one ✖ line naming the flag, exit 2", async (flags, message) => {
+    const result = await run(["worker", "--database", await refused(), "--port", "24990", ...flags], { env })
+    expect(result.code).toBe(2)
+    expect(result.stderr.trim()).toMatch(message)
+    expectOneLine(result.stderr)
+    expect(result.stdout).toBe("")
+  })
+})
+
+describe("switchboard worker on Postgres", { timeout: 180_000 }, () => {
+  let postgres: Postgres
+  beforeAll(() => {
+    postgres = startPostgres(25441)
+  })
+  afterAll(async () => {
+    await stopAll()
+    postgres?.stop()
+  })
+
+  it("the failover flags reach effect/cluster: the lock session ends after --shard-lock-expiration idle; the settings are printed", async () => {
+    const url = postgres.database("flags")
+    const worker = start(
+      ["worker", "--database", url, "--port", "24151", "--shard-lock-expiration", "12s", "--shard-lock-refresh", "3s", "--health-check-interval", "2s"],
+      { env }
+    )
+    const stdout = await worker.waitFor(/Ctrl-C stops it/, "stdout")
+    expect(stdout).toContain("Failover: runners pinged every 2s; shard locks expire after 12s, refreshed every 3s")
+    // effect/cluster's SqlRunnerStorage sets its lock session's idle_session_timeout to
+    // shardLockExpiration, in milliseconds, when its layer is built (before the line above).
+    expect(postgres.log()).toMatch(/set_config\(name, '12000', false\) FROM pg_settings WHERE name = 'idle_session_timeout'/)
+    const defaults = start(["worker", "--database", postgres.database("defaults"), "--port", "24152"], { env })
+    expect(await defaults.waitFor(/Ctrl-C stops it/, "stdout")).toContain(
+      "Failover: runners pinged every 5s; shard locks expire after 20s, refreshed every 6s"
+    )
+    expect(postgres.log()).toMatch(/set_config\(name, '20000', false\)/)
+    worker.signal("SIGINT")
+    defaults.signal("SIGINT")
+    expect((await worker.exited).code).toBe(0)
+    expect((await defaults.exited).code).toBe(0)
+  })
+
+  it("quiet: the cluster's log lines go to stderr from --log-level up (warning by default), no driver warning; stdout is the worker's own", async () => {
+    const url = postgres.database("quiet")
+    const quiet = start(["worker", "--database", url, "--port", "24153"], { env })
+    const chatty = start(["worker", "--database", url, "--port", "24154", "--log-level", "info"], { env })
+    await quiet.waitFor(/Ctrl-C stops it/, "stdout")
+    await chatty.waitFor(/Ctrl-C stops it/, "stdout")
+    // A task through the fleet, so both runners have used the database under load of a workflow.
+    const dir = tempDir("worker-quiet")
+    const video = await run(["video", "A quiet fleet", "--database", url, "--poll-interval", "10ms", "--out", "videos"], { env, cwd: dir })
+    expect(video.code).toBe(0)
+    expect(lines(video.stdout)).toEqual([expect.stringMatching(/^videos\/task_\w+\.mp4$/)])
+    expect(video.stderr).not.toMatch(/INFO|WARN|DEBUG|DeprecationWarning/)
+    quiet.signal("SIGINT")
+    chatty.signal("SIGINT")
+    const [q, c] = [await quiet.exited, await chatty.exited]
+    for (const exited of [q, c]) {
+      expect(exited.code).toBe(0)
+      expect(lines(exited.stdout)).toEqual([
+        expect.stringMatching(/^Switchboard worker running video workflows on Postgres 127\.0\.0\.1:25441\/quiet, reachable by other runners at 127\.0\.0\.1:2415[34]$/),
+        "Failover: runners pinged every 5s; shard locks expire after 20s, refreshed every 6s",
+        "Ctrl-C stops it; unfinished workflows go on when a worker runs again."
+      ])
+      expect(exited.stderr).not.toMatch(/DeprecationWarning|client\.query\(\)/)
+    }
+    expect(q.stderr).not.toMatch(/\b(INFO|DEBUG)\b/)
+    expect(c.stderr).toMatch(/INFO .*Listening on: 127\.0\.0\.1:24154/)
+    expect(c.stderr).not.toMatch(/\bDEBUG\b/)
   })
 })
