@@ -47,7 +47,7 @@ afterAll(async () => {
 interface Event {
   readonly pid: number
   readonly at: number
-  readonly ev: "submitting" | "submit"
+  readonly ev: "submitting" | "submit" | "tool"
   readonly taskId?: string
 }
 
@@ -62,6 +62,8 @@ const startSubmitter = (env: Readonly<Record<string, string>>) =>
 
 interface End {
   readonly exit: "Success" | "Failure"
+  readonly status?: string
+  readonly roles?: ReadonlyArray<string>
   readonly video?: { readonly taskId: string; readonly videoUrl: string }
   readonly error?: Record<string, unknown>
 }
@@ -190,4 +192,66 @@ describe("a submission whose runner is killed before its answer is stored (a fle
     expect(resubmitted).toHaveLength(1)
     expect(exit?._tag === "Success" ? exit.value.taskId : undefined).toBe(resubmitted[0]!.taskId)
   }, 180_000)
+})
+
+/**
+ * AgentWorkflow's calls in the same window, on sqlite: the runner killed
+ * while the emulator holds a model call's answer, or while a tool runs (the
+ * tool's handler never ends on the first runner); a second runner replays.
+ */
+describe("an agent run whose runner is killed inside a call (sqlite, restarted)", () => {
+  const agentRun = async (faults: Emulator.Options, first: Readonly<Record<string, string>>, killWhen: (
+    runtime: ManagedRuntime.ManagedRuntime<Emulator.Emulator, unknown>,
+    emulator: Emulator.Emulator["Service"],
+    runner: Processes.Running
+  ) => Promise<unknown>) => {
+    const runtime = ManagedRuntime.make(Emulator.layer(faults))
+    onTestFinished(() => runtime.dispose())
+    onTestFinished(Processes.stopAll)
+    const emulator = await runtime.runPromise(Emulator.Emulator)
+    const { dir, log } = tempLog()
+    const env = {
+      DATABASE: `sqlite:${Path.join(dir, "workflows.sqlite")}`,
+      BASE_URL: emulator.url,
+      API_KEY: emulator.apiKey,
+      LOG: log,
+      KEY: "agent-1"
+    }
+    const runner = startSubmitter({ ...env, ...first, AGENT_START: "1" })
+    await killWhen(runtime, emulator, runner)
+    await runner.kill()
+    const second = startSubmitter({ ...env, AGENT_FOLLOW: "1" })
+    const out = await second.waitFor(/^end /m, "stdout")
+    await second.kill()
+    const end = JSON.parse(out.match(/^end (.*)$/m)![1]!) as End
+    const completions = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions"))
+    return { end, completions, tools: readLog(log).filter((e) => e.ev === "tool"), runner, second }
+  }
+
+  it("a model call sent but not stored is made again by the replay", async () => {
+    const { completions, end, tools } = await agentRun(
+      { faults: { paths: ["/v1/chat/completions"], script: [{ _tag: "Delay", delay: "1 hour", afterHeaders: true }] } },
+      {},
+      (runtime, emulator) => awaitRequests(runtime, emulator, (calls) => calls >= 1)
+    )
+    console.log(`agent, model call: ${end.exit} ${String(end.status)}, ${completions.length} model calls, tool run ${tools.length}x`)
+    expect(end).toMatchObject({ exit: "Success", status: "completed" })
+    // Step 0 twice (the same request), then the call after the tool.
+    expect(completions).toHaveLength(3)
+    expect(completions[1]!.body).toEqual(completions[0]!.body)
+    expect(tools).toHaveLength(1)
+  }, 120_000)
+
+  it("a tool that ran but whose result was not stored runs again in the replay", async () => {
+    const { completions, end, runner, second, tools } = await agentRun(
+      {},
+      { HOLD_TOOL: "1" },
+      (_runtime, _emulator, runner) => runner.waitFor(/^tool /m, "stdout")
+    )
+    console.log(`agent, tool: ${end.exit} ${String(end.status)}, ${completions.length} model calls, tool run ${tools.length}x`)
+    expect(end).toMatchObject({ exit: "Success", status: "completed" })
+    expect(tools.map((e) => e.pid)).toEqual([runner.pid, second.pid])
+    // Step 0's model call was stored before the tool ran: only the call after the tool is new.
+    expect(completions).toHaveLength(2)
+  }, 120_000)
 })
