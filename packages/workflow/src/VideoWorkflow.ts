@@ -234,7 +234,7 @@ const body = (options: Options) => {
               new SubmissionOutcomeUnknownError({
                 message: `the submission of video workflow ${payload.key} may have reached the service: it was about to be sent at ${
                   new Date(intent.at).toISOString()
-                } and its result was not stored (its runner stopped); it was not sent again, and the task id is unknown`,
+                } and its result was not stored (its runner stopped). It was not sent again and its task id is unknown: look for a ${payload.request.model} task made then at the service, and start the request again under a new key only if there is none`,
                 key: payload.key,
                 request: payload.request,
                 sentAt: intent.at
