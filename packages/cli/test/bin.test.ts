@@ -8,8 +8,11 @@
  * one file so that no two builds ever race on the same dist.
  */
 import { Emulator } from "@switchboard/emulator"
+import { Cluster, VideoWorkflow } from "@switchboard/workflow"
+import * as Redacted from "effect/Redacted"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Fs from "node:fs"
+import * as Http from "node:http"
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -803,6 +806,70 @@ describe("switchboard worker on Postgres", { timeout: 180_000 }, () => {
     defaults.signal("SIGINT")
     expect((await worker.exited).code).toBe(0)
     expect((await defaults.exited).code).toBe(0)
+  })
+
+  it("a SIGKILLed worker's tasks are taken over by the other: each task it was polling is polled again, by the survivor", async () => {
+    // A service of its own, reached by each worker under its own path, so
+    // that every status call says which worker made it. Tasks never end.
+    const calls: Array<{ readonly worker: string; readonly taskId: string }> = []
+    let submitted = 0
+    const service = Http.createServer((request, response) => {
+      let body = ""
+      request.on("data", (chunk) => (body += chunk))
+      request.on("end", () => {
+        response.writeHead(200, { "content-type": "application/json" })
+        const [, worker, ...rest] = (request.url ?? "").split("/")
+        if (rest.join("/") === "v1/chat/task/status") {
+          const taskId = String(JSON.parse(body).task_id)
+          calls.push({ worker: worker!, taskId })
+          return response.end(JSON.stringify({ task_id: taskId, status: "processing", progress: 50 }))
+        }
+        response.end(JSON.stringify({ id: `task_${++submitted}`, choices: [{ index: 0, message: { role: "assistant", content: "" } }] }))
+      })
+    })
+    await new Promise<void>((resolve) => service.listen(0, "127.0.0.1", resolve))
+    const base = `http://127.0.0.1:${(service.address() as Net.AddressInfo).port}`
+    const seen = (done: () => boolean) =>
+      new Promise<void>((resolve) => {
+        const check = () => (done() ? resolve() : void setTimeout(check, 100))
+        check()
+      })
+    try {
+      const url = postgres.database("takeover")
+      const worker = (name: string, port: number) =>
+        start(["worker", "--database", url, "--port", String(port), "--poll-interval", "1s"], {
+          env: { SWITCHBOARD_BASE_URL: `${base}/${name}`, SWITCHBOARD_API_KEY: "sk-test" }
+        })
+      const a = worker("a", 24155)
+      await a.waitFor(/Ctrl-C stops it/, "stdout")
+      // 12 tasks started from a client of the fleet; a alone holds every shard.
+      const client = ManagedRuntime.make(Cluster.layerClient({ database: { _tag: "Postgres", url: Redacted.make(url) } }))
+      for (let i = 0; i < 12; i++) await client.runPromise(VideoWorkflow.start({ model: "video-1", prompt: `takeover ${i}` }, { key: `takeover-${i}` }))
+      await client.dispose()
+      await seen(() => new Set(calls.map((c) => c.taskId)).size === 12)
+      const b = worker("b", 24156)
+      await b.waitFor(/Ctrl-C stops it/, "stdout")
+      // The fleet settled (b took its share of the shards, and with them some
+      // tasks); then the tasks a still polls are the ones it owns.
+      const joined = calls.length
+      await seen(() => new Set(calls.slice(joined).filter((c) => c.worker === "b").map((c) => c.taskId)).size > 0)
+      const settled = calls.length
+      await seen(() => new Set(calls.slice(settled).map((c) => c.taskId)).size === 12)
+      const owned = new Set(calls.slice(settled).filter((c) => c.worker === "a").map((c) => c.taskId))
+      // Never vacuous: a owns tasks when it is killed.
+      expect(owned.size).toBeGreaterThan(0)
+      a.signal("SIGKILL")
+      expect((await a.exited).signal).toBe("SIGKILL")
+      const killed = calls.length
+      // Every task, a's included, polled by b after the kill.
+      await seen(() => new Set(calls.slice(killed).filter((c) => c.worker === "b").map((c) => c.taskId)).size === 12)
+      expect(new Set(calls.slice(killed).map((c) => c.taskId))).toEqual(new Set(Array.from({ length: 12 }, (_, i) => `task_${i + 1}`)))
+      b.signal("SIGINT")
+      expect((await b.exited).code).toBe(0)
+    } finally {
+      service.closeAllConnections()
+      service.close()
+    }
   })
 
   it("quiet: the cluster's log lines go to stderr from --log-level up (warning by default), no driver warning; stdout is the worker's own", async () => {
