@@ -7,7 +7,12 @@
  */
 import { type SwitchboardError, type TaskPoller, type Videos } from "@switchboard/core"
 import { ConfigurationError } from "@switchboard/core/SwitchboardError"
+import type * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as Duration from "effect/Duration"
+import type * as LogLevelModule from "effect/LogLevel"
+import * as Logger from "effect/Logger"
 import * as Path from "effect/Path"
+import * as References from "effect/References"
 import { NodeMedia } from "@switchboard/node"
 import { Cluster, VideoWorkflow } from "@switchboard/workflow"
 import * as Effect from "effect/Effect"
@@ -25,7 +30,108 @@ export interface WorkerOptions {
   readonly host?: string | undefined
   readonly port?: number | undefined
   readonly poll: TaskPoller.PollOptions<SwitchboardError.SwitchboardError>
+  /** `switchboard worker`'s failover flags; what is not given is `Cluster.failoverDefaults`'. */
+  readonly failover?: Failover | undefined
+  /** The cluster's log lines shown (on stderr) from this level up; default `warning`. */
+  readonly logLevel?: LogLevel | undefined
 }
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Failover {
+  readonly healthCheckInterval?: Duration.Duration | undefined
+  readonly shardLockExpiration?: Duration.Duration | undefined
+  readonly shardLockRefresh?: Duration.Duration | undefined
+}
+
+/**
+ * `--log-level`'s values.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type LogLevel = "debug" | "info" | "warning" | "error" | "none"
+
+const logLevels: Record<LogLevel, LogLevelModule.LogLevel> = {
+  debug: "Debug",
+  info: "Info",
+  warning: "Warn",
+  error: "Error",
+  none: "None"
+}
+
+/** The shortest `--shard-lock-expiration`: below it a busy runner would lose its shards to a slow refresh. */
+const minimumExpiration = Duration.seconds(3)
+
+const seconds = (duration: Duration.Duration) => `${Number((Duration.toMillis(duration) / 1000).toFixed(3))}s`
+
+/**
+ * The failover flags as `effect/cluster`'s settings, over
+ * `Cluster.failoverDefaults`: only what was given, checked (an expiration of
+ * at least 3 s, a refresh of at most a third of the expiration), a bad value
+ * a `UsageError` naming its flag.
+ *
+ * @since 0.1.0
+ * @category failover
+ */
+export const shardingOf = (failover: Failover = {}): Effect.Effect<
+  Partial<Pick<ShardingConfig.ShardingConfig["Service"], keyof typeof Cluster.failoverDefaults>>,
+  Errors.UsageError
+> => {
+  const expiration = failover.shardLockExpiration ?? Cluster.failoverDefaults.shardLockExpiration
+  if (Duration.isLessThan(expiration, minimumExpiration)) {
+    return Effect.fail(
+      new Errors.UsageError({
+        message: `--shard-lock-expiration must be at least ${seconds(minimumExpiration)}, got ${seconds(expiration)}`
+      })
+    )
+  }
+  const third = Duration.divideUnsafe(expiration, 3)
+  if (failover.shardLockRefresh !== undefined && Duration.isGreaterThan(failover.shardLockRefresh, third)) {
+    return Effect.fail(
+      new Errors.UsageError({
+        message: `--shard-lock-refresh must be at most a third of the shard lock expiration (${seconds(expiration)}): at most ${
+          seconds(third)
+        }, got ${seconds(failover.shardLockRefresh)}`
+      })
+    )
+  }
+  return Effect.succeed({
+    ...(failover.healthCheckInterval === undefined ? {} : { runnerHealthCheckInterval: failover.healthCheckInterval }),
+    ...(failover.shardLockExpiration === undefined ? {} : { shardLockExpiration: failover.shardLockExpiration }),
+    ...(failover.shardLockRefresh === undefined ? {} : { shardLockRefreshInterval: failover.shardLockRefresh })
+  })
+}
+
+/**
+ * The settings a runner of `options` works with, said in one line: the
+ * health check, the lock expiration and the refresh (effect/cluster
+ * refreshes at most every third of the expiration).
+ */
+const failoverLine = (options: WorkerOptions) =>
+  Effect.map(shardingOf(options.failover), (given) => {
+    const settings = { ...Cluster.failoverDefaults, ...given }
+    const expiration = Duration.fromInputUnsafe(settings.shardLockExpiration)
+    const refresh = Duration.min(Duration.fromInputUnsafe(settings.shardLockRefreshInterval), Duration.divideUnsafe(expiration, 3))
+    return `Failover: runners pinged every ${seconds(Duration.fromInputUnsafe(settings.runnerHealthCheckInterval))}; shard locks expire after ${
+      seconds(expiration)
+    }, refreshed every ${seconds(refresh)}`
+  })
+
+/**
+ * The cluster's own log lines on stderr (stdout is the command's), from
+ * `level` up.
+ *
+ * @since 0.1.0
+ * @category logging
+ */
+export const logging = (level: LogLevel = "warning") => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  self.pipe(
+    Effect.provideService(Logger.LogToStderr, true),
+    Effect.provideService(References.MinimumLogLevel, logLevels[level])
+  )
 
 /** A flag's bad value, said as the flag; a database that cannot be used stays a `DatabaseError`. */
 const usage = (e: ConfigurationError) => new Errors.UsageError({ message: `--${e.field} ${e.message}` })
@@ -44,11 +150,10 @@ const withUsage = <A>(layer: Layer.Layer<A, ConfigurationError | Cluster.Databas
  */
 export const runnerLayer = (options: WorkerOptions) =>
   Layer.unwrap(
-    Effect.map(databaseOf(options.database), (database) =>
+    Effect.map(Effect.all([databaseOf(options.database), shardingOf(options.failover)]), ([database, sharding]) =>
       VideoWorkflow.layer(options.poll).pipe(
-        Layer.provideMerge(withUsage(Cluster.layerRunner({ database, host: options.host, port: options.port })))
-      )
-    )
+        Layer.provideMerge(withUsage(Cluster.layerRunner({ database, host: options.host, port: options.port, sharding })))
+      ))
   )
 
 /**
@@ -80,9 +185,10 @@ export const serve = Effect.fn("switchboard.worker.serve")(function*(options: Wo
         options.host ?? "127.0.0.1"
       }:${options.port ?? 24100}`
   )
+  if (database._tag === "Postgres") yield* Output.line(yield* failoverLine(options))
   yield* Output.line(Output.dim("Ctrl-C stops it; unfinished workflows go on when a worker runs again."))
   return yield* Effect.never
-}, (self, options) => Effect.provide(self, runnerLayer(options)))
+}, (self, options) => Effect.provide(self, runnerLayer(options)), (self, options) => logging(options.logLevel)(self))
 
 const narrate = (text: string) => Output.errorLine(text)
 
@@ -125,7 +231,8 @@ export const video = (
     Effect.onInterrupt(() =>
       narrate(`Interrupted. The workflow goes on; follow it with: switchboard video resume --key ${JSON.stringify(key)} --database …`)
     ),
-    Effect.provide(clientLayer(options))
+    Effect.provide(clientLayer(options)),
+    logging(options.logLevel)
   )
 }
 

@@ -8,13 +8,17 @@
  * one file so that no two builds ever race on the same dist.
  */
 import { Emulator } from "@switchboard/emulator"
+import { Cluster, VideoWorkflow } from "@switchboard/workflow"
+import * as Redacted from "effect/Redacted"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Fs from "node:fs"
+import * as Http from "node:http"
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bin, build, lines, packageDir, pngSize, removeTempDirs, run, start, stopAll, tempDir, tinyPng, videoServiceNaming } from "./helpers.js"
+import { type Postgres, startPostgres } from "./postgres.js"
 
 const runtime = ManagedRuntime.make(Emulator.layer())
 let emulator: Emulator.Emulator["Service"]
@@ -750,5 +754,150 @@ describe.concurrent("switchboard worker", { timeout: 120_000 }, () => {
     expect(result.stderr).toMatch(/port/)
     expect(result.stderr).toMatch(/32768–60999/)
     expectOneLine(result.stderr)
+  })
+})
+
+describe.concurrent("switchboard worker: failover flags", { timeout: 60_000 }, () => {
+  // Checked before the database is opened: a refused port shows nothing is asked of it.
+  const refused = async () => `postgres://nobody@127.0.0.1:${await refusedPort()}/none`
+  it.each([
+    [["--shard-lock-expiration", "2s"], /^✖ --shard-lock-expiration must be at least 3s, got 2s$/],
+    [["--shard-lock-expiration", "12s", "--shard-lock-refresh", "5s"], /^✖ --shard-lock-refresh must be at most a third of the shard lock expiration \(12s\): at most 4s, got 5s$/],
+    [["--shard-lock-refresh", "7s"], /^✖ --shard-lock-refresh must be at most a third of the shard lock expiration \(20s\): at most 6\.667s, got 7s$/],
+    [["--health-check-interval", "0s"], /^✖ --health-check-interval: the duration must be positive, not "0s"/],
+    [["--shard-lock-expiration", "soon"], /^✖ --shard-lock-expiration: "soon" is not a duration/],
+    [["--log-level", "loud"], /^✖ --log-level: "loud" is not one of debug, info, warning, error, none$/]
+  ])("%j: one ✖ line naming the flag, exit 2", async (flags, message) => {
+    const result = await run(["worker", "--database", await refused(), "--port", "24990", ...flags], { env })
+    expect(result.code).toBe(2)
+    expect(result.stderr.trim()).toMatch(message)
+    expectOneLine(result.stderr)
+    expect(result.stdout).toBe("")
+  })
+})
+
+describe("switchboard worker on Postgres", { timeout: 180_000 }, () => {
+  let postgres: Postgres
+  beforeAll(() => {
+    postgres = startPostgres(25441)
+  })
+  afterAll(async () => {
+    await stopAll()
+    postgres?.stop()
+  })
+
+  it("the failover flags reach effect/cluster: the lock session ends after --shard-lock-expiration idle; the settings are printed", async () => {
+    const url = postgres.database("flags")
+    const worker = start(
+      ["worker", "--database", url, "--port", "24151", "--shard-lock-expiration", "12s", "--shard-lock-refresh", "3s", "--health-check-interval", "2s"],
+      { env }
+    )
+    const stdout = await worker.waitFor(/Ctrl-C stops it/, "stdout")
+    expect(stdout).toContain("Failover: runners pinged every 2s; shard locks expire after 12s, refreshed every 3s")
+    // effect/cluster's SqlRunnerStorage sets its lock session's idle_session_timeout to
+    // shardLockExpiration, in milliseconds, when its layer is built (before the line above).
+    expect(postgres.log()).toMatch(/set_config\(name, '12000', false\) FROM pg_settings WHERE name = 'idle_session_timeout'/)
+    const defaults = start(["worker", "--database", postgres.database("defaults"), "--port", "24152"], { env })
+    expect(await defaults.waitFor(/Ctrl-C stops it/, "stdout")).toContain(
+      "Failover: runners pinged every 5s; shard locks expire after 20s, refreshed every 6s"
+    )
+    expect(postgres.log()).toMatch(/set_config\(name, '20000', false\)/)
+    worker.signal("SIGINT")
+    defaults.signal("SIGINT")
+    expect((await worker.exited).code).toBe(0)
+    expect((await defaults.exited).code).toBe(0)
+  })
+
+  it("a SIGKILLed worker's tasks are taken over by the other: each task it was polling is polled again, by the survivor", async () => {
+    // A service of its own, reached by each worker under its own path, so
+    // that every status call says which worker made it. Tasks never end.
+    const calls: Array<{ readonly worker: string; readonly taskId: string }> = []
+    let submitted = 0
+    const service = Http.createServer((request, response) => {
+      let body = ""
+      request.on("data", (chunk) => (body += chunk))
+      request.on("end", () => {
+        response.writeHead(200, { "content-type": "application/json" })
+        const [, worker, ...rest] = (request.url ?? "").split("/")
+        if (rest.join("/") === "v1/chat/task/status") {
+          const taskId = String(JSON.parse(body).task_id)
+          calls.push({ worker: worker!, taskId })
+          return response.end(JSON.stringify({ task_id: taskId, status: "processing", progress: 50 }))
+        }
+        response.end(JSON.stringify({ id: `task_${++submitted}`, choices: [{ index: 0, message: { role: "assistant", content: "" } }] }))
+      })
+    })
+    await new Promise<void>((resolve) => service.listen(0, "127.0.0.1", resolve))
+    const base = `http://127.0.0.1:${(service.address() as Net.AddressInfo).port}`
+    const seen = (done: () => boolean) =>
+      new Promise<void>((resolve) => {
+        const check = () => (done() ? resolve() : void setTimeout(check, 100))
+        check()
+      })
+    try {
+      const url = postgres.database("takeover")
+      const worker = (name: string, port: number) =>
+        start(["worker", "--database", url, "--port", String(port), "--poll-interval", "1s"], {
+          env: { SWITCHBOARD_BASE_URL: `${base}/${name}`, SWITCHBOARD_API_KEY: "sk-test" }
+        })
+      const a = worker("a", 24155)
+      await a.waitFor(/Ctrl-C stops it/, "stdout")
+      // 12 tasks started from a client of the fleet; a alone holds every shard.
+      const client = ManagedRuntime.make(Cluster.layerClient({ database: { _tag: "Postgres", url: Redacted.make(url) } }))
+      for (let i = 0; i < 12; i++) await client.runPromise(VideoWorkflow.start({ model: "video-1", prompt: `takeover ${i}` }, { key: `takeover-${i}` }))
+      await client.dispose()
+      await seen(() => new Set(calls.map((c) => c.taskId)).size === 12)
+      const b = worker("b", 24156)
+      await b.waitFor(/Ctrl-C stops it/, "stdout")
+      // The fleet settled (b took its share of the shards, and with them some
+      // tasks); then the tasks a still polls are the ones it owns.
+      const joined = calls.length
+      await seen(() => new Set(calls.slice(joined).filter((c) => c.worker === "b").map((c) => c.taskId)).size > 0)
+      const settled = calls.length
+      await seen(() => new Set(calls.slice(settled).map((c) => c.taskId)).size === 12)
+      const owned = new Set(calls.slice(settled).filter((c) => c.worker === "a").map((c) => c.taskId))
+      // Never vacuous: a owns tasks when it is killed.
+      expect(owned.size).toBeGreaterThan(0)
+      a.signal("SIGKILL")
+      expect((await a.exited).signal).toBe("SIGKILL")
+      const killed = calls.length
+      // Every task, a's included, polled by b after the kill.
+      await seen(() => new Set(calls.slice(killed).filter((c) => c.worker === "b").map((c) => c.taskId)).size === 12)
+      expect(new Set(calls.slice(killed).map((c) => c.taskId))).toEqual(new Set(Array.from({ length: 12 }, (_, i) => `task_${i + 1}`)))
+      b.signal("SIGINT")
+      expect((await b.exited).code).toBe(0)
+    } finally {
+      service.closeAllConnections()
+      service.close()
+    }
+  })
+
+  it("quiet: the cluster's log lines go to stderr from --log-level up (warning by default), no driver warning; stdout is the worker's own", async () => {
+    const url = postgres.database("quiet")
+    const quiet = start(["worker", "--database", url, "--port", "24153"], { env })
+    const chatty = start(["worker", "--database", url, "--port", "24154", "--log-level", "info"], { env })
+    await quiet.waitFor(/Ctrl-C stops it/, "stdout")
+    await chatty.waitFor(/Ctrl-C stops it/, "stdout")
+    // A task through the fleet, so both runners have used the database under load of a workflow.
+    const dir = tempDir("worker-quiet")
+    const video = await run(["video", "A quiet fleet", "--database", url, "--poll-interval", "10ms", "--out", "videos"], { env, cwd: dir })
+    expect(video.code).toBe(0)
+    expect(lines(video.stdout)).toEqual([expect.stringMatching(/^videos\/task_\w+\.mp4$/)])
+    expect(video.stderr).not.toMatch(/INFO|WARN|DEBUG|DeprecationWarning/)
+    quiet.signal("SIGINT")
+    chatty.signal("SIGINT")
+    const [q, c] = [await quiet.exited, await chatty.exited]
+    for (const exited of [q, c]) {
+      expect(exited.code).toBe(0)
+      expect(lines(exited.stdout)).toEqual([
+        expect.stringMatching(/^Switchboard worker running video workflows on Postgres 127\.0\.0\.1:25441\/quiet, reachable by other runners at 127\.0\.0\.1:2415[34]$/),
+        "Failover: runners pinged every 5s; shard locks expire after 20s, refreshed every 6s",
+        "Ctrl-C stops it; unfinished workflows go on when a worker runs again."
+      ])
+      expect(exited.stderr).not.toMatch(/DeprecationWarning|client\.query\(\)/)
+    }
+    expect(q.stderr).not.toMatch(/\b(INFO|DEBUG)\b/)
+    expect(c.stderr).toMatch(/INFO .*Listening on: 127\.0\.0\.1:24154/)
+    expect(c.stderr).not.toMatch(/\bDEBUG\b/)
   })
 })

@@ -16,6 +16,7 @@ import * as RunnerAddress from "effect/cluster/RunnerAddress"
 import type * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as SingleRunner from "effect/cluster/SingleRunner"
 import type * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -132,8 +133,57 @@ export interface Options {
    */
   readonly host?: string | undefined
   readonly port?: number | undefined
-  /** Fine tuning of `effect/cluster` (poll intervals, shard lock expiry). */
+  /**
+   * Fine tuning of `effect/cluster` (poll intervals, shard lock expiry). On
+   * Postgres, given over `failoverDefaults`.
+   */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
+}
+
+/**
+ * How a Postgres fleet finds a dead runner and moves its shards, chosen for
+ * video tasks (effect/cluster's own defaults: a health check every minute,
+ * shard locks that expire after 35 s, refreshed every 10 s). Any of them can
+ * be given in `Options.sharding`; `docs/decisions.md` argues the values.
+ *
+ * - `runnerHealthCheckInterval`: the runner holding the health-check
+ *   singleton pings the others this often; a runner refusing its pings is
+ *   marked unhealthy and its shards move. A live runner is never taken for
+ *   dead by this alone: it would have to refuse pings for about a minute.
+ * - `shardLockExpiration`: a runner whose heartbeat is older than this is
+ *   gone (the bound when the health check cannot tell, e.g. the dead runner
+ *   held the health-check singleton); Postgres also ends a lock session
+ *   idle for this long, freeing its advisory locks.
+ * - `shardLockRefreshInterval`: locks and heartbeat are refreshed this often
+ *   (at most a third of the expiry), and a refresh slower than this makes
+ *   the runner stop its shards' entities and release their locks.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
+export const failoverDefaults: {
+  readonly runnerHealthCheckInterval: Duration.Duration
+  readonly shardLockExpiration: Duration.Duration
+  readonly shardLockRefreshInterval: Duration.Duration
+} = {
+  runnerHealthCheckInterval: Duration.seconds(5),
+  shardLockExpiration: Duration.seconds(20),
+  shardLockRefreshInterval: Duration.seconds(6)
+}
+
+/**
+ * What a layer of `options` gives `effect/cluster` as its `ShardingConfig`
+ * (over effect's defaults, and its `SHARD_LOCK_EXPIRATION`-style environment
+ * variables for what is not given here): on Postgres, `failoverDefaults`
+ * under `options.sharding`; on sqlite (one runner), `options.sharding`.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
+export const shardingOf = (options: Options): Partial<ShardingConfig.ShardingConfig["Service"]> => {
+  // A key given as undefined leaves the default, as if not given.
+  const given = Object.fromEntries(Object.entries(options.sharding ?? {}).filter(([, value]) => value !== undefined))
+  return options.database._tag === "Postgres" ? { ...failoverDefaults, ...given } : given
 }
 
 /** Linux's default ephemeral port range: a runner listening there collides with outgoing connections. */
@@ -202,7 +252,7 @@ const sqlite = (database: Extract<Database, { _tag: "Sqlite" }>, options: Option
   overDatabase(
     database,
     ClusterWorkflowEngine.layer.pipe(
-      Layer.provideMerge(SingleRunner.layer({ runnerStorage: "sql", shardingConfig: options.sharding })),
+      Layer.provideMerge(SingleRunner.layer({ runnerStorage: "sql", shardingConfig: shardingOf(options) })),
       // The message storage hashes over-long deduplication keys.
       Layer.provide(NodeCrypto.layerDigest)
     ),
@@ -221,7 +271,7 @@ const postgres = (database: Extract<Database, { _tag: "Postgres" }>, options: Op
               storage: "sql",
               shardingConfig: {
                 ...(clientOnly ? {} : { runnerAddress: Option.some(RunnerAddress.make(options.host ?? "127.0.0.1", port)) }),
-                ...options.sharding
+                ...shardingOf(options)
               }
             })
           )

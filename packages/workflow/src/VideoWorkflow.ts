@@ -5,6 +5,13 @@
  * activities with a `DurableClock` sleep between them, on the same schedule
  * and deadline as `Videos.poll`, ending in the same typed results.
  *
+ * A runner that dies after sending the submission and before its result is
+ * stored leaves the outcome unknown (the service has no idempotency key). By
+ * default (`submission: "at-most-once"`) the intent to submit is stored
+ * first, and a replay that finds it without a result ends the workflow in
+ * `SubmissionOutcomeUnknownError` rather than paying a second time;
+ * `"at-least-once"` submits again instead.
+ *
  * The workflow is keyed by an idempotency key: starting it twice with one key
  * gives the one task.
  *
@@ -54,18 +61,76 @@ const Request = Schema.Struct({
   max_tokens: Schema.optional(Schema.Number)
 })
 
+/** The intent to submit, stored before the request is sent: when it was about to be. */
+const Intent = Schema.Struct({ at: Schema.Number })
+
 /**
- * The workflow: payload `{ key, request }`, success `Video`, failure any
- * `SwitchboardError` (`TaskFailedError`, `TaskTimeoutError`, or the
- * submission's or a status call's error once its retries are spent).
+ * What a replay does with a submission whose result was not stored (its
+ * runner died after sending it, or may have: the service's answer is lost):
+ *
+ * - `"at-most-once"` (default): the intent is stored before sending, and a
+ *   run that finds it without a result fails in
+ *   `SubmissionOutcomeUnknownError`, never sending again. A task may then
+ *   exist (and be paid for) that no workflow follows; none is paid twice.
+ * - `"at-least-once"`: the request is sent again. No task is lost; one may be
+ *   made (and paid for) twice, the first never followed.
+ *
+ * @since 1.1.0
+ * @category models
+ */
+export type Submission = "at-most-once" | "at-least-once"
+
+const SubmissionSchema = Schema.Literals(["at-most-once", "at-least-once"])
+
+/**
+ * The workflow stored an intent to submit and no result: a runner sent the
+ * submission, or was about to, and stopped before the service's answer was
+ * stored. The service may have made the task (and charged for it) or not;
+ * its id is unknown. Nothing was sent again (`submission: "at-most-once"`).
+ *
+ * `request` and `sentAt` (epoch milliseconds, taken just before sending)
+ * are what to look for at the service; see docs/fleet.md, "When a
+ * submission's outcome is unknown".
+ *
+ * @since 1.1.0
+ * @category errors
+ */
+export class SubmissionOutcomeUnknownError extends Schema.TaggedError<SubmissionOutcomeUnknownError>()(
+  "SubmissionOutcomeUnknownError",
+  {
+    message: Schema.String,
+    /** The workflow's key. */
+    key: Schema.String,
+    request: Request,
+    /** When the submission was about to be sent (epoch milliseconds). */
+    sentAt: Schema.Number
+  }
+) {}
+
+/**
+ * What the workflow fails with: a `SwitchboardError` or, at most once, a
+ * submission whose outcome is unknown.
+ *
+ * @since 1.1.0
+ * @category errors
+ */
+export type VideoWorkflowError = SwitchboardError | SubmissionOutcomeUnknownError
+
+const WorkflowError = Schema.Union([Schemas.SwitchboardError, SubmissionOutcomeUnknownError])
+
+/**
+ * The workflow: payload `{ key, request, submission? }`, success `Video`,
+ * failure any `SwitchboardError` (`TaskFailedError`, `TaskTimeoutError`, or
+ * the submission's or a status call's error once its retries are spent) or
+ * `SubmissionOutcomeUnknownError`.
  *
  * @since 0.1.0
  * @category workflows
  */
 export const VideoWorkflow = Workflow.make("Switchboard/Video", {
-  payload: { key: Schema.String, request: Request },
+  payload: { key: Schema.String, request: Request, submission: Schema.optional(SubmissionSchema) },
   success: Video,
-  error: Schemas.SwitchboardError,
+  error: WorkflowError,
   idempotencyKey: ({ key }) => key
 })
 
@@ -84,6 +149,7 @@ export const keyOf = (request: Videos.SubmitRequest): string =>
   }`
 
 const Submitted = Schema.Struct({ taskId: Schema.String, submittedAt: Schema.Number })
+
 
 /**
  * The wait after poll `n` (from 0), or none when the schedule stops there:
@@ -116,31 +182,77 @@ const timedOut = (taskId: string, deadline: Duration.Duration, lastStatus: strin
   new TaskTimeoutError({ message: `task ${taskId} ${why} within ${Duration.format(deadline)}`, taskId, lastStatus })
 
 /**
- * The workflow's body, for the runner: `options` are `Videos.poll`'s
- * (schedule, deadline from the submission, status retries).
+ * Options of the runner's workflow: `Videos.poll`'s (schedule, deadline from
+ * the submission, status retries), and what a replay does with a submission
+ * whose result was not stored, for workflows started without choosing.
+ *
+ * @since 1.1.0
+ * @category models
  */
-const body = (options: TaskPoller.PollOptions<SwitchboardError>) => {
+export interface Options extends TaskPoller.PollOptions<SwitchboardError> {
+  /** Default `"at-most-once"`; a workflow started with `StartOptions.submission` keeps its own. */
+  readonly submission?: Submission | undefined
+}
+
+/**
+ * The workflow's body, for the runner.
+ */
+const body = (options: Options) => {
   const schedule = options.schedule ?? TaskPoller.defaultSchedule
   const deadline = Duration.fromInputUnsafe(options.deadline ?? "10 minutes")
   const isRetryable = options.isRetryable ?? isTransient
   const statusRetry = options.statusRetry ?? TaskPoller.defaultStatusRetry
 
-  return (payload: { readonly key: string; readonly request: Videos.SubmitRequest }) =>
+  return (
+    payload: { readonly key: string; readonly request: Videos.SubmitRequest; readonly submission?: Submission | undefined }
+  ) =>
     Effect.gen(function*() {
       const videos = yield* Videos.Videos
+      const submission = payload.submission ?? options.submission ?? "at-most-once"
+      const send = Effect.zipWith(videos.submit(payload.request), Clock.currentTimeMillis, (taskId, submittedAt) => ({
+        taskId,
+        submittedAt
+      }))
+      let execute: Effect.Effect<typeof Submitted.Type, VideoWorkflowError> = send
+      if (submission === "at-most-once") {
+        // The intent is stored before anything is sent. This run may send only
+        // if it stored the intent itself, once: a run that finds the intent
+        // already stored (a replay after its runner died), or an activity run
+        // again in this process, may follow a submission the service received.
+        let mayAnswer = false
+        const intent = yield* Activity.make({
+          name: "submit-intent",
+          success: Intent,
+          execute: Effect.map(Clock.currentTimeMillis, (at) => {
+            mayAnswer = true
+            return { at }
+          })
+        })
+        execute = Effect.suspend((): Effect.Effect<typeof Submitted.Type, VideoWorkflowError> => {
+          if (!mayAnswer) {
+            return Effect.fail(
+              new SubmissionOutcomeUnknownError({
+                message: `the submission of video workflow ${payload.key} may have reached the service: it was about to be sent at ${
+                  new Date(intent.at).toISOString()
+                } and its result was not stored (its runner stopped). It was not sent again and its task id is unknown: look for a ${payload.request.model} task made then at the service, and start the request again under a new key only if there is none`,
+                key: payload.key,
+                request: payload.request,
+                sentAt: intent.at
+              })
+            )
+          }
+          mayAnswer = false
+          return send
+        })
+      }
       const { submittedAt, taskId } = yield* Activity.make({
         name: "submit",
         success: Submitted,
-        error: Schemas.SwitchboardError,
+        error: WorkflowError,
         // Not interruptible: a runner handing its shards over (or shutting down)
         // waits for a submission that may have reached the service, and stores
-        // its task id, rather than letting the next runner submit again.
-        execute: Effect.uninterruptible(
-          Effect.zipWith(videos.submit(payload.request), Clock.currentTimeMillis, (taskId, submittedAt) => ({
-            taskId,
-            submittedAt
-          }))
-        )
+        // its task id, rather than leaving the next runner an unknown outcome.
+        execute: Effect.uninterruptible(execute)
       })
       // The workflow's storage holds the task now. The plain journal's record
       // covered the time from the service's answer to then; left, any
@@ -149,7 +261,7 @@ const body = (options: TaskPoller.PollOptions<SwitchboardError>) => {
         Effect.logWarning(`task ${taskId} stays in the task journal: ${error.message}`))
       const status = Effect.retry(videos.status(taskId), { schedule: statusRetry, while: isRetryable })
 
-      const poll = (n: number): Effect.Effect<Video, SwitchboardError, Videos.Videos | WorkflowEngine | WorkflowInstance> =>
+      const poll = (n: number): Effect.Effect<Video, VideoWorkflowError, Videos.Videos | WorkflowEngine | WorkflowInstance> =>
         Effect.gen(function*() {
           const update = yield* Activity.make({
             name: `status-${n}`,
@@ -177,13 +289,14 @@ const body = (options: TaskPoller.PollOptions<SwitchboardError>) => {
 
 /**
  * Registers the workflow with the engine: what a runner provides. `options`
- * are those of `Videos.poll`; the deadline counts from the submission.
+ * are those of `Videos.poll` (the deadline counts from the submission) and
+ * the default `submission` (`"at-most-once"`).
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (
-  options: TaskPoller.PollOptions<SwitchboardError> = {}
+  options: Options = {}
 ): Layer.Layer<never, never, WorkflowEngine | Videos.Videos> => VideoWorkflow.toLayer(body(options))
 
 /**
@@ -193,11 +306,20 @@ export const layer = (
 export interface StartOptions {
   /** Default: `keyOf(request)`. */
   readonly key?: string | undefined
+  /**
+   * What a replay does with a submission whose result was not stored, kept
+   * with the workflow (whichever runner replays it). Default: the runner's
+   * `Options.submission`, itself `"at-most-once"` by default.
+   *
+   * @since 1.1.0
+   */
+  readonly submission?: Submission | undefined
 }
 
 const payloadOf = (request: Videos.SubmitRequest, options: StartOptions = {}) => ({
   key: options.key ?? keyOf(request),
-  request
+  request,
+  ...(options.submission === undefined ? {} : { submission: options.submission })
 })
 
 /**
@@ -219,7 +341,7 @@ export const start = (request: Videos.SubmitRequest, options?: StartOptions): Ef
 export const generate = (
   request: Videos.SubmitRequest,
   options?: StartOptions
-): Effect.Effect<Video, SwitchboardError, WorkflowEngine> => VideoWorkflow.execute(payloadOf(request, options))
+): Effect.Effect<Video, VideoWorkflowError, WorkflowEngine> => VideoWorkflow.execute(payloadOf(request, options))
 
 /**
  * The result of the workflow with this key: `undefined` when it never ran,

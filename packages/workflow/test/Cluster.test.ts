@@ -4,6 +4,7 @@
  * `DatabaseError` with its address, and never the password of the URL.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
@@ -40,6 +41,35 @@ describe("Cluster.parseDatabase", () => {
     Effect.gen(function*() {
       expect(Cluster.addressOf(yield* Cluster.parseDatabase("postgres://alice:s3cret@db.internal:5433/fleet"))).toBe("db.internal:5433/fleet")
       expect(Cluster.addressOf(yield* Cluster.parseDatabase("postgres://alice@db.internal/fleet"))).toBe("db.internal:5432/fleet")
+    }))
+})
+
+describe("Cluster.shardingOf: what effect/cluster is given", () => {
+  it.effect("Postgres: failoverDefaults (5 s, 20 s, 6 s) under Options.sharding", () =>
+    Effect.gen(function*() {
+      const database = yield* Cluster.parseDatabase("postgres://db/fleet")
+      expect(Cluster.shardingOf({ database })).toEqual({
+        runnerHealthCheckInterval: Duration.seconds(5),
+        shardLockExpiration: Duration.seconds(20),
+        shardLockRefreshInterval: Duration.seconds(6)
+      })
+      const given = Cluster.shardingOf({
+        database,
+        sharding: { shardLockExpiration: "35 seconds", entityMessagePollInterval: "500 millis" }
+      })
+      expect(given).toEqual({
+        runnerHealthCheckInterval: Duration.seconds(5),
+        shardLockExpiration: "35 seconds",
+        shardLockRefreshInterval: Duration.seconds(6),
+        entityMessagePollInterval: "500 millis"
+      })
+    }))
+
+  it.effect("sqlite (one runner): only what Options.sharding gives, effect's defaults for the rest", () =>
+    Effect.gen(function*() {
+      const database = yield* Cluster.parseDatabase("sqlite:tasks.db")
+      expect(Cluster.shardingOf({ database })).toEqual({})
+      expect(Cluster.shardingOf({ database, sharding: { entityMessagePollInterval: "1 second" } })).toEqual({ entityMessagePollInterval: "1 second" })
     }))
 })
 

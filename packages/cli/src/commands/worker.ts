@@ -47,6 +47,21 @@ export const command = Command.make(
     port: Inputs.integer("port", "port").pipe(Flag.optional, Flag.withDescription("Postgres fleet: this runner's port, outside 32768–60999 (default 24100)")),
     pollInterval: Inputs.duration("poll-interval").pipe(Flag.withMetavar("duration"), Flag.optional, Flag.withDescription("Fixed wait between status calls (default: 1 s doubling up to 15 s)")),
     timeout: Inputs.duration("timeout").pipe(Flag.withMetavar("duration"), Flag.optional, Flag.withDescription("A task's deadline from its submission (default 10m)")),
+    healthCheckInterval: Inputs.duration("health-check-interval").pipe(
+      Flag.optional,
+      Flag.withDescription("Postgres fleet: how often a runner pings the others to find a dead one (default 5s)")
+    ),
+    shardLockExpiration: Inputs.duration("shard-lock-expiration").pipe(
+      Flag.optional,
+      Flag.withDescription("Postgres fleet: after this long without a heartbeat a runner is gone and its shards move; at least 3s (default 20s)")
+    ),
+    shardLockRefresh: Inputs.duration("shard-lock-refresh").pipe(
+      Flag.optional,
+      Flag.withDescription("Postgres fleet: how often a runner refreshes its shard locks, at most a third of the expiration (default 6s)")
+    ),
+    logLevel: Inputs.choice("log-level", ["debug", "info", "warning", "error", "none"]).pipe(
+      Inputs.withDefault("warning", "Log lines of the cluster shown on stderr from this level up")
+    ),
     ...Connection.flags
   },
   (flags) =>
@@ -56,6 +71,12 @@ export const command = Command.make(
         database: flags.database,
         host: Option.getOrUndefined(flags.host),
         port: Option.getOrUndefined(flags.port),
+        failover: {
+          healthCheckInterval: Option.getOrUndefined(flags.healthCheckInterval),
+          shardLockExpiration: Option.getOrUndefined(flags.shardLockExpiration),
+          shardLockRefresh: Option.getOrUndefined(flags.shardLockRefresh)
+        },
+        logLevel: flags.logLevel,
         poll: {
           ...(Option.isSome(flags.pollInterval) ? { schedule: Schedule.spaced(flags.pollInterval.value) } : {}),
           ...(Option.isSome(flags.timeout) ? { deadline: flags.timeout.value } : {})

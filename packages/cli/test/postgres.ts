@@ -1,0 +1,69 @@
+/**
+ * A private Postgres for the worker's process tests (as
+ * packages/workflow/test/postgres.ts, which this package's tsconfig cannot
+ * reach): `initdb` into a temporary directory as the `postgres` user, its own
+ * port and socket directory on 127.0.0.1, every statement logged (to check
+ * what the runners ask of it), stopped and removed by `stop`. Fails loudly
+ * without Debian's postgresql: the tests never skip.
+ */
+import { execFileSync } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+
+const bin = process.env.POSTGRES_BIN ?? Path.join(
+  "/usr/lib/postgresql",
+  (Fs.existsSync("/usr/lib/postgresql") ? Fs.readdirSync("/usr/lib/postgresql") : []).sort((a, b) => Number(b) - Number(a))[0] ?? "15",
+  "bin"
+)
+
+export interface Postgres {
+  /** A new, empty database's URL. */
+  readonly database: (name: string) => string
+  /** The server's log so far: every statement, with `log_statement = all`. */
+  readonly log: () => string
+  readonly stop: () => void
+}
+
+const asPostgres = (command: string, args: ReadonlyArray<string>) => {
+  const root = process.getuid?.() === 0
+  execFileSync(root ? "runuser" : Path.join(bin, command), root ? ["-u", "postgres", "--", Path.join(bin, command), ...args] : args, {
+    stdio: "pipe"
+  })
+}
+
+/** `port` must be outside the ephemeral range (32768–60999), like the runners'. */
+export const startPostgres = (port: number): Postgres => {
+  if (!Fs.existsSync(Path.join(bin, "initdb"))) {
+    throw new Error(`no Postgres at ${bin}: install Debian's postgresql (apt-get install -y postgresql), as .ci/run does`)
+  }
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-cli-pg-"))
+  Fs.chmodSync(dir, 0o777)
+  const data = Path.join(dir, "data")
+  const log = Path.join(dir, "log")
+  asPostgres("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"])
+  asPostgres("pg_ctl", [
+    "-D",
+    data,
+    "-o",
+    `-p ${port} -k ${dir} -h 127.0.0.1 -c fsync=off -c max_connections=100 -c log_statement=all`,
+    "-w",
+    "-l",
+    log,
+    "start"
+  ])
+  return {
+    database: (name) => {
+      asPostgres("createdb", ["-h", dir, "-p", String(port), name])
+      return `postgres://postgres@127.0.0.1:${port}/${name}`
+    },
+    log: () => Fs.readFileSync(log, "utf8"),
+    stop: () => {
+      try {
+        asPostgres("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"])
+      } finally {
+        Fs.rmSync(dir, { recursive: true, force: true })
+      }
+    }
+  }
+}
