@@ -10,41 +10,42 @@
  */
 export const design = `
 This is the Effect 4 edition (effect 4.1, Node 22). Every figure with a Switchboard client also runs the Effect 3
-edition (\`effect-3-last\`, effect 3.22) in the same run, so the two compare within one table. In the port's first
-full run, against the Effect 3 edition: client CPU per non-streaming request 120 / 112 µs (runPromise / forEach)
-against 152 / 132 µs, peak RSS 120 against 192 MB, CPU per streamed chunk 3.6 against 4.1–5.1 µs, 98 against 279 KB
-per open stream with 1,000 open, an agent step at 1.74 × its chat call's CPU against 2.33 ×, a cold start at 305
-against 528 ms of CPU, and the browser's chat page at 54.8 against 93.9 KB of gzip. In the quick runs at a load of
-15 the per-request CPU of the two editions was within the noise of each other; every other comparison held.
+edition (\`effect-3-last\`, effect 3.22) in the same run, so the two compare within one table. In the port's full runs,
+against the Effect 3 edition: client CPU per non-streaming request 0.79–0.85 × its CPU before core took the leads
+below and 0.61–0.67 × after them (107 / 105 against 176 / 156 µs, runPromise / forEach, at 5a79f12), peak RSS
+119–120 against 177–198 MB, CPU per streamed chunk 3.6–3.8 against 4.1–5.2 µs, 92–98 against 279 KB per open stream with
+1,000 open, an agent step at 1.65–1.77 × its chat call's CPU against 2.31–2.33 ×, a cold start at 300–340 against
+530–570 ms of CPU, and the browser's chat page at 54.7 against 93.9 KB of gzip.
 
 **Speed tricks, re-measured on Effect 4** (this run's figures: "Speed tricks on Effect 4" below):
 
 - **The own Node wire stays.** \`NodeHttpWire\` calls undici's \`Dispatcher.dispatch\` with one handler per call.
-  \`HttpClientWire\` over \`@effect/platform-node\`'s \`NodeHttpClient.layerUndici\` cost 2.65 × its client CPU per
-  non-streaming request in the full run (319 vs 120 µs; 1.85 × in a quick run), over \`FetchHttpClient\` 4.87 ×
-  (3.24 ×), with about twice the peak RSS. For streams the wires are even: 1.00 × over undici and 1.14 × over fetch
-  per chunk, since a long stream's cost is in decoding, not in the exchange. The non-streaming call decides it.
+  \`HttpClientWire\` over \`@effect/platform-node\`'s \`NodeHttpClient.layerUndici\` cost 2.65–2.92 × its client CPU
+  per non-streaming request in the full runs (1.85 × in a quick run at load 15), over \`FetchHttpClient\` 4.87–5.14 ×,
+  with about twice the peak RSS. For streams the wires are even (1.00–1.01 × over undici, 1.11–1.14 × over fetch, per
+  chunk): a long stream's cost is in decoding, not in the exchange. The non-streaming call decides it.
 - **The hand-written schema shortcuts stay**, each several times cheaper than the schema it stands in for (medians of
   9 alternated rounds): \`Protocol.Vector\`, a declared check of an embedding (0.9 against 26 µs for
   \`Schema.Array(Schema.Number)\` of 1,536 numbers), \`isPlainEmbeddingResponse\` (7 against 22 µs for 16 items),
   \`isNonEmptyStrings\` (0.1 against 3 µs for 100 inputs), \`plainDecoder\`'s \`Schema.is\` shortcut (3.2 against 7.8 µs a
   completion). Effect 4's compiled checks are much cheaper than Effect 3's (core measured \`isNonEmptyStrings\`'s
   schema at 122 µs on the 3 line), so the gains are smaller than they were, but they remain.
-- **Without a gain, to be removed:** the encoder's \`is\` shortcut (\`internal/validate.ts\`: 2.48 against 2.46 µs, and
-  within the noise in the quick runs: Effect 4 encodes a plain request about as fast as it checks one), and
-  \`Object.assign\` instead of a spread for the GenAI span attributes (\`internal/genAi.ts\`, \`internal/observe.ts\`:
-  the spread is as fast or faster on Node 22, 0.06 against 0.08 µs). \`internal/streams.ts\`'s \`unwrap\` and
-  \`unwrapScoped\` are aliases of \`Stream.unwrap\` now: Effect 4's \`Stream.unwrap\` is the channel-level construction
-  they were, so there is nothing left to gain, and the aliases can go.
-- **Found on the way** (core's code, not changed here): a call's span is made with \`captureStackTrace: false\`, but
-  \`internal/observe.ts\` runs the call under \`Effect.withParentSpan(call, span)\` without options, and Effect 4
-  captures a stack trace there: \`addSpanStackTrace\` is the second-heaviest frame of the non-streaming profile (4.6 %
-  of the busy time, about 7 µs a call). Alone, \`useSpan\` + \`withParentSpan\` cost 6.7 µs as written and 1.9 µs with
-  \`{ captureStackTrace: false }\` (medians of 9 alternated rounds of 20,000 in one process). End to end, in a scratch
-  copy of core's build with that one option added, against an unchanged copy (the non-streaming workload, alternated
-  processes, two runs of 5 and 7 rounds at a load of 3–8): client CPU per request 122.8 → 116.1 and 128.7 → 113.9 µs
-  (runPromise), 122.4 → 106.2 and 119.0 → 107.9 µs (forEach), 5–13 % less. Next in Effect's share:
-  \`Metric\`'s \`makeKey\` (2 %: each histogram update sorts and stringifies its attributes to find its series).
+- **Without a speed gain:** the encoder's \`is\` shortcut (\`internal/validate.ts\`: 2.48 against 2.46 µs in one run, 3.39
+  against 2.50 in another: Effect 4 encodes a plain request about as fast as it checks one). Core keeps it for what it
+  does: it sends a request's unknown fields on, which Effect 4's encoding drops. \`Object.assign\` instead of a spread
+  for the GenAI span attributes (\`internal/genAi.ts\`, \`internal/observe.ts\`): the spread is as fast or faster on
+  Node 22 (0.06 against 0.08 µs), so the comment that justifies it no longer holds. \`internal/streams.ts\`'s \`unwrap\`
+  and \`unwrapScoped\` were aliases of \`Stream.unwrap\` on Effect 4 (its \`Stream.unwrap\` is the channel-level
+  construction they were), nothing to gain: core removed them (0c9d7ce).
+- **Found by this bench's profile, taken by core** (5a79f12, \`docs/decisions.md\`, "Measured speed-ups"): a call's span
+  was made with \`captureStackTrace: false\`, but \`internal/observe.ts\` ran the call under \`Effect.withParentSpan(call,
+  span)\`, where Effect 4 captures a stack trace unless told (\`addSpanStackTrace\`, the second-heaviest frame of the
+  non-streaming profile: 4.6 % of the busy time). Alone, \`useSpan\` + \`withParentSpan\` cost 6.7 µs as written and
+  1.9 µs with \`{ captureStackTrace: false }\` (medians of 9 alternated rounds of 20,000 in one process); end to end, in a
+  scratch copy of core's build with that one option against an unchanged copy (alternated processes, two runs of 5
+  and 7 rounds at a load of 3–8), client CPU per request 122.8 → 116.1 and 128.7 → 113.9 µs (runPromise), 122.4 → 106.2
+  and 119.0 → 107.9 µs (forEach). Next was \`Metric\`'s \`makeKey\` (2 %: a histogram update sorted and stringified its
+  attributes to find its series); core now makes its histograms per label set.
 `
 
 export const analysis: Readonly<Record<string, string>> = {
@@ -69,15 +70,15 @@ was 186 ms in a full run that passed, and 387 and 686 ms at loads of 8 and 15 on
 core. The command already runs as a bundle (the unbundled row shows what that saves).
 `,
   "non-streaming": `
-**Client CPU per request is about 2.2–2.3 × raw undici's** in every run (120 against 52 µs in the first full run), and
-requests/s follows it once the cores are busy: the ratio to raw undici moved between 0.34 and 1.21 × across the port's runs. The
-Effect 4 edition used 0.79–0.85 × the Effect 3 edition's CPU per request in the full run.
+**Client CPU per request is about 2.0–2.3 × raw undici's** in every run (107 against 53 µs at 5a79f12, after core's
+speed-ups; 120 against 52 µs before them), and requests/s follows it once the cores are busy: the ratio to raw undici
+moved between 0.34 and 1.21 × across the port's runs, around the 0.6 × target.
 
-**What the profile shows** ("Profile of the non-streaming path"): Effect about 30 % of the busy time, undici and
-\`writev\` about as much as in the raw client, \`@switchboard/core\` about a tenth (\`Json.parse\`'s guard, the GenAI
-attributes, the observation). The leads are in "Found on the way" above: the stack trace of \`withParentSpan\`
-(about 7 µs a call) and \`Metric\`'s key per histogram update. The wire is not where it goes: over \`HttpClientWire\` the
-same call costs 2.65 × the CPU.
+**What the profile shows** ("Profile of the non-streaming path"): \`writev\` and undici about as much as in the raw
+client, Effect about a quarter of the busy time (its fiber runtime, the schema checks, the span's attributes),
+\`@switchboard/core\` about a tenth (\`Json.parse\`'s guard, the GenAI attributes, the observation). The leads the profile
+gave (the stack trace of \`withParentSpan\`, \`Metric\`'s key per update) are taken; see "What keeps it lean". The wire
+is not where it goes: over \`HttpClientWire\` the same call costs 2.65–2.92 × the CPU.
 `,
   rss: `
 **Where the memory goes.** The imports alone take a Switchboard process to about 90 MB (Effect, \`Schema\`, \`Stream\`, the
@@ -105,7 +106,8 @@ full run); a miss is most likely the collector's timing on a loaded machine: com
 forks a coordinator and one fiber per call, and each call has its span, its encode and its handler's \`provide\`. The
 Effect 4 edition's step measured 1.74 × its chat call's CPU in the first full run and 1.26 × in a quick run, the Effect
 3 edition's 2.33 × and 2.28 ×: Effect 4's fibers and spans are cheaper, and the target is at the edge of what a step
-with three concurrent tools costs. The chat call's own stack trace ("Found on the way") is in both numbers.
+with three concurrent tools costs. Core's speed-ups made the chat call cheaper too, so the ratio moved less than the
+step's CPU (1.65 × at 5a79f12; core's own alternated runs 1.56 × and 1.64 ×).
 `,
   "browser-bundle": `
 **\`effect\` is two thirds of the page.** The full layer's entry is 68 % \`effect\` (runtime, \`Stream\`, \`Schema\`, its
