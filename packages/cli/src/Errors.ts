@@ -164,6 +164,9 @@ export const describe = (error: unknown): string => {
       return `Configuration: ${String(error)}`
     case "DatabaseError":
       return `Cannot use the database ${text(error, "address") ?? ""}: ${messageOf(error)}`
+    // A durable video submission whose runner died after sending (VideoWorkflow, at most once).
+    case "SubmissionOutcomeUnknownError":
+      return `Outcome unknown, not sent again: ${messageOf(error)}`
   }
   return `Unexpected error: ${messageOf(error)}`
 }

@@ -5,6 +5,7 @@
 import { it } from "@effect/vitest"
 import * as AgentError from "@switchboard/agent/AgentError"
 import { Attachment, SwitchboardError, TaskPoller } from "@switchboard/core"
+import * as VideoWorkflow from "@switchboard/workflow/VideoWorkflow"
 import * as CliError from "effect/cli/CliError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -110,6 +111,14 @@ describe("Errors", () => {
       .toBe("Invalid configuration, nothing was sent: timeout must be a duration")
     expect(Errors.describe(new SwitchboardError.InvalidRequestError({ field: "baseUrl", message: "baseUrl is odd" })))
       .toBe("Invalid request, nothing was sent: baseUrl is odd")
+    const unknown = new VideoWorkflow.SubmissionOutcomeUnknownError({
+      message: "the submission of video workflow k may have reached the service",
+      key: "k",
+      request: { model: "video-1", prompt: "a fox" },
+      sentAt: 0
+    })
+    expect(Errors.describe(unknown)).toBe(`Outcome unknown, not sent again: ${unknown.message}`)
+    expect(Errors.exitCodeOf(unknown)).toBe(1)
   })
 
   it("says the agent stopped, and why, for each of the agent's errors", () => {
