@@ -2,10 +2,11 @@
 // The command is dist/bundle/bin.js: dist/bin.js bundled (one main file, and
 // chunks loaded when a command needs them) so that it starts in half the
 // time (packages/cli/scripts/bundle.mjs, docs/cli.md "Start-up").
-// Runs over durable workflows (`worker`, `--database`) may load Postgres's
-// driver (pg, a dependency of @effect/sql-pg that the bundle cannot resolve):
-// they use dist/bin.js. Both are the same
-// program, so a misrouted run (a prompt that says "worker") is only slower.
+// Runs over durable workflows (`worker`, `--database`) use dist/bin.js: on
+// Effect 3 their database drivers could not be bundled; on Effect 4 nothing
+// forces it, and a long-lived worker gains nothing from a faster start. Both
+// are the same program, so a misrouted run (a prompt that says "worker") is
+// only slower.
 // This launcher exists before the build so that pnpm can link the bin on a
 // fresh clone.
 import { existsSync } from "node:fs"

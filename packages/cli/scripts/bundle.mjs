@@ -4,9 +4,9 @@
 // hundreds of modules (effect, our packages), which was most of the CLI's
 // start-up (docs/cli.md, "Start-up").
 //
-// Postgres's driver (pg) stays an import of the workflow chunk that the
-// bundle cannot resolve, so `worker` and `--database` runs use dist/bin.js
-// instead (see bin/switchboard.js); sqlite is Node's own node:sqlite. undici is loaded at run time by @switchboard/node
+// `worker` and `--database` runs use dist/bin.js (see bin/switchboard.js);
+// @effect/sql-pg 4 speaks Postgres itself and sqlite is Node's own
+// node:sqlite, so no driver is left out. undici is loaded at run time by @switchboard/node
 // through `createRequire`, which esbuild cannot follow, so it stays external
 // (it is a dependency of this package for that reason).
 import { build } from "esbuild"
@@ -58,7 +58,7 @@ const result = await build({
   platform: "node",
   format: "esm",
   target: "node22",
-  external: ["undici", "pg", "pg-native"],
+  external: ["undici"],
   // CommonJS dependencies bundled into ESM still call `require` for Node's own modules.
   banner: { js: "import { createRequire as __switchboardRequire } from \"node:module\"; const require = __switchboardRequire(import.meta.url);" },
   legalComments: "none",
