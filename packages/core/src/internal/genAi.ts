@@ -128,16 +128,17 @@ export const chatStart = (
 })
 
 /** A streamed chat call: its start, and its chunks' facts. */
-// Object.assign onto the fresh start rather than a spread: V8's spread of
-// these records costs about 2 µs a call (measured), assign next to nothing.
-export const chatStream = (request: Protocol.ChatRequest): StreamCall<Protocol.ChatCompletionChunk> =>
-  Object.assign(chatStart(request, true), {
-    facts: (keepText: boolean) => new ChunkFacts(keepText)
-  })
+export const chatStream = (request: Protocol.ChatRequest): StreamCall<Protocol.ChatCompletionChunk> => ({
+  ...chatStart(request, true),
+  facts: (keepText: boolean) => new ChunkFacts(keepText)
+})
 
 /** A whole chat call: its start, and what its completion says. */
-export const chat = (request: Protocol.ChatRequest, output?: OutputType): Call<Protocol.ChatCompletion> =>
-  Object.assign(chatStart(request, false, output), { reply: chatReply, output: outputMessages })
+export const chat = (request: Protocol.ChatRequest, output?: OutputType): Call<Protocol.ChatCompletion> => ({
+  ...chatStart(request, false, output),
+  reply: chatReply,
+  output: outputMessages
+})
 
 /** An embeddings request's parameters. */
 export const embeddingsRequest = (request: { readonly dimensions?: number | undefined }): Attributes =>
