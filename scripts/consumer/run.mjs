@@ -55,21 +55,34 @@ const run = (command, args, { cwd = root, env, allowFailure = false } = {}) =>
     children.add(child)
   })
 
+// A bin runs through shims (pnpm's `.bin` scripts, and the workspace's `node`,
+// which starts the real binary as a child rather than replacing itself), so a
+// signal to the child alone would leave the server running, holding our pipes
+// open: a started server gets a process group of its own, signalled whole.
+const groups = new WeakSet()
+const stop = (child) => {
+  try {
+    process.kill(groups.has(child) ? -child.pid : child.pid, "SIGTERM")
+  } catch {
+    // already gone
+  }
+}
 const stopAll = () => {
-  for (const child of children) child.kill("SIGTERM")
+  for (const child of children) stop(child)
   children.clear()
 }
 
 /** Starts an emulator from a packed bin and resolves with its base URL. */
 const startEmulator = (cwd, bin, args) =>
   new Promise((resolve, reject) => {
-    const child = spawn(join(cwd, "node_modules", ".bin", bin), args, { cwd, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(join(cwd, "node_modules", ".bin", bin), args, { cwd, stdio: ["ignore", "pipe", "pipe"], detached: true })
+    groups.add(child)
     children.add(child)
     let output = ""
     const onData = (data) => {
       output += data
       const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(output)
-      if (match) resolve({ url: match[1], stop: () => (child.kill("SIGTERM"), children.delete(child)) })
+      if (match) resolve({ url: match[1], stop: () => (stop(child), children.delete(child)) })
     }
     child.stdout.on("data", onData)
     child.stderr.on("data", onData)
