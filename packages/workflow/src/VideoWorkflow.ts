@@ -194,6 +194,9 @@ export interface Options extends TaskPoller.PollOptions<SwitchboardError> {
   readonly submission?: Submission | undefined
 }
 
+/** `DurableClock.sleep`'s own threshold: waits up to this are in memory there too. */
+const inMemoryWait = Duration.seconds(60)
+
 /**
  * The workflow's body, for the runner.
  */
@@ -261,13 +264,21 @@ const body = (options: Options) => {
         Effect.logWarning(`task ${taskId} stays in the task journal: ${error.message}`))
       const status = Effect.retry(videos.status(taskId), { schedule: statusRetry, while: isRetryable })
 
-      const poll = (n: number): Effect.Effect<Video, VideoWorkflowError, Videos.Videos | WorkflowEngine | WorkflowInstance> =>
+      // The wait before a poll, when short, is inside that poll's activity:
+      // one stored message and reply per poll instead of two (a
+      // `DurableClock.sleep` this short is an activity of its own). A replay
+      // of an unfinished poll waits again, as the clock's activity did.
+      // Longer waits stay on the durable clock: no runner holds them.
+      const poll = (
+        n: number,
+        before: Duration.Duration | undefined
+      ): Effect.Effect<Video, VideoWorkflowError, Videos.Videos | WorkflowEngine | WorkflowInstance> =>
         Effect.gen(function*() {
           const update = yield* Activity.make({
             name: `status-${n}`,
             success: Schemas.TaskUpdate,
             error: Schemas.SwitchboardError,
-            execute: status
+            execute: before === undefined ? status : Effect.andThen(Effect.sleep(before), status)
           })
           if (update._tag === "Succeeded") return { taskId, videoUrl: update.videoUrl }
           if (update._tag === "Failed") return yield* failed(update)
@@ -279,11 +290,14 @@ const body = (options: Options) => {
             yield* DurableClock.sleep({ name: `wait-${n}`, duration: Math.max(0, left) })
             return yield* timedOut(taskId, deadline, update.status, "did not finish")
           }
-          yield* DurableClock.sleep({ name: `wait-${n}`, duration: wait.value })
-          return yield* poll(n + 1)
+          if (Duration.isGreaterThan(wait.value, inMemoryWait)) {
+            yield* DurableClock.sleep({ name: `wait-${n}`, duration: wait.value })
+            return yield* poll(n + 1, undefined)
+          }
+          return yield* poll(n + 1, wait.value)
         })
 
-      return yield* poll(0)
+      return yield* poll(0, undefined)
     })
 }
 
