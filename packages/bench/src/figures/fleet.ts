@@ -31,6 +31,8 @@ const bin = path.join(rootDir, "packages", "cli", "bin", "switchboard.js")
 const pgPort = Number(process.env["FLEET_PG_PORT"] ?? 25470)
 const firstWorkerPort = Number(process.env["FLEET_WORKER_PORT"] ?? 24180)
 
+const cliClients = 5
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const pgBin = () => {
@@ -39,7 +41,31 @@ const pgBin = () => {
   return newest === undefined ? undefined : path.join("/usr/lib/postgresql", newest, "bin")
 }
 
+/** CPU seconds (user + system) of a process so far, from /proc (Linux); 0 once it is gone. */
+const cpuSeconds = (pid: number | undefined): number => {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ")
+    // After the command: state is field 3, utime 14 and stime 15 (1-based over the whole line).
+    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond
+  } catch {
+    return 0
+  }
+}
+const ticksPerSecond = 100
+
+/** The processes whose parent is `pid` (Postgres' backends under its postmaster). */
+const childrenOf = (pid: number): Array<number> =>
+  fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number).filter((child) => {
+    try {
+      return fs.readFileSync(`/proc/${child}/stat`, "utf8").replace(/^.*\) /, "").split(" ")[1] === String(pid)
+    } catch {
+      return false
+    }
+  })
+
 interface Postgres {
+  /** Postgres' CPU seconds so far: the postmaster and its processes. */
+  readonly cpu: () => number
   readonly database: (name: string) => string
   readonly psql: (name: string, query: string) => string
   readonly stop: () => void
@@ -56,7 +82,9 @@ const startPostgres = (binDir: string): Postgres => {
   const data = path.join(dir, "data")
   run("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"])
   run("pg_ctl", ["-D", data, "-o", `-p ${pgPort} -k ${dir} -h 127.0.0.1 -c fsync=off -c max_connections=200`, "-w", "-l", path.join(dir, "log"), "start"])
+  const postmaster = Number(fs.readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0])
   return {
+    cpu: () => cpuSeconds(postmaster) + childrenOf(postmaster).reduce((sum, pid) => sum + cpuSeconds(pid), 0),
     database: (name) => {
       run("createdb", ["-h", dir, "-p", String(pgPort), name])
       return `postgres://postgres@127.0.0.1:${pgPort}/${name}`
@@ -75,6 +103,8 @@ const startPostgres = (binDir: string): Postgres => {
 /** The stub service: every submission makes a task that stays "processing"; each call's time is kept. */
 const startService = async () => {
   const submissions: Array<number> = []
+  /** Prompt → when its submission arrived. */
+  const submitted = new Map<string, number>()
   const polls = new Map<string, Array<number>>()
   let next = 0
   const server = http.createServer((request, response) => {
@@ -89,13 +119,15 @@ const startService = async () => {
       }
       const taskId = `task_${++next}`
       submissions.push(performance.now())
+      const prompt = (JSON.parse(body) as { messages?: Array<{ content?: unknown }> }).messages?.at(-1)?.content
+      if (typeof prompt === "string") submitted.set(prompt, performance.now())
       polls.set(taskId, [])
       response.end(JSON.stringify({ id: taskId, choices: [{ index: 0, message: { role: "assistant", content: "" }, finish_reason: "stop" }] }))
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const port = (server.address() as { port: number }).port
-  return { port, submissions, polls, close: () => server.close() }
+  return { port, submissions, submitted, polls, close: () => server.close() }
 }
 
 interface Scenario {
@@ -111,6 +143,15 @@ interface Measured {
   readonly submissionsPerSecond: number
   readonly pollsPerSecond: number
   readonly pollIntervalMs: number
+  /** Over the steady window: the workers' CPU per status call, and Postgres' (all its processes). */
+  readonly workerCpuPerPollMs?: number
+  readonly postgresCpuPerPollMs?: number
+  /** `switchboard video --database` processes started together: from spawn to their submission at the service. */
+  readonly cliSubmitMs?: ReadonlyArray<number>
+  /** One `switchboard video --database` alone: from spawn to its submission. */
+  readonly cliAloneMs?: number
+  /** `Cluster.layerClient` built in this process (connected, tables checked). */
+  readonly clientBuildMs?: number
   readonly killRecoveryMs?: number
   readonly killMoved?: number
   readonly joinPollsPerSecond?: number
@@ -168,7 +209,9 @@ const run = async (context: Context, pg: Postgres, scenario: Scenario, tasks: nu
     await until(settled(scenario.workers), `${scenario.workers} runners holding the 300 shards`)
     client = ManagedRuntime.make(Cluster.layerClient({ database: await Effect.runPromise(Cluster.parseDatabase(url)) }))
     // The client's engine built (connected) before the first timed start.
+    const buildFrom = performance.now()
     await client!.runPromise(Effect.void)
+    const clientBuildMs = performance.now() - buildFrom
     const startMs: Array<number> = []
     const first = performance.now()
     for (let i = 0; i < tasks; i++) {
@@ -180,15 +223,41 @@ const run = async (context: Context, pg: Postgres, scenario: Scenario, tasks: nu
     const submissionsPerSecond = tasks / ((service.submissions.at(-1)! - first) / 1000)
     await until(() => [...service.polls.values()].every((times) => times.length >= 3), "every task polled 3 times")
     // The steady state: 15 s of polls.
+    const workersCpu = () => workers.reduce((sum, worker) => sum + cpuSeconds(worker.pid), 0)
+    const cpuFrom = { workers: workersCpu(), postgres: pg.cpu() }
     const steadyFrom = performance.now()
     await sleep(15_000)
     const steadyTo = performance.now()
-    const pollsPerSecond = callsIn(service.polls, steadyFrom, steadyTo) / ((steadyTo - steadyFrom) / 1000)
+    const cpuTo = { workers: workersCpu(), postgres: pg.cpu() }
+    const steadyPolls = callsIn(service.polls, steadyFrom, steadyTo)
+    const workerCpuPerPollMs = ((cpuTo.workers - cpuFrom.workers) * 1000) / steadyPolls
+    const postgresCpuPerPollMs = ((cpuTo.postgres - cpuFrom.postgres) * 1000) / steadyPolls
+    const pollsPerSecond = steadyPolls / ((steadyTo - steadyFrom) / 1000)
     const intervals = [...service.polls.values()].flatMap((times) => {
       const inWindow = times.filter((t) => t >= steadyFrom && t < steadyTo)
       return inWindow.slice(1).map((t, i) => t - inWindow[i]!)
     })
-    const base = { label: scenario.label, startMs, submissionsPerSecond, pollsPerSecond, pollIntervalMs: median(intervals) }
+    // CLI clients, as a user starts tasks from a shell: 5 at once, each from
+    // its spawn to its submission at the service, then stopped (the task
+    // stays with the workers).
+    const cli = async (count: number, tag: string) => {
+      const started = performance.now()
+      const prompts = Array.from({ length: count }, (_, i) => `cli ${tag} ${i}`)
+      const clis = prompts.map((prompt, i) =>
+        spawn(process.execPath, [bin, "video", prompt, "--model", "video-1", "--database", url, "--key", `cli-${tag}-${i}`], {
+          env,
+          stdio: "ignore"
+        }))
+      try {
+        await until(() => prompts.every((p) => service.submitted.has(p)), "the CLI clients' submissions")
+      } finally {
+        for (const child of clis) child.kill("SIGKILL")
+      }
+      return prompts.map((p) => service.submitted.get(p)! - started)
+    }
+    const cliAloneMs = (await cli(1, "alone"))[0]!
+    const cliSubmitMs = await cli(cliClients, "together")
+    const base = { label: scenario.label, startMs, submissionsPerSecond, pollsPerSecond, pollIntervalMs: median(intervals), workerCpuPerPollMs, postgresCpuPerPollMs, clientBuildMs, cliAloneMs, cliSubmitMs }
     if (!scenario.faults) return base
     // A worker SIGKILLed: how long until every task is polled again.
     const killedAt = performance.now()
@@ -208,11 +277,11 @@ const run = async (context: Context, pg: Postgres, scenario: Scenario, tasks: nu
     await sleep(30_000)
     const joinEnd = performance.now()
     const joinPollsPerSecond = callsIn(service.polls, joinedAt, joinEnd) / ((joinEnd - joinedAt) / 1000)
+    // Per task: its last poll at or before the join, its polls until the end of the window, and the window's end.
     const joinLongestGapMs = Math.max(...[...service.polls.values()].map((times) => {
-      const around = times.filter((t) => t < joinEnd)
-      const from = around.findLastIndex((t) => t <= joinedAt)
-      const gaps = around.slice(Math.max(0, from) + 1).map((t, i) => t - around[Math.max(0, from) + i]!)
-      return Math.max(0, ...gaps, joinEnd - around.at(-1)!)
+      const before = times.filter((t) => t <= joinedAt).at(-1) ?? joinedAt
+      const marks = [before, ...times.filter((t) => t > joinedAt && t < joinEnd), joinEnd]
+      return Math.max(...marks.slice(1).map((t, i) => t - marks[i]!))
     }))
     return { ...base, killRecoveryMs, killMoved, joinPollsPerSecond, joinLongestGapMs }
   } catch (error) {
@@ -235,7 +304,9 @@ export const figure: Figure = {
       "process whose tasks never end. One client (`Cluster.layerClient`, connected first) starts the tasks one after the other " +
       "with `VideoWorkflow.start`; start latency is each call's wall time, submissions per second the tasks over the time from the " +
       "first start to the last submission reaching the service. Polls per second and the median interval between one task's polls " +
-      "are counted over 15 s once every task was polled 3 times. Fleet only: worker 0 SIGKILLed, then the time until every task was " +
+      `are counted over 15 s once every task was polled 3 times, with the CPU (user + system, from /proc) the workers and Postgres used then, per poll. Then one \`switchboard video --database\` process alone, and ${cliClients} ` +
+      "spawned at once: the time from the spawn to each one's submission at the service (\"client built\": the bench's own " +
+      "`Cluster.layerClient`, from nothing to connected). Fleet only: worker 0 SIGKILLed, then the time until every task was " +
       "polled again (and how many went more than 3 s without a poll); then, once the 2 survivors hold the shards, a new worker " +
       "started, and over the next 30 s the polls per second and the longest time any task went without a poll."
     if (binDir === undefined || !fs.existsSync(path.join(binDir, "initdb"))) {
@@ -248,7 +319,9 @@ export const figure: Figure = {
     const pg = startPostgres(binDir)
     const results: Array<Measured> = []
     try {
-      for (const scenario of [{ label: "one worker", workers: 1, faults: false }, { label: "fleet of 3", workers: 3, faults: true }]) {
+      // FLEET_ONLY=one runs the single worker alone (an A/B of a change).
+      const scenarios = [{ label: "one worker", workers: 1, faults: false }, { label: "fleet of 3", workers: 3, faults: true }]
+      for (const scenario of process.env["FLEET_ONLY"] === "one" ? scenarios.slice(0, 1) : scenarios) {
         context.log(`  ${scenario.label}: ${tasks} tasks`)
         const measured = await run(context, pg, scenario, tasks)
         context.log(`  ${JSON.stringify({ ...measured, startMs: undefined, startMedianMs: median(measured.startMs), startMaxMs: Math.max(...measured.startMs) })}`)
@@ -259,7 +332,7 @@ export const figure: Figure = {
     }
     const rows = results.map((m) =>
       m.error !== undefined ?
-        [m.label, `failed: ${m.error}`, "", "", "", "", "", "", ""] :
+        [m.label, `failed: ${m.error}`, "", "", "", "", "", "", "", "", "", "", ""] :
         [
           m.label,
           `${num(median(m.startMs))} ms`,
@@ -267,6 +340,10 @@ export const figure: Figure = {
           num(m.submissionsPerSecond),
           num(m.pollsPerSecond),
           seconds(m.pollIntervalMs),
+          `${num(m.workerCpuPerPollMs ?? Number.NaN)} ms / ${num(m.postgresCpuPerPollMs ?? Number.NaN)} ms`,
+          `${num(m.clientBuildMs ?? Number.NaN)} ms`,
+          seconds(m.cliAloneMs),
+          m.cliSubmitMs === undefined ? "–" : `${seconds(median(m.cliSubmitMs))} (max ${seconds(Math.max(...m.cliSubmitMs))})`,
           m.killRecoveryMs === undefined ? "–" : `${seconds(m.killRecoveryMs)} (${m.killMoved} tasks moved)`,
           m.joinPollsPerSecond === undefined ? "–" : num(m.joinPollsPerSecond),
           seconds(m.joinLongestGapMs)
@@ -286,11 +363,15 @@ export const figure: Figure = {
             "submissions/s",
             "polls/s",
             "poll interval (median)",
+            "CPU per poll: workers / Postgres",
+            "client built",
+            "CLI: spawn to submission (alone)",
+            `CLI: spawn to submission (${cliClients} at once)`,
             "kill: every task polled again after",
             "join: polls/s (30 s)",
             "join: longest gap"
           ],
-          numeric: [1, 2, 3, 4, 5, 7, 8],
+          numeric: [1, 2, 3, 4, 5, 6, 7, 8, 11, 12],
           rows
         }
       }],
