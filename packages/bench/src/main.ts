@@ -13,6 +13,7 @@ import * as BrowserBundle from "./figures/browserBundle.js"
 import * as CliStart from "./figures/cliStart.js"
 import * as ColdStart from "./figures/coldStart.js"
 import * as EmbedMany from "./figures/embedMany.js"
+import * as Fleet from "./figures/fleet.js"
 import * as Memory from "./figures/memory.js"
 import * as NonStreaming from "./figures/nonStreaming.js"
 import * as OpenStreams from "./figures/openStreams.js"
@@ -38,7 +39,8 @@ const figures: ReadonlyArray<Figure> = [
   Agent.figure,
   BrowserBundle.figure,
   Tricks.figure,
-  Profile.figure
+  Profile.figure,
+  Fleet.figure
 ]
 
 const full: Settings = {

@@ -21,6 +21,9 @@ import { isTransient, type SwitchboardError, TaskFailedError, TaskTimeoutError }
 import * as TaskPoller from "@switchboard/core/TaskPoller"
 import * as Videos from "@switchboard/core/Videos"
 import * as Clock from "effect/Clock"
+import * as ClusterSchema from "effect/cluster/ClusterSchema"
+import * as Entity from "effect/cluster/Entity"
+import * as Sharding from "effect/cluster/Sharding"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -171,6 +174,28 @@ const waitAfter = Effect.fnUntraced(function*(schedule: Schedule.Schedule<unknow
   return wait
 })
 
+/**
+ * On effect/cluster, once this runner has let go of the workflow's shard (a
+ * runner joined and the shard is assigned to it, or this one is stopping),
+ * the run ends without a result, marked abandoned: effect/cluster leaves it
+ * in storage and the shard's next owner replays it. Without this, a run that
+ * polls never ends by itself, and the old owner waits the whole
+ * `entityTerminationTimeout` (15 s) for it before releasing the shard: the
+ * pause of issue 29, case 3. Checked between steps (before a status call,
+ * before a wait), never inside an activity: a submission in flight is waited
+ * for. Elsewhere (the in-memory engine) there is no shard, and nothing to do.
+ */
+const yieldIfHandedOver = Effect.gen(function*() {
+  const sharding = yield* Effect.serviceOption(Sharding.Sharding)
+  const address = yield* Effect.serviceOption(Entity.CurrentAddress)
+  if (Option.isNone(sharding) || Option.isNone(address) || sharding.value.hasShardId(address.value.shardId)) return
+  yield* Effect.logDebug(`video workflow ${address.value.entityId}: shard ${address.value.shardId} handed over, the run goes on at its next owner`)
+  return yield* Effect.interruptible(Effect.withFiber<never>((fiber) => {
+    fiber.interruptUnsafe(fiber.id, ClusterSchema.Abandon.annotation)
+    return Effect.never
+  }))
+})
+
 const failed = (update: Extract<TaskPoller.TaskUpdate, { _tag: "Failed" }>) =>
   new TaskFailedError({
     message: `task ${update.taskId} failed${update.reason ? `: ${update.reason}` : ""}`,
@@ -193,6 +218,9 @@ export interface Options extends TaskPoller.PollOptions<SwitchboardError> {
   /** Default `"at-most-once"`; a workflow started with `StartOptions.submission` keeps its own. */
   readonly submission?: Submission | undefined
 }
+
+/** `DurableClock.sleep`'s own threshold: waits up to this are in memory there too. */
+const inMemoryWait = Duration.seconds(60)
 
 /**
  * The workflow's body, for the runner.
@@ -261,13 +289,22 @@ const body = (options: Options) => {
         Effect.logWarning(`task ${taskId} stays in the task journal: ${error.message}`))
       const status = Effect.retry(videos.status(taskId), { schedule: statusRetry, while: isRetryable })
 
-      const poll = (n: number): Effect.Effect<Video, VideoWorkflowError, Videos.Videos | WorkflowEngine | WorkflowInstance> =>
+      // The wait before a poll, when short, is inside that poll's activity:
+      // one stored message and reply per poll instead of two (a
+      // `DurableClock.sleep` this short is an activity of its own). A replay
+      // of an unfinished poll waits again, as the clock's activity did.
+      // Longer waits stay on the durable clock: no runner holds them.
+      const poll = (
+        n: number,
+        before: Duration.Duration | undefined
+      ): Effect.Effect<Video, VideoWorkflowError, Videos.Videos | WorkflowEngine | WorkflowInstance> =>
         Effect.gen(function*() {
+          yield* yieldIfHandedOver
           const update = yield* Activity.make({
             name: `status-${n}`,
             success: Schemas.TaskUpdate,
             error: Schemas.SwitchboardError,
-            execute: status
+            execute: before === undefined ? status : Effect.andThen(Effect.sleep(before), status)
           })
           if (update._tag === "Succeeded") return { taskId, videoUrl: update.videoUrl }
           if (update._tag === "Failed") return yield* failed(update)
@@ -279,11 +316,14 @@ const body = (options: Options) => {
             yield* DurableClock.sleep({ name: `wait-${n}`, duration: Math.max(0, left) })
             return yield* timedOut(taskId, deadline, update.status, "did not finish")
           }
-          yield* DurableClock.sleep({ name: `wait-${n}`, duration: wait.value })
-          return yield* poll(n + 1)
+          if (Duration.isGreaterThan(wait.value, inMemoryWait)) {
+            yield* DurableClock.sleep({ name: `wait-${n}`, duration: wait.value })
+            return yield* poll(n + 1, undefined)
+          }
+          return yield* poll(n + 1, wait.value)
         })
 
-      return yield* poll(0)
+      return yield* poll(0, undefined)
     })
 }
 
