@@ -34,7 +34,7 @@ below and 0.61–0.67 × after them (107 / 105 against 176 / 156 µs, runPromise
   against 2.50 in another: Effect 4 encodes a plain request about as fast as it checks one). Core keeps it for what it
   does: it sends a request's unknown fields on, which Effect 4's encoding drops. \`Object.assign\` instead of a spread
   for the GenAI span attributes (\`internal/genAi.ts\`, \`internal/observe.ts\`): the spread is as fast or faster on
-  Node 22 (0.06 against 0.08 µs): core went back to the spread (0d1e312). \`internal/streams.ts\`'s \`unwrap\`
+  Node 22 (0.06 against 0.08 µs), but core's move to the spread doubled the memory an open stream holds (the open-streams figure: 199 against 99 KB a stream, 2.66 × against 1.30 × the raw parser's), so \`Object.assign\` stays for memory. \`internal/streams.ts\`'s \`unwrap\`
   and \`unwrapScoped\` were aliases of \`Stream.unwrap\` on Effect 4 (its \`Stream.unwrap\` is the channel-level
   construction they were), nothing to gain: core removed them (0c9d7ce).
 - **Found by this bench's profile, taken by core** (5a79f12, \`docs/decisions.md\`, "Measured speed-ups"): a call's span

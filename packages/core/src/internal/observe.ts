@@ -57,12 +57,11 @@ export const start = <A>(
   transport: GenAi.Attributes,
   capture: boolean
 ): { readonly observation: Observation<A>; readonly spanOptions: SpanOptions } => {
-  const attributes = {
-    ...transport,
-    ...GenAi.startAttributes(call.operation, call.model, site.server),
-    ...call.request,
-    ...(capture && call.input !== undefined ? redacted(call.input(), redact) : undefined)
-  }
+  // Object.assign, not spread: no faster on Node 22, but a stream holding
+  // spread attributes took twice the memory (the bench's open-streams figure,
+  // 199 against 99 KB a stream; docs/decisions.md, "Measured speed-ups").
+  const attributes = Object.assign(transport, GenAi.startAttributes(call.operation, call.model, site.server), call.request)
+  if (capture && call.input !== undefined) Object.assign(attributes, redacted(call.input(), redact))
   return {
     observation: { name: GenAi.spanName(call.operation, call.model), call, site, capture, redact },
     spanOptions: { kind: "client", captureStackTrace: false, attributes }
