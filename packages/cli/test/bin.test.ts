@@ -18,7 +18,7 @@ import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bin, build, lines, packageDir, pngSize, removeTempDirs, run, start, stopAll, tempDir, tinyPng, videoServiceNaming } from "./helpers.js"
-import { type Postgres, startPostgres } from "./postgres.js"
+import { type Postgres, startPostgres } from "@switchboard/testing/Postgres"
 
 const runtime = ManagedRuntime.make(Emulator.layer())
 let emulator: Emulator.Emulator["Service"]
@@ -779,7 +779,7 @@ describe.concurrent("switchboard worker: failover flags", { timeout: 60_000 }, (
 describe("switchboard worker on Postgres", { timeout: 180_000 }, () => {
   let postgres: Postgres
   beforeAll(() => {
-    postgres = startPostgres(25441)
+    postgres = startPostgres(25441, { logStatements: true })
   })
   afterAll(async () => {
     await stopAll()

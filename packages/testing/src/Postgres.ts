@@ -1,16 +1,15 @@
 /**
- * A private Postgres for the worker's process tests (as
- * packages/workflow/test/postgres.ts, which this package's tsconfig cannot
- * reach): `initdb` into a temporary directory as the `postgres` user, its own
- * port and socket directory on 127.0.0.1, every statement logged (to check
- * what the runners ask of it), stopped and removed by `stop`. Fails loudly
- * without Debian's postgresql: the tests never skip.
+ * A private Postgres for a test: `initdb` into a temporary directory as the
+ * `postgres` user (initdb refuses root), `pg_ctl` on its own port and socket
+ * directory on 127.0.0.1, stopped and removed by `stop`. Fails loudly when
+ * Debian's postgresql is not installed: the fleet tests never skip.
  */
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 
+/** Debian's newest installed version (`/usr/lib/postgresql/<version>/bin`). */
 const bin = process.env.POSTGRES_BIN ?? Path.join(
   "/usr/lib/postgresql",
   (Fs.existsSync("/usr/lib/postgresql") ? Fs.readdirSync("/usr/lib/postgresql") : []).sort((a, b) => Number(b) - Number(a))[0] ?? "15",
@@ -20,7 +19,7 @@ const bin = process.env.POSTGRES_BIN ?? Path.join(
 export interface Postgres {
   /** A new, empty database's URL. */
   readonly database: (name: string) => string
-  /** The server's log so far: every statement, with `log_statement = all`. */
+  /** The server's log so far (every statement with `logStatements`). */
   readonly log: () => string
   readonly stop: () => void
 }
@@ -32,26 +31,23 @@ const asPostgres = (command: string, args: ReadonlyArray<string>) => {
   })
 }
 
-/** `port` must be outside the ephemeral range (32768–60999), like the runners'. */
-export const startPostgres = (port: number): Postgres => {
+/**
+ * `port` must be outside the ephemeral range (32768–60999), like the
+ * runners'. `logStatements` logs every statement, to check what runners ask.
+ */
+export const startPostgres = (port: number, options: { readonly logStatements?: boolean } = {}): Postgres => {
   if (!Fs.existsSync(Path.join(bin, "initdb"))) {
     throw new Error(`no Postgres at ${bin}: install Debian's postgresql (apt-get install -y postgresql), as .ci/run does`)
   }
-  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-cli-pg-"))
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-pg-"))
   Fs.chmodSync(dir, 0o777)
   const data = Path.join(dir, "data")
   const log = Path.join(dir, "log")
+  const settings = `-p ${port} -k ${dir} -h 127.0.0.1 -c fsync=off -c max_connections=200${
+    options.logStatements ? " -c log_statement=all" : ""
+  }`
   asPostgres("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"])
-  asPostgres("pg_ctl", [
-    "-D",
-    data,
-    "-o",
-    `-p ${port} -k ${dir} -h 127.0.0.1 -c fsync=off -c max_connections=100 -c log_statement=all`,
-    "-w",
-    "-l",
-    log,
-    "start"
-  ])
+  asPostgres("pg_ctl", ["-D", data, "-o", settings, "-w", "-l", log, "start"])
   return {
     database: (name) => {
       asPostgres("createdb", ["-h", dir, "-p", String(port), name])
