@@ -8,7 +8,7 @@
  * throws one sentence on the wrong version, and only then imports the package
  * (`dist/index.js`) and re-exports it. Bundlers for the browser take the
  * `default` condition, `dist/index.js`, without the top-level await.
- * Run by `pnpm build` after tsc, and by the tests' builds (packages/testing,
+ * Run by `pnpm build` after tsc, and by the tests' builds (packages/test-support,
  * `Processes.build`); docs/packaging.md, "On the wrong Effect".
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -57,7 +57,7 @@ manifests.forEach(write)
 for (const { dir, manifest } of pending) {
   if (manifest.exports?.["."]?.node !== "./dist/entry.js") continue
   const index = join(packages, dir, "dist", "index.js")
-  // A test's build covers only the packages it needs (packages/testing, Processes.build).
+  // A test's build covers only the packages it needs (packages/test-support, Processes.build).
   if (!existsSync(index)) continue
   const exported = Object.keys(await import(pathToFileURL(index).href)).sort()
   writeFileSync(join(packages, dir, "dist", "entry.js"), entry(manifest.name, exported))

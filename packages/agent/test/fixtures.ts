@@ -10,7 +10,7 @@ import { NodeSwitchboard } from "@switchboard/node"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as RecordingClock from "@switchboard/testing/RecordingClock"
+import * as RecordingClock from "@switchboard/test-support/RecordingClock"
 
 
 /** The emulator, and the SDK configured for it, on a `RecordingClock.layer`. */

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { NodeSwitchboard } from "@switchboard/node"
-import { type Handler, serve } from "@switchboard/testing/Hostile"
+import { type Handler, serve } from "@switchboard/test-support/Hostile"
 import * as Tool from "effect/ai/Tool"
 import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"

@@ -10,7 +10,7 @@ import * as AiToolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as RecordingClock from "@switchboard/testing/RecordingClock"
+import * as RecordingClock from "@switchboard/test-support/RecordingClock"
 
 
 /** The event loop's next turn: I/O callbacks run (no time is waited). */

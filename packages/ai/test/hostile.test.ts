@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { NodeSwitchboard } from "@switchboard/node"
-import { type Handler, json, serve } from "@switchboard/testing/Hostile"
+import { type Handler, json, serve } from "@switchboard/test-support/Hostile"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import * as AiTool from "effect/ai/Tool"
 import * as AiToolkit from "effect/ai/Toolkit"

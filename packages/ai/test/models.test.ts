@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Embeddings } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
-import * as RecordingClock from "@switchboard/testing/RecordingClock"
+import * as RecordingClock from "@switchboard/test-support/RecordingClock"
 import * as EmbeddingModel from "effect/ai/EmbeddingModel"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import * as Clock from "effect/Clock"

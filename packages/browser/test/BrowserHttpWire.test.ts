@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, type Protocol, type SwitchboardConfig } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
-import * as RecordingClock from "@switchboard/testing/RecordingClock"
+import * as RecordingClock from "@switchboard/test-support/RecordingClock"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"

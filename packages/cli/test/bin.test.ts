@@ -18,7 +18,7 @@ import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bin, build, lines, packageDir, pngSize, removeTempDirs, run, start, stopAll, tempDir, tinyPng, videoServiceNaming } from "./helpers.js"
-import { type Postgres, startPostgres } from "@switchboard/testing/Postgres"
+import { type Postgres, startPostgres } from "@switchboard/test-support/Postgres"
 
 const runtime = ManagedRuntime.make(Emulator.layer())
 let emulator: Emulator.Emulator["Service"]

@@ -4,7 +4,7 @@
  * `worker` and `--database`), and waiting on what it prints: no test waits on a clock,
  * every wait ends with an event (output, exit) or the test's own timeout.
  */
-import * as Processes from "@switchboard/testing/Processes"
+import * as Processes from "@switchboard/test-support/Processes"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import type * as Net from "node:net"

@@ -18,7 +18,7 @@
  *   decoded, the `content-length` check, error bodies cut at
  *   `maxErrorBytes`), written once;
  * - `@switchboard/core/internal/decoding`: `content-encoding`;
- * - `@switchboard/testing/WireConformance`: the suite every wire passes.
+ * - `@switchboard/test-support/WireConformance`: the suite every wire passes.
  *
  * @since 0.1.0
  */

@@ -1,7 +1,7 @@
 /**
  * The time and size limits of `HttpWire.Limits`, written once for every wire
  * (`HttpClientWire` here, `NodeHttpWire`, `BrowserHttpWire`), so the three
- * keep one contract, which `@switchboard/testing/WireConformance` checks:
+ * keep one contract, which `@switchboard/test-support/WireConformance` checks:
  *
  * - `TextBody`: a whole body read up to its limit, counted decoded: a 2xx
  *   past `maxBytes` (or a plain one whose `content-length` says so) is

@@ -34,7 +34,7 @@ import * as SwitchboardConfig from "../src/SwitchboardConfig.js"
 import { isSwitchboardError } from "../src/SwitchboardError.js"
 import * as TaskJournal from "../src/TaskJournal.js"
 import * as Videos from "../src/Videos.js"
-import { errorTagByStatus, expectedErrorTag } from "@switchboard/testing/Statuses"
+import { errorTagByStatus, expectedErrorTag } from "@switchboard/test-support/Statuses"
 import * as Gen from "./generators.js"
 import { mutate, viaJson } from "./jsonMutation.js"
 

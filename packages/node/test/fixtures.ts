@@ -11,7 +11,7 @@ import type * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/testing/TestClock"
 import { NodeSwitchboard } from "../src/index.js"
-import * as RecordingClock from "@switchboard/testing/RecordingClock"
+import * as RecordingClock from "@switchboard/test-support/RecordingClock"
 
 
 /** The emulator, and the SDK configured for it (options override the defaults), on a `RecordingClock.layer`. */

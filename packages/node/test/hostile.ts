@@ -1,13 +1,13 @@
 /**
- * Hostile servers (`@switchboard/testing/Hostile`) with the SDK pointed at them.
+ * Hostile servers (`@switchboard/test-support/Hostile`) with the SDK pointed at them.
  */
 import type * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
-import { type Handler, type Hostile, serve } from "@switchboard/testing/Hostile"
+import { type Handler, type Hostile, serve } from "@switchboard/test-support/Hostile"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { NodeSwitchboard } from "../src/index.js"
 
-export { type Handler, type Hostile, json, serve, sse } from "@switchboard/testing/Hostile"
+export { type Handler, type Hostile, json, serve, sse } from "@switchboard/test-support/Hostile"
 
 export const apiKey = "sk-hostile-0123456789abcdef"
 

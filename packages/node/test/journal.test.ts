@@ -9,7 +9,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Images, TaskJournal, Videos } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
-import * as RecordingClock from "@switchboard/testing/RecordingClock"
+import * as RecordingClock from "@switchboard/test-support/RecordingClock"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"

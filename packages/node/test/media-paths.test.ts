@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as TaskPoller from "@switchboard/core/TaskPoller"
-import * as RecordingClock from "@switchboard/testing/RecordingClock"
+import * as RecordingClock from "@switchboard/test-support/RecordingClock"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Duration from "effect/Duration"

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chat, type Protocol } from "@switchboard/core"
 import * as Effect from "effect/Effect"
 import { against, json } from "./hostile.js"
-import { expectedErrorTag } from "@switchboard/testing/Statuses"
+import { expectedErrorTag } from "@switchboard/test-support/Statuses"
 
 const hello = { model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] } satisfies Protocol.ChatRequest
 

@@ -19,7 +19,7 @@
  *   change, the first handover takes that long, and the held submissions
  *   outlast it.)
  */
-import * as Processes from "@switchboard/testing/Processes"
+import * as Processes from "@switchboard/test-support/Processes"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import type * as Net from "node:net"

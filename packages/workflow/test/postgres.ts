@@ -1,5 +1,5 @@
 /**
- * The fleet tests' Postgres (`@switchboard/testing/Postgres`), and a wait for
+ * The fleet tests' Postgres (`@switchboard/test-support/Postgres`), and a wait for
  * the runners to share its shards out.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 
-export { type Postgres, startPostgres } from "@switchboard/testing/Postgres"
+export { type Postgres, startPostgres } from "@switchboard/test-support/Postgres"
 
 /**
  * Resolves once `runners` sessions hold every shard's advisory lock (300 in

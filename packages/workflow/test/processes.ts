@@ -3,7 +3,7 @@
  * package, started, waited on by what they print (never by a clock), and
  * killed by pid.
  */
-import * as Processes from "@switchboard/testing/Processes"
+import * as Processes from "@switchboard/test-support/Processes"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
