@@ -10,7 +10,7 @@
  */
 export const design = `
 This is the Effect 4 edition (effect 4.1, Node 22). Every figure with a Switchboard client also runs the Effect 3
-edition (\`effect-3-last\`, effect 3.22) in the same run, so the two compare within one table. In the port's full runs,
+edition (\`2ccd179\`, effect 3.22) in the same run, so the two compare within one table. In the port's full runs,
 against the Effect 3 edition: client CPU per non-streaming request 0.79–0.85 × its CPU before core took the leads
 below and 0.61–0.67 × after them (107 / 105 against 176 / 156 µs, runPromise / forEach, at 5a79f12), peak RSS
 119–120 against 177–198 MB, CPU per streamed chunk 3.6–3.8 against 4.1–5.2 µs, 92–98 against 279 KB per open stream with

@@ -49,7 +49,7 @@ export const figure: Figure = {
             rows: [
               ...all.map((m) => [m.description, m.version, kb(m.minifiedBytes), kb(m.gzipBytes), kb(m.brotliBytes)]),
               ...(typeof effect3Rows === "string"
-                ? [["Effect 3 edition", "effect-3-last", `not measured: ${effect3Rows}`, "", ""]]
+                ? [["Effect 3 edition", "2ccd179", `not measured: ${effect3Rows}`, "", ""]]
                 : effect3Rows.map((m) => [`Effect 3 edition: ${m.description}`, `effect ${m.version}`, kb(m.minifiedBytes), kb(m.gzipBytes), kb(m.brotliBytes)]))
             ]
           }

@@ -46,7 +46,7 @@ export const figure: Figure = {
       label: "models, Effect 3 edition",
       bin: isBuilt(edition) ? path.join(edition.dir, "packages", "cli", "bin", "switchboard.js") : "",
       args: ["models"],
-      what: `the same command at \`effect-3-last\` (bundled too), no verdict${isBuilt(edition) ? "" : `: ${edition.error}`}`
+      what: `the same command at \`2ccd179\` (bundled too), no verdict${isBuilt(edition) ? "" : `: ${edition.error}`}`
     }
     const all = [...commands, effect3Models]
     const stats = await interleaveScripts(

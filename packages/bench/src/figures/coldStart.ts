@@ -62,12 +62,12 @@ const effect3Scripts: ReadonlyArray<{ readonly label: string; readonly name: str
   {
     label: "Effect 3 edition",
     name: "switchboard",
-    what: "the Switchboard script at `effect-3-last` (`@switchboard/core`, `@switchboard/node`, `effect`), effect 3.22"
+    what: "the Switchboard script at `2ccd179` (`@switchboard/core`, `@switchboard/node`, `effect`), effect 3.22"
   },
   {
     label: "Effect 3 edition (module imports)",
     name: "switchboardModules",
-    what: "the module-imports script at `effect-3-last`"
+    what: "the module-imports script at `2ccd179`"
   }
 ]
 

@@ -41,13 +41,13 @@ export const clients: ReadonlyArray<{
   {
     label: "Effect 3 edition (runPromise)",
     client: "switchboard",
-    what: "the same `runPromise` client, Switchboard at `effect-3-last` on effect 3.22",
+    what: "the same `runPromise` client, Switchboard at `2ccd179` on effect 3.22",
     effect3: true
   },
   {
     label: "Effect 3 edition (Effect.forEach)",
     client: "switchboard-forEach",
-    what: "the same `Effect.forEach` program at `effect-3-last`",
+    what: "the same `Effect.forEach` program at `2ccd179`",
     effect3: true
   }
 ]

@@ -17,7 +17,7 @@ const clients = [
     client: "switchboard",
     what: "`Effect.forEach(…, { concurrency: \"unbounded\" })` of `Chat.stream` + `Stream.runForEach`, every chunk schema-validated"
   },
-  { label: "Effect 3 edition", client: "switchboard", what: "the same client at `effect-3-last`", effect3: true }
+  { label: "Effect 3 edition", client: "switchboard", what: "the same client at `2ccd179`", effect3: true }
 ] as const
 
 /** The Effect 4 edition's target (1.2 on the 3 line, never met there). */

@@ -33,8 +33,8 @@ const clients: ReadonlyArray<{
     what: "the `runForEach` client over `HttpClientWire` + `NodeHttpClient.layerUndici` instead of `NodeHttpWire`"
   },
   { label: "HttpClientWire over fetch (A/B)", client: "switchboard-wire-fetch", what: "the same over `FetchHttpClient`" },
-  { label: "Effect 3 edition (runForEach)", client: "switchboard", what: "the same `runForEach` client at `effect-3-last`", effect3: true },
-  { label: "Effect 3 edition (runFold)", client: "switchboard-fold", what: "the same `runFold` client at `effect-3-last`", effect3: true }
+  { label: "Effect 3 edition (runForEach)", client: "switchboard", what: "the same `runForEach` client at `2ccd179`", effect3: true },
+  { label: "Effect 3 edition (runFold)", client: "switchboard-fold", what: "the same `runFold` client at `2ccd179`", effect3: true }
 ]
 
 /** The Effect 4 edition's target: every chunk schema-checked, against a parser that checks nothing. */

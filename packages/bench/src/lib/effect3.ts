@@ -1,6 +1,7 @@
 /**
- * The Effect 3 edition, measured beside ours in the same run: the git tag
- * `effect-3-last` checked out once into a worktree of its own (outside this
+ * The Effect 3 edition, measured beside ours in the same run: main's last
+ * Effect 3 commit (2ccd179, which every clone has: the `effect-3` branch and
+ * its tag are not published) checked out once into a worktree of its own (outside this
  * repository's tree: TypeScript treats anything under a `node_modules`
  * folder as a library and would not build it there), installed from its own
  * lockfile and built. Its bench's `dist/` speaks the same IPC as ours (the
@@ -13,7 +14,10 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { rootDir } from "./machine.js"
 
-export const tag = "effect-3-last"
+/** main's last commit on Effect 3 (the parent of the Effect 4 port). */
+export const commit = "2ccd17923c8417038a49749e419b9438cb647aca"
+/** How reports name it. */
+export const tag = "2ccd179"
 
 export interface Effect3 {
   readonly dir: string
@@ -42,7 +46,7 @@ const pnpm = (args: ReadonlyArray<string>, cwd: string) => {
 }
 
 const build = (log: (line: string) => void): Effect3 => {
-  const commit = run("git", ["rev-parse", `${tag}^{commit}`], rootDir)
+  run("git", ["cat-file", "-e", `${commit}^{commit}`], rootDir)
   const dir = process.env["SWITCHBOARD_BENCH_EFFECT3_DIR"] ??
     path.join(os.homedir(), ".cache", "switchboard-bench", `effect-3-${commit.slice(0, 12)}`)
   const marker = path.join(dir, ".bench-built")

@@ -71,7 +71,7 @@ export const machine = (): Machine => {
       }),
       ...(edition === undefined ? [] : [[
         "Effect 3 edition",
-        `\`${tag}\` (${edition.commit.slice(0, 7)}), effect ${edition.effectVersion}, built in ${edition.dir.replace(os.homedir(), "~")}`
+        `main's last Effect 3 commit, \`${tag}\`, effect ${edition.effectVersion}, built in ${edition.dir.replace(os.homedir(), "~")}`
       ] as const])
     ],
     commit: head === undefined ? "unknown" : `${head}${dirty ? " with uncommitted changes" : ""}`,

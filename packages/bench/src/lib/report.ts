@@ -130,7 +130,7 @@ export const markdown = ({ analysis, command, design, machine, results, serverTo
       "of `process.memoryUsage.rss()` sampled every 10 ms and `process.resourceUsage().maxRSS`, over the process's life.",
     "- Whole-process figures (cold start, the CLI's start) spawn a fresh `node` per run with no IPC channel and time " +
       "it from spawn to exit; the process writes its own `maxRSS` and CPU time as it exits.",
-    "- The Effect 3 edition (the tag `effect-3-last`) is checked out once into a worktree of its own, installed from its " +
+    "- The Effect 3 edition (main's last Effect 3 commit, `2ccd179`) is checked out once into a worktree of its own, installed from its " +
       "lockfile and built (`packages/bench/src/lib/effect3.ts`); its rows run its own built client and cold-start " +
       "scripts (the bench did not change between the editions) on the same Node, interleaved with ours. A row it " +
       "could not run says why.",
