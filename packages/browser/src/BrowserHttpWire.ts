@@ -41,7 +41,10 @@ const refused = (headers: Readonly<Record<string, string>>): HttpWire.WireError 
 
 /**
  * `accept-encoding` is the browser's to set (it drops ours); Node's fetch
- * takes it, and decodes br too.
+ * takes it, and decodes br too. Redirects are never followed (a followed
+ * one hands the request's headers and body to whatever host it names):
+ * Node's fetch then hands on the 3xx with its location, a browser an opaque
+ * redirect, which `hiddenRedirect` names.
  */
 const send = (request: HttpWire.Request, signal: AbortSignal) => {
   const { headers, payload } = HttpWire.outgoing(request)
@@ -49,9 +52,14 @@ const send = (request: HttpWire.Request, signal: AbortSignal) => {
     method: request.method,
     headers: Decoding.acceptEncoding(headers),
     ...(payload === undefined ? {} : { body: payload }),
+    redirect: "manual",
     signal
   })
 }
+
+/** A browser's opaque redirect (status 0: the page may not see the status or where it points). */
+const hiddenRedirect = (response: Response): HttpWire.WireError | undefined =>
+  response.type === "opaqueredirect" ? HttpWire.redirected(undefined, undefined) : undefined
 
 /**
  * A whole body through `WireLimits.TextBody`: its text, or why it failed.
@@ -88,6 +96,8 @@ const exchangeText = (request: HttpWire.Request, maxBytes: number | undefined) =
     const abort = () => controller.abort()
     send(request, controller.signal).then(
       async (response) => {
+        const redirect = hiddenRedirect(response)
+        if (redirect !== undefined) return resume(Effect.fail(redirect))
         const head = { status: response.status, headers: headersOf(response.headers) }
         const body = new WireLimits.TextBody(head, maxBytes)
         const refusal = refused(head.headers)
@@ -171,7 +181,13 @@ const exchangeOpen = (request: HttpWire.Request, limits: HttpWire.Limits | undef
         })
       ),
       Effect.map(
-        Effect.tryPromise({ try: () => send(request, controller.signal), catch: (cause) => failure("request", cause) }),
+        Effect.flatMap(
+          Effect.tryPromise({ try: () => send(request, controller.signal), catch: (cause) => failure("request", cause) }),
+          (response) => {
+            const redirect = hiddenRedirect(response)
+            return redirect === undefined ? Effect.succeed(response) : Effect.fail(redirect)
+          }
+        ),
         (response): HttpWire.OpenResponse => {
           const headers = headersOf(response.headers)
           const refusal = refused(headers)

@@ -76,6 +76,12 @@ const startPageServer = () =>
         return proxy(request, response)
       }
       if (path === "/coded/v1/chat/completions") return coded(request, response)
+      const moved = /^\/moved\/(\d{3})\/(other|same)\/v1\/chat\/completions$/.exec(path)
+      if (moved !== null) {
+        const location = moved[2] === "other" ? `${elsewhere.url}/v1/chat/completions` : "/landed/v1/chat/completions"
+        return void response.writeHead(Number(moved[1]), { location }).end()
+      }
+      if (path === "/landed/v1/chat/completions") return elsewhere.answer("landed", request, response)
       const file = staticFiles[path]
       if (file === undefined) return void response.writeHead(404).end()
       response.writeHead(200, { "content-type": contentTypes[Path.extname(file)] ?? "application/octet-stream" })
@@ -104,6 +110,36 @@ const coded = (request: Http.IncomingMessage, response: Http.ServerResponse) => 
     response.writeHead(200, { "content-type": stream ? "text/event-stream" : "application/json", "content-encoding": model })
     response.end(body)
   })
+}
+
+/**
+ * Where the redirects of `/moved` point: a server on another origin (and
+ * `/landed` on the page's own) that would answer a followed request with a
+ * chat reply, CORS allowed, and records every request it gets. It must get none.
+ */
+const elsewhere = {
+  url: "",
+  reached: [] as Array<string>,
+  server: undefined as Http.Server | undefined,
+  answer(where: string, request: Http.IncomingMessage, response: Http.ServerResponse) {
+    const cors = {
+      "access-control-allow-origin": "*",
+      "access-control-allow-headers": "*",
+      "access-control-allow-methods": "POST, GET"
+    }
+    if (request.method === "OPTIONS") return void response.writeHead(204, cors).end()
+    elsewhere.reached.push(`${where} ${request.method} ${String(request.headers["x-api-key"])}`)
+    const reply = { id: "c", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: `from ${where}` }, finish_reason: "stop" }] }
+    response.writeHead(200, { ...cors, "content-type": "application/json" }).end(JSON.stringify(reply))
+  },
+  start: () =>
+    new Promise<void>((resolve) => {
+      elsewhere.server = Http.createServer((request, response) => elsewhere.answer("elsewhere", request, response))
+      elsewhere.server.listen(0, "127.0.0.1", () => {
+        elsewhere.url = `http://127.0.0.1:${(elsewhere.server!.address() as AddressInfo).port}`
+        resolve()
+      })
+    })
 }
 
 const launch = () => {
@@ -169,6 +205,7 @@ const setUp = async () => {
   await bundlePage()
   runtime = ManagedRuntime.make(Emulator.layer({ stream: { interval: `${streamInterval} millis` } }))
   emulator = await runtime.runPromise(Emulator.Emulator)
+  await elsewhere.start()
   const origin = await startPageServer()
   pageUrl = `${origin}/index.html?${new URLSearchParams({ api: emulator.url, key: emulator.apiKey })}`
   page = await browser.newPage({ viewport: { width: 900, height: 1000 } })
@@ -184,6 +221,8 @@ afterAll(async () => {
     server.closeAllConnections()
     await new Promise((resolve) => server!.close(resolve))
   }
+  elsewhere.server?.closeAllConnections()
+  elsewhere.server?.close()
   await runtime?.dispose()
   if (pageDir !== undefined) Fs.rmSync(pageDir, { recursive: true, force: true })
 })
@@ -290,6 +329,16 @@ describe("@switchboard/browser in Chromium", () => {
     expect(guard["message"]).toContain("same-origin proxy")
     expect(guard["message"]).toContain("allowApiKeyInBrowser: true")
     expect(guard["message"]).not.toContain("sk-live-1234567890")
+  })
+
+  it("a redirect (301, 302, 303, 307, 308) to another origin or the same is a ClientError, never followed", () => {
+    ready()
+    const redirects = result("redirects")
+    const outcomes = redirects["outcomes"] as Array<string>
+    expect(outcomes).toHaveLength(20)
+    // The browser hides an opaque redirect's status and location: the error says so, and that it was not followed.
+    for (const outcome of outcomes) expect(outcome).toMatch(/: ClientError: .*redirect.*never followed/)
+    expect(elsewhere.reached).toEqual([])
   })
 
   it("a reloaded page resumes the video task it left running", async () => {

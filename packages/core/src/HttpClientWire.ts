@@ -13,6 +13,7 @@ import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpBody from "effect/http/HttpBody"
 import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
@@ -82,6 +83,30 @@ const readText = (
 const noTracing = () => true
 
 /**
+ * fetch follows redirects unless told not to; a followed redirect hands the
+ * request's headers (secret ones included) and body to whatever host it
+ * names. With `manual`, Node's fetch hands on the 3xx with its location, a
+ * browser's an opaque redirect (status 0, no location). Over the caller's
+ * own fetch options, if any: only `redirect` is ours.
+ */
+const noRedirects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.serviceOption(FetchHttpClient.RequestInit), (init) =>
+    Effect.provideService(effect, FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" }))
+
+/**
+ * A redirect that came back as something else than its 3xx: a browser's
+ * opaque redirect, or a fetch that followed one anyway (a `Fetch` of the
+ * caller's choice). Other clients hand on the 3xx; one that follows by
+ * itself (`HttpClient.followRedirects`) is the caller's choice (docs/errors-and-retries.md).
+ */
+const hiddenRedirect = (response: HttpClientResponse.HttpClientResponse): HttpWire.WireError | undefined => {
+  const web = HttpClientResponse.toWeb(response)
+  if (Option.isNone(web)) return undefined
+  if (web.value.type === "opaqueredirect") return HttpWire.redirected(undefined, undefined)
+  return web.value.redirected ? HttpWire.redirected(undefined, web.value.url) : undefined
+}
+
+/**
  * A wire over the given `HttpClient`.
  *
  * @since 0.1.0
@@ -103,7 +128,14 @@ export const make = (httpClient: HttpClient.HttpClient): HttpWire.Service => {
           ...(body === undefined ? {} : { body })
         })),
         (cause: HttpClientError.HttpClientError) => new HttpWire.WireError({ reason: "request", cause: cause.cause ?? cause })
-      ).pipe(Effect.provideService(HttpClient.TracerDisabledWhen, noTracing))
+      ).pipe(
+        Effect.provideService(HttpClient.TracerDisabledWhen, noTracing),
+        noRedirects,
+        Effect.flatMap((response) => {
+          const redirect = hiddenRedirect(response)
+          return redirect === undefined ? Effect.succeed(response) : Effect.fail(redirect)
+        })
+      )
     })
   return {
     text: (request, limits) => {

@@ -109,14 +109,21 @@ export interface OpenResponse extends Head {
  * - `too-large`: a successful response's body is (or says it is) longer
  *   than `Limits.maxBytes`, counted decoded; the exchange was aborted;
  * - `decode`: the body's `content-encoding` is one the wire does not take,
- *   or its bytes do not decode (the cause says which).
+ *   or its bytes do not decode (the cause says which);
+ * - `redirect`: the reply was a redirect the wire cannot hand on as a status:
+ *   a browser's fetch hides it (an opaque redirect: no status, no location),
+ *   or a client of the user's choice followed one. A wire never follows a
+ *   redirect itself; one it sees is a reply with its 3xx status.
  *
  * @since 0.1.0
  * @category errors
  */
 export class WireError extends Data.TaggedError("WireError")<{
-  readonly reason: "request" | "response" | "timeout" | "too-large" | "decode"
+  readonly reason: "request" | "response" | "timeout" | "too-large" | "decode" | "redirect"
   readonly limit?: "request" | "first-byte" | "idle" | "total" | undefined
+  /** `redirect`: the status and where it pointed, when the runtime lets the wire see them. */
+  readonly status?: number | undefined
+  readonly location?: string | undefined
   readonly cause?: unknown
 }> {}
 
@@ -126,6 +133,28 @@ export class WireError extends Data.TaggedError("WireError")<{
  */
 export const timeout = (limit: "request" | "first-byte" | "idle" | "total"): WireError =>
   new WireError({ reason: "timeout", limit })
+
+/**
+ * The `redirect` failure: `status` and `location` where known.
+ *
+ * @since 1.1.0
+ * @category constructors
+ */
+export const redirected = (status: number | undefined, location: string | undefined): WireError =>
+  new WireError({ reason: "redirect", status, location: location === undefined ? undefined : withoutSecrets(location) })
+
+// As `URL` in SwitchboardConfig: present everywhere the SDK runs, untyped in core's build.
+declare const URL: new(url: string) => { readonly origin: string; readonly pathname: string }
+
+/** A URL as errors may show it: no credentials, query or fragment (where tokens go). */
+const withoutSecrets = (location: string): string => {
+  try {
+    const url = new URL(location)
+    return url.origin === "null" ? "(a URL)" : url.origin + url.pathname
+  } catch {
+    return location.replace(/[?#].*$/s, "")
+  }
+}
 
 /**
  * Most bytes of an error body (a status outside 2xx) that are read: enough

@@ -427,6 +427,14 @@ function wireFailure(error: HttpWire.WireError, stage: Stage, settings: FailureL
           message: `connection lost before the first event of the stream${codeOf(error.cause)}`,
           sent: true
         })
+    case "redirect":
+      // A redirect the wire could not hand on as a status (a browser hides it): a 3xx, never followed.
+      return new SwitchboardError.ClientError({
+        message: `${stage.where} was answered with a redirect${error.status === undefined ? "" : ` (HTTP ${error.status})`}${
+          error.location === undefined ? "" : ` to ${truncate(error.location)}`
+        }, which is never followed: is the base URL right?`,
+        ...(error.status === undefined ? {} : { status: error.status })
+      })
     case "request": {
       const code = errorCode(error.cause)
       return new SwitchboardError.TransportError({

@@ -102,7 +102,6 @@ export const suite = (name: string, layer: Layer.Layer<HttpWire.HttpWire>, optio
         expect(reply.text).toBe(`{"ok":true}`)
       }))
 
-    // (A redirect with a location is the client's to follow or not: fetch follows.)
     test("every status outside 2xx is a reply with its status and body, not a failure", () =>
       Effect.gen(function*() {
         const wire = yield* wireOf
@@ -115,6 +114,40 @@ export const suite = (name: string, layer: Layer.Layer<HttpWire.HttpWire>, optio
           expect(reply.status).toBe(status)
           expect(reply.text).toBe(`{"error":{"message":"status ${status}"}}`)
         }
+      }))
+
+    // A redirect is never followed (docs/errors-and-retries.md): following one
+    // would hand the request's secret headers and body to whatever host it names.
+    test("a redirect (301, 302, 303, 307, 308), to another origin or the same, is handed on, never followed", () =>
+      Effect.gen(function*() {
+        const wire = yield* wireOf
+        const elsewhere = yield* server((_request, response) => response.end(`{"from":"elsewhere"}`))
+        for (const status of [301, 302, 303, 307, 308]) {
+          for (const target of ["other origin", "same origin"] as const) {
+            const asked: Array<string> = []
+            const here = yield* server((request, response) => {
+              asked.push(request.url ?? "")
+              if (request.url !== "/v1/chat/completions") return void response.end(`{"from":"moved"}`)
+              const location = target === "other origin" ? `${elsewhere.url}/v1/chat/completions` : "/moved"
+              response.writeHead(status, { "content-type": "application/json", location })
+              response.end(`{"error":{"message":"moved"}}`)
+            })
+            const request = {
+              method: "POST" as const,
+              url: `${here.url}/v1/chat/completions`,
+              headers: { "x-api-key": "sk-secret-header", authorization: "Bearer sk-secret" },
+              body: HttpWire.json(`{"prompt":"private"}`)
+            }
+            const reply = yield* wire.text(request)
+            const opened = yield* Effect.scoped(Effect.map(wire.open(request), ({ headers, status }) => ({ headers, status })))
+            for (const head of [reply, opened]) {
+              expect(head.status, `${status} to the ${target}`).toBe(status)
+              expect(head.headers["location"]).toBe(target === "other origin" ? `${elsewhere.url}/v1/chat/completions` : "/moved")
+            }
+            expect(asked, `${status} to the ${target}`).toEqual(["/v1/chat/completions", "/v1/chat/completions"])
+          }
+        }
+        expect(elsewhere.requests()).toBe(0)
       }))
 
     test("the request goes as given: method, headers, JSON body with its content-type, accept-encoding", () =>

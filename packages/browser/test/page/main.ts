@@ -266,6 +266,29 @@ const main = Effect.gen(function*() {
       return { whole, streamed, refused: refused._tag }
     }), BrowserSwitchboard.layer({ baseUrl: "/coded", journal: "memory", maxRetries: 0 }))
 
+  // `/moved/<status>/<other|same>` answers with a redirect to another origin, or to its own;
+  // either would answer a followed request with a success. Secret headers go on the request.
+  yield* check("redirects", ({ out }) =>
+    Effect.gen(function*() {
+      const outcomes: Array<string> = []
+      for (const status of [301, 302, 303, 307, 308]) {
+        for (const target of ["other", "same"]) {
+          const layer = BrowserSwitchboard.layer({
+            baseUrl: `/moved/${status}/${target}`,
+            headers: { "x-api-key": "sk-page-secret" },
+            allowApiKeyInBrowser: true,
+            journal: "memory",
+            maxRetries: 0
+          })
+          const whole = yield* Effect.flip(Effect.provide(Chat.create({ model: "m", messages }), layer))
+          const streamed = yield* Effect.flip(Effect.provide(Stream.runDrain(Chat.streamText({ model: "m", messages })), layer))
+          for (const error of [whole, streamed]) outcomes.push(`${status} ${target}: ${describe(error)}`)
+        }
+      }
+      out.textContent = outcomes.join("\n")
+      return { outcomes }
+    }))
+
   // Last: a task left running for the reload to resume.
   yield* check("submitForResume", ({ out }) =>
     Effect.gen(function*() {
