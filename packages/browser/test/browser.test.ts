@@ -316,7 +316,7 @@ describe("@switchboard/browser in Chromium", () => {
     ])
   })
 
-  it("the key guard refuses a raw key at layer construction", () => {
+  it("the key guard refuses a raw key at layer construction, in apiKey or any secret header", () => {
     ready()
     const guard = result("keyGuard")
     expect(guard).toMatchObject({
@@ -324,7 +324,8 @@ describe("@switchboard/browser in Chromium", () => {
       isGuardError: true,
       where: "apiKey",
       viaHeaderTag: "ApiKeyInBrowserError",
-      viaHeaderWhere: "headers.authorization"
+      viaHeaderWhere: "headers.authorization",
+      viaSecretHeaders: ["headers.x-api-key", "headers.api-key", "headers.x-auth-token"]
     })
     expect(guard["message"]).toContain("same-origin proxy")
     expect(guard["message"]).toContain("allowApiKeyInBrowser: true")

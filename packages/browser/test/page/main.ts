@@ -242,6 +242,10 @@ const main = Effect.gen(function*() {
       const build = (options: BrowserSwitchboard.Options) => Effect.flip(Effect.scoped(Layer.build(BrowserSwitchboard.layer(options))))
       const refused = yield* build({ baseUrl: api, apiKey: "sk-live-1234567890" })
       const viaHeader = yield* build({ baseUrl: api, headers: { Authorization: "Bearer sk-live-1234567890" } })
+      // Every header the SDK redacts as a secret, not only authorization.
+      const viaSecretHeaders = yield* Effect.forEach(["x-api-key", "Api-Key", "x-auth-token"], (name) =>
+        Effect.map(build({ baseUrl: api, headers: { [name]: "sk-live-1234567890" } }), (error) =>
+          error._tag === "ApiKeyInBrowserError" ? error.where : error._tag))
       out.textContent = refused.message
       return {
         tag: refused._tag,
@@ -249,7 +253,8 @@ const main = Effect.gen(function*() {
         where: refused._tag === "ApiKeyInBrowserError" ? refused.where : undefined,
         message: refused.message,
         viaHeaderTag: viaHeader._tag,
-        viaHeaderWhere: viaHeader._tag === "ApiKeyInBrowserError" ? viaHeader.where : undefined
+        viaHeaderWhere: viaHeader._tag === "ApiKeyInBrowserError" ? viaHeader.where : undefined,
+        viaSecretHeaders
       }
     }))
 
