@@ -9,6 +9,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, type Protocol, Switchboard, SwitchboardConfig, TaskJournal } from "@switchboard/core"
 import * as HttpClientWire from "@switchboard/core/HttpClientWire"
+import type { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import type * as HttpWire from "@switchboard/core/HttpWire"
 import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
@@ -19,13 +20,13 @@ import { json, serve } from "./hostile.js"
 
 const hello = { model: "gpt-4o-mini", messages: [{ role: "user", content: "a private prompt" }] } satisfies Protocol.ChatRequest
 
-const wires: ReadonlyArray<readonly [string, Layer.Layer<HttpWire.HttpWire>]> = [
+const wires: ReadonlyArray<readonly [string, Layer.Layer<HttpWire.HttpWire, ConfigurationError>]> = [
   ["NodeHttpWire", NodeHttpWire.layer],
   ["HttpClientWire over FetchHttpClient", HttpClientWire.layer.pipe(Layer.provide(FetchHttpClient.layer))],
   ["HttpClientWire over NodeHttpClient", HttpClientWire.layer.pipe(Layer.provide(NodeHttpClient.layerUndici))]
 ]
 
-const sdk = (baseUrl: string, wire: Layer.Layer<HttpWire.HttpWire>) =>
+const sdk = (baseUrl: string, wire: Layer.Layer<HttpWire.HttpWire, ConfigurationError>) =>
   Switchboard.layer.pipe(
     Layer.provideMerge(SwitchboardConfig.layer({
       baseUrl,

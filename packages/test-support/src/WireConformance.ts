@@ -76,7 +76,7 @@ const coded = (coding: "gzip" | "deflate" | "br", text: string) =>
 /**
  * Registers the conformance tests of the wire `layer` makes.
  */
-export const suite = (name: string, layer: Layer.Layer<HttpWire.HttpWire>, options: Options = {}) =>
+export const suite = (name: string, layer: Layer.Layer<HttpWire.HttpWire, unknown>, options: Options = {}) =>
   describe(`HttpWire conformance: ${name}`, () => {
     const test = (title: string, body: () => Effect.Effect<void, unknown, HttpWire.HttpWire | Scope.Scope>) =>
       it.live(title, () => Effect.provide(body(), layer), 20_000)
