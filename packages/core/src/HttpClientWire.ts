@@ -31,16 +31,16 @@ import * as WireLimits from "./WireLimits.js"
 /**
  * The response's codings when the wire must undo them (`undefined`: the
  * body is plain, or the client decoded it), or why it cannot. A fetch-backed
- * client decodes by itself and keeps `content-encoding` in the headers: its
+ * client decodes by itself, but only a list it takes whole
+ * (`Decoding.leftByFetch`), and keeps `content-encoding` in the headers: its
  * responses are the ones `HttpClientResponse.toWeb` finds a web `Response`
- * under (zstd too, which fetch takes). Other clients hand on the coded bytes.
+ * under. Other clients hand on the coded bytes.
  */
 const codingsOf = (response: HttpClientResponse.HttpClientResponse) => {
   const header = response.headers["content-encoding"]
   if (header === undefined) return undefined
   const byFetch = Option.isSome(HttpClientResponse.toWeb(response))
-  const codings = Decoding.codingsOf(header, byFetch ? "zstd" : undefined)
-  return codings instanceof HttpWire.WireError || !byFetch ? codings : undefined
+  return byFetch ? Decoding.leftByFetch(header) : Decoding.codingsOf(header)
 }
 
 /** A failed read: `decode` when zlib (in fetch, or here) found the coded bytes corrupt, else `response`. */

@@ -206,7 +206,11 @@ describe("the Node wire honours the proxy variables", () => {
 
   it.live("a proxy variable that is no proxy URL: a ConfigurationError naming it, never its value", () =>
     Effect.gen(function*() {
-      for (const [name, value] of [["HTTPS_PROXY", `${user}:${password}@proxy.internal:3128`], ["http_proxy", `ftp://${user}:${password}@x`]]) {
+      const cases: ReadonlyArray<readonly [string, string]> = [
+        ["HTTPS_PROXY", `${user}:${password}@proxy.internal:3128`],
+        ["http_proxy", `ftp://${user}:${password}@x`]
+      ]
+      for (const [name, value] of cases) {
         const error = yield* withEnvironment({ [name]: value }, Effect.flip(chat("http://127.0.0.1:1")))
         expect(error).toMatchObject({ _tag: "ConfigurationError", field: name })
         expectNoCredentials(error)

@@ -231,6 +231,72 @@ export const suite = (name: string, layer: Layer.Layer<HttpWire.HttpWire, unknow
         }
       }))
 
+    // One rule for a list (RFC 9110): applied in the order listed, names in any
+    // case and spacing, `identity` nothing, `x-gzip` gzip. fetch undoes a list
+    // only when it takes every name in it, else hands on the coded bytes: the
+    // wire then undoes them itself (issue 33, case 9).
+    test("content-encoding lists: identity is nothing, x-gzip is gzip, any case or spacing, whole and streamed", () =>
+      Effect.gen(function*() {
+        const wire = yield* wireOf
+        const text = `{"coded":"a list"}`
+        const cases: ReadonlyArray<readonly [string, Buffer]> = [
+          ["identity, gzip", Zlib.gzipSync(text)],
+          ["gzip, identity", Zlib.gzipSync(text)],
+          ["Gzip , Identity", Zlib.gzipSync(text)],
+          ["GZIP", Zlib.gzipSync(text)],
+          ["x-gzip", Zlib.gzipSync(text)],
+          [",gzip", Zlib.gzipSync(text)],
+          ["identity", Buffer.from(text)],
+          ["deflate, identity", Zlib.deflateSync(text)],
+          ["identity, deflate", Zlib.deflateRawSync(text)],
+          ["gzip, br", Zlib.brotliCompressSync(Zlib.gzipSync(text))],
+          ["identity, gzip, br", Zlib.brotliCompressSync(Zlib.gzipSync(text))]
+        ]
+        for (const [coding, body] of cases) {
+          const { url } = yield* server((_request, response) => {
+            response.writeHead(200, { "content-type": "application/json", "content-encoding": coding })
+            response.end(body)
+          })
+          expect((yield* wire.text(get(url))).text, coding).toBe(text)
+          expect(yield* Effect.scoped(Effect.flatMap(wire.open(get(url)), readAll)), coding).toBe(text)
+        }
+      }))
+
+    test("a list's body counts decoded and is checked as any coded one: a bomb is too-large, a corrupt body decode", () =>
+      Effect.gen(function*() {
+        const wire = yield* wireOf
+        const bomb = Zlib.gzipSync(Buffer.alloc(8 * 1024 * 1024, 0x20))
+        const corrupt = Buffer.concat([Zlib.gzipSync("x".repeat(1000)).subarray(0, 20), Buffer.alloc(200, 0x41)])
+        for (const [body, expected] of [[bomb, "too-large"], [corrupt, "decode"]] as const) {
+          const { url } = yield* server((_request, response) => {
+            response.writeHead(200, { "content-type": "application/json", "content-encoding": "identity, gzip" })
+            response.end(body)
+          })
+          const error = yield* Effect.flip(wire.text(get(url), { maxBytes: 64 * 1024 }))
+          expect(error).toMatchObject({ _tag: "WireError", reason: expected })
+        }
+      }))
+
+    test("a coding no wire takes, alone or in a list, fails a 2xx with decode, naming it and never quoting the body", () =>
+      Effect.gen(function*() {
+        const wire = yield* wireOf
+        for (const coding of ["compress", "gzip, compress", "identity, x-deflate", "zstd, identity", "gzip, \u00ff\u00fe"]) {
+          const { url } = yield* server((_request, response) => {
+            response.writeHead(200, { "content-type": "application/json", "content-encoding": coding })
+            response.end(Zlib.gzipSync(`{"secret":"never shown"}`))
+          })
+          const whole = yield* Effect.flip(wire.text(get(url)))
+          const streamed = yield* Effect.flip(Effect.scoped(Effect.flatMap(wire.open(get(url)), readAll)))
+          for (const error of [whole, streamed]) {
+            expect(error, coding).toMatchObject({ _tag: "WireError", reason: "decode" })
+            const message = error.cause instanceof Error ? error.cause.message : ""
+            expect(message, coding).toMatch(/content-encoding/)
+            // Printable text only: no byte of the body, no control or binary character.
+            expect(message, coding).toMatch(/^[\x20-\x7e]*$/)
+          }
+        }
+      }))
+
     test("maxBytes counts decoded bytes: a small gzip body that inflates past it is too-large", () =>
       Effect.gen(function*() {
         const wire = yield* wireOf

@@ -294,6 +294,20 @@ const main = Effect.gen(function*() {
       return { outcomes }
     }))
 
+  // fetch undoes a list only when it takes every name in it: the wire undoes the rest.
+  yield* check("codingLists", ({ out }) =>
+    Effect.gen(function*() {
+      const lists = ["identity, gzip", "gzip, identity", "Gzip , Identity", "GZIP", "x-gzip", "deflate, identity"]
+      const whole = yield* Effect.forEach(lists, (model) =>
+        Effect.map(Chat.create({ model, messages }), (completion) => completion.choices[0]?.message.content ?? ""))
+      const streamed = yield* Effect.forEach(lists, (model) =>
+        Effect.map(Stream.runCollect(Chat.streamText({ model, messages })), (deltas) => [...deltas].join("")))
+      const refused = yield* Effect.forEach(["identity, br", "gzip, compress"], (model) =>
+        Effect.map(Effect.flip(Chat.create({ model, messages })), describe))
+      out.textContent = [...whole, ...streamed, ...refused].join("\n")
+      return { whole, streamed, refused }
+    }), BrowserSwitchboard.layer({ baseUrl: "/coded", journal: "memory", maxRetries: 0 }))
+
   // Last: a task left running for the reload to resume.
   yield* check("submitForResume", ({ out }) =>
     Effect.gen(function*() {
