@@ -10,6 +10,10 @@
  * `BrowserHttpWire` in `@switchboard/browser`. This module loads no
  * `effect/http`: a Node program would pay for a client it does not use.
  *
+ * No wire follows a redirect: a 3xx is handed on as a reply (a browser's
+ * opaque one, whose status is hidden, as a `redirect` failure), which
+ * `Transport` makes a `ClientError`.
+ *
  * What every wire shares, so the three behave alike:
  * - `traced(request)`: the W3C `traceparent` of the current span, sent on
  *   every request (each wire calls it before it sends);
@@ -17,7 +21,8 @@
  *   (first-byte, idle, total and request timeouts, `maxBytes` counted
  *   decoded, the `content-length` check, error bodies cut at
  *   `maxErrorBytes`), written once;
- * - `@switchboard/core/internal/decoding`: `content-encoding`;
+ * - `@switchboard/core/internal/decoding`: `content-encoding`, one rule for
+ *   a list (`codingsOf`), and what fetch leaves coded (`leftByFetch`);
  * - `@switchboard/test-support/WireConformance`: the suite every wire passes.
  *
  * @since 0.1.0
