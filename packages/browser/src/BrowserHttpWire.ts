@@ -17,6 +17,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import * as WebDecoding from "./internal/decoding.js"
 
 /** Names in lower case, repeated values joined by `, `: what `Headers` iterates as. */
 const headersOf = (headers: Headers): Record<string, string> => {
@@ -28,20 +29,11 @@ const headersOf = (headers: Headers): Record<string, string> => {
 }
 
 /**
- * fetch undoes the body's codings by itself (browsers and Node's undici
- * alike), keeping `content-encoding` in the headers; what is left to the wire
- * is refusing a coding fetch passes on undecoded. zstd is let through: a
- * browser that asked for it decodes it. (Cross-origin, `content-encoding` is
- * hidden unless exposed: then fetch alone judges.)
- */
-const refused = (headers: Readonly<Record<string, string>>): HttpWire.WireError | undefined => {
-  const codings = Decoding.codingsOf(headers["content-encoding"], "zstd")
-  return codings instanceof HttpWire.WireError ? codings : undefined
-}
-
-/**
  * `accept-encoding` is the browser's to set (it drops ours); Node's fetch
- * takes it, and decodes br too.
+ * takes it, and decodes br too. Redirects are never followed (a followed
+ * one hands the request's headers and body to whatever host it names):
+ * Node's fetch then hands on the 3xx with its location, a browser an opaque
+ * redirect, which `hiddenRedirect` names.
  */
 const send = (request: HttpWire.Request, signal: AbortSignal) => {
   const { headers, payload } = HttpWire.outgoing(request)
@@ -49,9 +41,14 @@ const send = (request: HttpWire.Request, signal: AbortSignal) => {
     method: request.method,
     headers: Decoding.acceptEncoding(headers),
     ...(payload === undefined ? {} : { body: payload }),
+    redirect: "manual",
     signal
   })
 }
+
+/** A browser's opaque redirect (status 0: the page may not see the status or where it points). */
+const hiddenRedirect = (response: Response): HttpWire.WireError | undefined =>
+  response.type === "opaqueredirect" ? HttpWire.redirected(undefined, undefined) : undefined
 
 /**
  * A whole body through `WireLimits.TextBody`: its text, or why it failed.
@@ -59,11 +56,11 @@ const send = (request: HttpWire.Request, signal: AbortSignal) => {
  * and the rest never read.
  */
 const readWhole = async (
-  response: Response,
+  readable: WebDecoding.Readable,
   body: WireLimits.TextBody,
   abort: () => void
 ): Promise<string | HttpWire.WireError> => {
-  const reader = response.body?.getReader()
+  const reader = readable.body?.getReader()
   if (reader === undefined) return body.text()
   try {
     for (;;) {
@@ -76,7 +73,7 @@ const readWhole = async (
     }
   } catch (cause) {
     abort()
-    const error = Decoding.readFailure(cause)
+    const error = readable.failure(cause)
     return (error.reason === "decode" ? body.undecodable(error) : error) ?? body.text()
   }
 }
@@ -88,15 +85,18 @@ const exchangeText = (request: HttpWire.Request, maxBytes: number | undefined) =
     const abort = () => controller.abort()
     send(request, controller.signal).then(
       async (response) => {
+        const redirect = hiddenRedirect(response)
+        if (redirect !== undefined) return resume(Effect.fail(redirect))
         const head = { status: response.status, headers: headersOf(response.headers) }
         const body = new WireLimits.TextBody(head, maxBytes)
-        const refusal = refused(head.headers)
-        if (refusal !== undefined || body.declaredTooLarge) abort()
-        const outcome = refusal !== undefined ?
-          body.undecodable(refusal) ?? "" :
+        const readable = WebDecoding.readableOf(response, head.headers["content-encoding"])
+        const refused = readable instanceof HttpWire.WireError
+        if (refused || body.declaredTooLarge) abort()
+        const outcome = refused ?
+          body.undecodable(readable) ?? "" :
           body.declaredTooLarge ?
           WireLimits.tooLarge() :
-          await readWhole(response, body, abort)
+          await readWhole(readable, body, abort)
         resume(typeof outcome === "string" ? Effect.succeed({ ...head, text: outcome }) : Effect.fail(outcome))
       },
       (cause: unknown) => resume(Effect.fail(new HttpWire.WireError({ reason: "request", cause })))
@@ -110,11 +110,11 @@ const exchangeText = (request: HttpWire.Request, maxBytes: number | undefined) =
  * read that failed because a limit aborted the exchange.
  */
 const bodyOf = (
-  response: Response,
+  body: ReadableStream<Uint8Array> | null,
   deadlines: WireLimits.StreamDeadlines,
   failure: (cause: unknown) => HttpWire.WireError
 ): Stream.Stream<Uint8Array, HttpWire.WireError> => {
-  const reader = response.body?.getReader()
+  const reader = body?.getReader()
   if (reader === undefined) {
     deadlines.end()
     return Stream.empty
@@ -157,12 +157,12 @@ const exchangeOpen = (request: HttpWire.Request, limits: HttpWire.Limits | undef
       timedOut = limit
       controller.abort()
     })
-    const failure = (reason: "request" | "response", cause: unknown) =>
+    const failure = (cause: unknown, read?: WebDecoding.Readable) =>
       timedOut !== undefined ?
         HttpWire.timeout(timedOut) :
-        reason === "response" ?
-        Decoding.readFailure(cause) :
-        new HttpWire.WireError({ reason, cause })
+        read !== undefined ?
+        read.failure(cause) :
+        new HttpWire.WireError({ reason: "request", cause })
     return Effect.andThen(
       Effect.addFinalizer(() =>
         Effect.sync(() => {
@@ -171,14 +171,22 @@ const exchangeOpen = (request: HttpWire.Request, limits: HttpWire.Limits | undef
         })
       ),
       Effect.map(
-        Effect.tryPromise({ try: () => send(request, controller.signal), catch: (cause) => failure("request", cause) }),
+        Effect.flatMap(
+          Effect.tryPromise({ try: () => send(request, controller.signal), catch: (cause) => failure(cause) }),
+          (response) => {
+            const redirect = hiddenRedirect(response)
+            return redirect === undefined ? Effect.succeed(response) : Effect.fail(redirect)
+          }
+        ),
         (response): HttpWire.OpenResponse => {
           const headers = headersOf(response.headers)
-          const refusal = refused(headers)
+          const readable = WebDecoding.readableOf(response, headers["content-encoding"])
           return {
             status: response.status,
             headers,
-            body: refusal !== undefined ? Stream.fail(refusal) : bodyOf(response, deadlines, (cause) => failure("response", cause)),
+            body: readable instanceof HttpWire.WireError ?
+              Stream.fail(readable) :
+              bodyOf(readable.body, deadlines, (cause) => failure(cause, readable)),
             commit: deadlines.commit
           }
         }

@@ -21,6 +21,7 @@ import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Transport from "@switchboard/core/Transport"
+import { isSecretHeader } from "@switchboard/core/internal/secrets"
 import * as BrowserHttpWire from "./BrowserHttpWire.js"
 import * as BrowserTaskJournal from "./BrowserTaskJournal.js"
 
@@ -35,7 +36,10 @@ import * as BrowserTaskJournal from "./BrowserTaskJournal.js"
  */
 export interface Options extends SwitchboardConfig.Options {
   /**
-   * Lets a page hold a raw API key (`apiKey`, or an `authorization` header).
+   * Lets a page hold a raw API key: `apiKey`, or any header the SDK treats
+   * as a secret (and redacts from errors): `authorization`, `x-api-key`,
+   * `api-key`, any name with `auth`, `key`, `token`, `secret`, `cookie`,
+   * `password` or `session` in it.
    * Anyone who loads the page can read it, so only for a local emulator, a
    * throw-away key or a trusted internal tool. Default `false`: the layer
    * fails with `ApiKeyInBrowserError`.
@@ -61,13 +65,14 @@ export type Services = Switchboard.Services | SwitchboardConfig.SwitchboardConfi
 /**
  * A raw API key was given to the browser layer. A key in a page is a key
  * published: view-source, the network panel and every extension can read it.
- * `where` says how it was given (`apiKey` or `headers.authorization`).
+ * `where` says how it was given: `apiKey`, or `headers.<name>` (in lower
+ * case) for a secret header (`headers.authorization`, `headers.x-api-key`).
  *
  * @since 0.1.0
  * @category errors
  */
 export class ApiKeyInBrowserError extends Schema.TaggedError<ApiKeyInBrowserError>()("ApiKeyInBrowserError", {
-  where: Schema.Literals(["apiKey", "headers.authorization"]),
+  where: Schema.String,
   message: Schema.String
 }) {}
 
@@ -78,19 +83,21 @@ export class ApiKeyInBrowserError extends Schema.TaggedError<ApiKeyInBrowserErro
 export const isApiKeyInBrowserError: (u: unknown) => u is ApiKeyInBrowserError = (u): u is ApiKeyInBrowserError =>
   Predicate.isTagged(u, "ApiKeyInBrowserError")
 
-const guardMessage = (where: ApiKeyInBrowserError["where"]) =>
+const guardMessage = (where: string) =>
   `BrowserSwitchboard.layer was given an API key (${where}). Anything a page holds can be read by whoever loads ` +
   `it, so the key would leak. Give the page no key and point baseUrl at a same-origin proxy that adds the key on ` +
   `your server (e.g. baseUrl: "/" with a server forwarding /v1/* to the service; see docs/browser.md). ` +
   `For a local emulator or a trusted internal tool, pass allowApiKeyInBrowser: true.`
 
-/** The way a key was given, if one was. */
-const keyGiven = (options: Options): ApiKeyInBrowserError["where"] | undefined => {
+/**
+ * The way a key was given, if one was: `apiKey`, or the first header that
+ * `Transport` redacts as a secret (the same rule, `isSecretHeader`).
+ */
+const keyGiven = (options: Options): string | undefined => {
   const key = options.apiKey
   if (key !== undefined && (typeof key === "string" ? key : Redacted.value(key)).trim() !== "") return "apiKey"
-  const headers = options.headers ?? {}
-  if (Object.keys(headers).some((name) => name.toLowerCase() === "authorization" && headers[name]!.trim() !== "")) {
-    return "headers.authorization"
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    if (isSecretHeader(name) && typeof value === "string" && value.trim() !== "") return `headers.${name.toLowerCase()}`
   }
   return undefined
 }

@@ -76,6 +76,12 @@ const startPageServer = () =>
         return proxy(request, response)
       }
       if (path === "/coded/v1/chat/completions") return coded(request, response)
+      const moved = /^\/moved\/(\d{3})\/(other|same)\/v1\/chat\/completions$/.exec(path)
+      if (moved !== null) {
+        const location = moved[2] === "other" ? `${elsewhere.url}/v1/chat/completions` : "/landed/v1/chat/completions"
+        return void response.writeHead(Number(moved[1]), { location }).end()
+      }
+      if (path === "/landed/v1/chat/completions") return elsewhere.answer("landed", request, response)
       const file = staticFiles[path]
       if (file === undefined) return void response.writeHead(404).end()
       response.writeHead(200, { "content-type": contentTypes[Path.extname(file)] ?? "application/octet-stream" })
@@ -99,11 +105,45 @@ const coded = (request: Http.IncomingMessage, response: Http.ServerResponse) => 
     const text = stream ?
       chunk("coded ", null) + chunk(model, "stop") + "data: [DONE]\n\n" :
       JSON.stringify({ id: "c", object: "chat.completion", created: 1, model, choices: [{ index: 0, message: { role: "assistant", content: `coded ${model}` }, finish_reason: "stop" }] })
-    const plain = Buffer.from(text)
-    const body = model === "gzip" ? Zlib.gzipSync(plain) : model === "br" ? Zlib.brotliCompressSync(plain) : model === "deflate" ? Zlib.deflateSync(plain) : plain
+    // Each coding of the list applied in turn (`identity, gzip`: gzip); one no browser takes leaves the bytes.
+    const body = model.split(",").map((name) => name.trim().toLowerCase()).reduce(
+      (bytes, name) =>
+        name === "gzip" || name === "x-gzip" ? Zlib.gzipSync(bytes) : name === "br" ? Zlib.brotliCompressSync(bytes) : name === "deflate" ? Zlib.deflateSync(bytes) : bytes,
+      Buffer.from(text)
+    )
     response.writeHead(200, { "content-type": stream ? "text/event-stream" : "application/json", "content-encoding": model })
     response.end(body)
   })
+}
+
+/**
+ * Where the redirects of `/moved` point: a server on another origin (and
+ * `/landed` on the page's own) that would answer a followed request with a
+ * chat reply, CORS allowed, and records every request it gets. It must get none.
+ */
+const elsewhere = {
+  url: "",
+  reached: [] as Array<string>,
+  server: undefined as Http.Server | undefined,
+  answer(where: string, request: Http.IncomingMessage, response: Http.ServerResponse) {
+    const cors = {
+      "access-control-allow-origin": "*",
+      "access-control-allow-headers": "*",
+      "access-control-allow-methods": "POST, GET"
+    }
+    if (request.method === "OPTIONS") return void response.writeHead(204, cors).end()
+    elsewhere.reached.push(`${where} ${request.method} ${String(request.headers["x-api-key"])}`)
+    const reply = { id: "c", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: `from ${where}` }, finish_reason: "stop" }] }
+    response.writeHead(200, { ...cors, "content-type": "application/json" }).end(JSON.stringify(reply))
+  },
+  start: () =>
+    new Promise<void>((resolve) => {
+      elsewhere.server = Http.createServer((request, response) => elsewhere.answer("elsewhere", request, response))
+      elsewhere.server.listen(0, "127.0.0.1", () => {
+        elsewhere.url = `http://127.0.0.1:${(elsewhere.server!.address() as AddressInfo).port}`
+        resolve()
+      })
+    })
 }
 
 const launch = () => {
@@ -169,6 +209,7 @@ const setUp = async () => {
   await bundlePage()
   runtime = ManagedRuntime.make(Emulator.layer({ stream: { interval: `${streamInterval} millis` } }))
   emulator = await runtime.runPromise(Emulator.Emulator)
+  await elsewhere.start()
   const origin = await startPageServer()
   pageUrl = `${origin}/index.html?${new URLSearchParams({ api: emulator.url, key: emulator.apiKey })}`
   page = await browser.newPage({ viewport: { width: 900, height: 1000 } })
@@ -184,6 +225,8 @@ afterAll(async () => {
     server.closeAllConnections()
     await new Promise((resolve) => server!.close(resolve))
   }
+  elsewhere.server?.closeAllConnections()
+  elsewhere.server?.close()
   await runtime?.dispose()
   if (pageDir !== undefined) Fs.rmSync(pageDir, { recursive: true, force: true })
 })
@@ -261,6 +304,18 @@ describe("@switchboard/browser in Chromium", () => {
     expect(["ResponseDecodeError", "TransportError"]).toContain(result("compressed")["refused"])
   })
 
+  it("content-encoding lists Chromium's fetch hands on coded (identity, gzip) are undone by the wire; one it cannot is typed, quoting nothing", () => {
+    ready()
+    const lists = ["identity, gzip", "gzip, identity", "Gzip , Identity", "GZIP", "x-gzip", "deflate, identity"]
+    expect(result("codingLists")).toMatchObject({
+      whole: lists.map((list) => `coded ${list}`),
+      streamed: lists.map((list) => `coded ${list}`)
+    })
+    // No DecompressionStream for brotli in Chromium (yet): a typed error, not bytes read as JSON.
+    const refused = result("codingLists")["refused"] as Array<string>
+    for (const line of refused) expect(line).toMatch(/^ResponseDecodeError: [\x20-\x7e]*$/)
+  })
+
   it("a same-origin proxy adds the key: the page holds none", async () => {
     ready()
     const proxy = result("proxy")
@@ -277,7 +332,7 @@ describe("@switchboard/browser in Chromium", () => {
     ])
   })
 
-  it("the key guard refuses a raw key at layer construction", () => {
+  it("the key guard refuses a raw key at layer construction, in apiKey or any secret header", () => {
     ready()
     const guard = result("keyGuard")
     expect(guard).toMatchObject({
@@ -285,11 +340,22 @@ describe("@switchboard/browser in Chromium", () => {
       isGuardError: true,
       where: "apiKey",
       viaHeaderTag: "ApiKeyInBrowserError",
-      viaHeaderWhere: "headers.authorization"
+      viaHeaderWhere: "headers.authorization",
+      viaSecretHeaders: ["headers.x-api-key", "headers.api-key", "headers.x-auth-token"]
     })
     expect(guard["message"]).toContain("same-origin proxy")
     expect(guard["message"]).toContain("allowApiKeyInBrowser: true")
     expect(guard["message"]).not.toContain("sk-live-1234567890")
+  })
+
+  it("a redirect (301, 302, 303, 307, 308) to another origin or the same is a ClientError, never followed", () => {
+    ready()
+    const redirects = result("redirects")
+    const outcomes = redirects["outcomes"] as Array<string>
+    expect(outcomes).toHaveLength(20)
+    // The browser hides an opaque redirect's status and location: the error says so, and that it was not followed.
+    for (const outcome of outcomes) expect(outcome).toMatch(/: ClientError: .*redirect.*never followed/)
+    expect(elsewhere.reached).toEqual([])
   })
 
   it("a reloaded page resumes the video task it left running", async () => {

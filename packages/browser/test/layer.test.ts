@@ -13,6 +13,7 @@ import * as Scope from "effect/Scope"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
+import { json, serve } from "@switchboard/test-support/Hostile"
 import { BrowserAttachment, BrowserSwitchboard, BrowserTaskJournal } from "../src/index.js"
 
 const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 1, 2, 3])
@@ -61,6 +62,32 @@ describe("the key guard", () => {
         expect(String(error)).not.toContain("sk-secret-123")
       }
     }))
+
+  // One rule with the redaction (issue 33, case 12): a header whose value the
+  // SDK hides from errors is one a page must not send. A server echoes the
+  // headers it got in a 401, as gateways do: what the guard refuses, the errors hide.
+  it.live("refuses every header the transport redacts as a secret (x-api-key, api-key, …), and only those", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const echo = yield* serve((request, response) =>
+        json(response, 401, { error: { message: `bad credentials: ${JSON.stringify(request.headers)}` } }))
+      const secrets = ["x-api-key", "api-key", "X-API-KEY", "x-auth-token", "proxy-authorization", "x-client-secret", "x-session-id", "x-password"]
+      for (const name of secrets) {
+        const headers = { [name]: "sk-page-secret-123" }
+        for (const layer of [BrowserSwitchboard.layer, BrowserSwitchboard.layerChat]) {
+          const error = yield* Effect.flip(Effect.scoped(Layer.build(layer({ baseUrl: echo.url, headers }))))
+          expect(error, name).toMatchObject({ _tag: "ApiKeyInBrowserError", where: `headers.${name.toLowerCase()}` })
+          expect(String(error)).not.toContain("sk-page-secret-123")
+        }
+        const allowed = BrowserSwitchboard.layer({ baseUrl: echo.url, headers, allowApiKeyInBrowser: true, maxRetries: 0 })
+        const refused = yield* Effect.flip(Effect.provide(Chat.create({ model: "m", messages: [{ role: "user", content: "Hi" }] }), allowed))
+        expect(refused, name).toMatchObject({ _tag: "AuthenticationError" })
+        expect(refused.message, name).toContain("[redacted]")
+        expect(refused.message, name).not.toContain("sk-page-secret-123")
+      }
+      // Headers that carry no secret are the page's to send.
+      yield* build({ baseUrl: echo.url, headers: { "x-team": "a", "x-request-source": "page" } })
+      expect(echo.requests()).toBe(secrets.length)
+    })))
 
   it.effect("lets a page without a key, or one that allows it explicitly, through", () =>
     Effect.gen(function*() {

@@ -13,6 +13,7 @@ import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpBody from "effect/http/HttpBody"
 import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
@@ -30,16 +31,16 @@ import * as WireLimits from "./WireLimits.js"
 /**
  * The response's codings when the wire must undo them (`undefined`: the
  * body is plain, or the client decoded it), or why it cannot. A fetch-backed
- * client decodes by itself and keeps `content-encoding` in the headers: its
+ * client decodes by itself, but only a list it takes whole
+ * (`Decoding.leftByFetch`), and keeps `content-encoding` in the headers: its
  * responses are the ones `HttpClientResponse.toWeb` finds a web `Response`
- * under (zstd too, which fetch takes). Other clients hand on the coded bytes.
+ * under. Other clients hand on the coded bytes.
  */
 const codingsOf = (response: HttpClientResponse.HttpClientResponse) => {
   const header = response.headers["content-encoding"]
   if (header === undefined) return undefined
   const byFetch = Option.isSome(HttpClientResponse.toWeb(response))
-  const codings = Decoding.codingsOf(header, byFetch ? "zstd" : undefined)
-  return codings instanceof HttpWire.WireError || !byFetch ? codings : undefined
+  return byFetch ? Decoding.leftByFetch(header) : Decoding.codingsOf(header)
 }
 
 /** A failed read: `decode` when zlib (in fetch, or here) found the coded bytes corrupt, else `response`. */
@@ -82,6 +83,30 @@ const readText = (
 const noTracing = () => true
 
 /**
+ * fetch follows redirects unless told not to; a followed redirect hands the
+ * request's headers (secret ones included) and body to whatever host it
+ * names. With `manual`, Node's fetch hands on the 3xx with its location, a
+ * browser's an opaque redirect (status 0, no location). Over the caller's
+ * own fetch options, if any: only `redirect` is ours.
+ */
+const noRedirects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.serviceOption(FetchHttpClient.RequestInit), (init) =>
+    Effect.provideService(effect, FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" }))
+
+/**
+ * A redirect that came back as something else than its 3xx: a browser's
+ * opaque redirect, or a fetch that followed one anyway (a `Fetch` of the
+ * caller's choice). Other clients hand on the 3xx; one that follows by
+ * itself (`HttpClient.followRedirects`) is the caller's choice (docs/errors-and-retries.md).
+ */
+const hiddenRedirect = (response: HttpClientResponse.HttpClientResponse): HttpWire.WireError | undefined => {
+  const web = HttpClientResponse.toWeb(response)
+  if (Option.isNone(web)) return undefined
+  if (web.value.type === "opaqueredirect") return HttpWire.redirected(undefined, undefined)
+  return web.value.redirected ? HttpWire.redirected(undefined, web.value.url) : undefined
+}
+
+/**
  * A wire over the given `HttpClient`.
  *
  * @since 0.1.0
@@ -103,7 +128,14 @@ export const make = (httpClient: HttpClient.HttpClient): HttpWire.Service => {
           ...(body === undefined ? {} : { body })
         })),
         (cause: HttpClientError.HttpClientError) => new HttpWire.WireError({ reason: "request", cause: cause.cause ?? cause })
-      ).pipe(Effect.provideService(HttpClient.TracerDisabledWhen, noTracing))
+      ).pipe(
+        Effect.provideService(HttpClient.TracerDisabledWhen, noTracing),
+        noRedirects,
+        Effect.flatMap((response) => {
+          const redirect = hiddenRedirect(response)
+          return redirect === undefined ? Effect.succeed(response) : Effect.fail(redirect)
+        })
+      )
     })
   return {
     text: (request, limits) => {

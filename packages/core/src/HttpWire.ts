@@ -10,6 +10,10 @@
  * `BrowserHttpWire` in `@switchboard/browser`. This module loads no
  * `effect/http`: a Node program would pay for a client it does not use.
  *
+ * No wire follows a redirect: a 3xx is handed on as a reply (a browser's
+ * opaque one, whose status is hidden, as a `redirect` failure), which
+ * `Transport` makes a `ClientError`.
+ *
  * What every wire shares, so the three behave alike:
  * - `traced(request)`: the W3C `traceparent` of the current span, sent on
  *   every request (each wire calls it before it sends);
@@ -17,7 +21,8 @@
  *   (first-byte, idle, total and request timeouts, `maxBytes` counted
  *   decoded, the `content-length` check, error bodies cut at
  *   `maxErrorBytes`), written once;
- * - `@switchboard/core/internal/decoding`: `content-encoding`;
+ * - `@switchboard/core/internal/decoding`: `content-encoding`, one rule for
+ *   a list (`codingsOf`), and what fetch leaves coded (`leftByFetch`);
  * - `@switchboard/test-support/WireConformance`: the suite every wire passes.
  *
  * @since 0.1.0
@@ -109,14 +114,21 @@ export interface OpenResponse extends Head {
  * - `too-large`: a successful response's body is (or says it is) longer
  *   than `Limits.maxBytes`, counted decoded; the exchange was aborted;
  * - `decode`: the body's `content-encoding` is one the wire does not take,
- *   or its bytes do not decode (the cause says which).
+ *   or its bytes do not decode (the cause says which);
+ * - `redirect`: the reply was a redirect the wire cannot hand on as a status:
+ *   a browser's fetch hides it (an opaque redirect: no status, no location),
+ *   or a client of the user's choice followed one. A wire never follows a
+ *   redirect itself; one it sees is a reply with its 3xx status.
  *
  * @since 0.1.0
  * @category errors
  */
 export class WireError extends Data.TaggedError("WireError")<{
-  readonly reason: "request" | "response" | "timeout" | "too-large" | "decode"
+  readonly reason: "request" | "response" | "timeout" | "too-large" | "decode" | "redirect"
   readonly limit?: "request" | "first-byte" | "idle" | "total" | undefined
+  /** `redirect`: the status and where it pointed, when the runtime lets the wire see them. */
+  readonly status?: number | undefined
+  readonly location?: string | undefined
   readonly cause?: unknown
 }> {}
 
@@ -126,6 +138,28 @@ export class WireError extends Data.TaggedError("WireError")<{
  */
 export const timeout = (limit: "request" | "first-byte" | "idle" | "total"): WireError =>
   new WireError({ reason: "timeout", limit })
+
+/**
+ * The `redirect` failure: `status` and `location` where known.
+ *
+ * @since 1.1.0
+ * @category constructors
+ */
+export const redirected = (status: number | undefined, location: string | undefined): WireError =>
+  new WireError({ reason: "redirect", status, location: location === undefined ? undefined : withoutSecrets(location) })
+
+// As `URL` in SwitchboardConfig: present everywhere the SDK runs, untyped in core's build.
+declare const URL: new(url: string) => { readonly origin: string; readonly pathname: string }
+
+/** A URL as errors may show it: no credentials, query or fragment (where tokens go). */
+const withoutSecrets = (location: string): string => {
+  try {
+    const url = new URL(location)
+    return url.origin === "null" ? "(a URL)" : url.origin + url.pathname
+  } catch {
+    return location.replace(/[?#].*$/s, "")
+  }
+}
 
 /**
  * Most bytes of an error body (a status outside 2xx) that are read: enough

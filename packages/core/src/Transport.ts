@@ -29,6 +29,7 @@ import * as GenAi from "./internal/genAi.js"
 import * as Issue from "./internal/issue.js"
 import * as Json from "./internal/json.js"
 import * as Observe from "./internal/observe.js"
+import { isSecretHeader } from "./internal/secrets.js"
 import { truncate } from "./internal/text.js"
 import * as RequestOptions from "./RequestOptions.js"
 import * as Retry from "./Retry.js"
@@ -173,9 +174,6 @@ const derived = (settings: Omit<Settings, "jsonHeaders" | "callLimits">): Settin
   callLimits: { timeoutMillis: settings.timeoutMillis, maxBytes: settings.maxBytes }
 })
 
-// Header names whose values are secrets, besides the key's `authorization`.
-const secretHeader = /auth|key|token|secret|cookie|password|session/i
-
 /**
  * Replaces every secret (the key, secret header values) in a server-provided
  * text. Gateways echo a wrong key in their 401 message.
@@ -186,7 +184,7 @@ const redactor = (
 ): (text: string) => string => {
   const secrets = [
     ...Option.toArray(Option.map(apiKey, Redacted.value)),
-    ...Object.entries(headers).filter(([name]) => secretHeader.test(name)).map(([, value]) => value)
+    ...Object.entries(headers).filter(([name]) => isSecretHeader(name)).map(([, value]) => value)
   ].filter((secret) => secret.length >= 4)
   if (secrets.length === 0) return (text) => text
   return (text) => {
@@ -278,7 +276,7 @@ const resolve = (
       idle: idle ?? base.idle,
       total: total ?? base.total,
       schedule: (call) => Retry.schedule(scheduleSettings, call, rule),
-      redact: Object.keys(extra).some((name) => secretHeader.test(name)) ?
+      redact: Object.keys(extra).some((name) => isSecretHeader(name)) ?
         redactor(config.apiKey, { ...config.headers, ...extra }) :
         base.redact
     })
@@ -427,6 +425,14 @@ function wireFailure(error: HttpWire.WireError, stage: Stage, settings: FailureL
           message: `connection lost before the first event of the stream${codeOf(error.cause)}`,
           sent: true
         })
+    case "redirect":
+      // A redirect the wire could not hand on as a status (a browser hides it): a 3xx, never followed.
+      return new SwitchboardError.ClientError({
+        message: `${stage.where} was answered with a redirect${error.status === undefined ? "" : ` (HTTP ${error.status})`}${
+          error.location === undefined ? "" : ` to ${truncate(error.location)}`
+        }, which is never followed: is the base URL right?`,
+        ...(error.status === undefined ? {} : { status: error.status })
+      })
     case "request": {
       const code = errorCode(error.cause)
       return new SwitchboardError.TransportError({

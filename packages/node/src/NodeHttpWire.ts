@@ -7,9 +7,16 @@
  * runtime's timers whatever the fiber's clock (a `TestClock` does not move
  * them: tests of time limits use `HttpClientWire`). Measured in `docs/performance.md`.
  *
+ * Proxies: `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` (or their lower-case
+ * forms) are honoured by default, as curl and Node's own fetch
+ * (`NODE_USE_ENV_PROXY`) take them; `proxy: "none"` turns that off, and
+ * `dispatcher` hands the wire an undici `Dispatcher` of the caller's
+ * (docs/getting-started.md, proxies).
+ *
  * @since 0.1.0
  */
 import * as HttpWire from "@switchboard/core/HttpWire"
+import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as Decoding from "@switchboard/core/internal/decoding"
 import * as WireLimits from "@switchboard/core/WireLimits"
 import type * as Arr from "effect/Array"
@@ -19,7 +26,7 @@ import * as Layer from "effect/Layer"
 import type * as Pull from "effect/Pull"
 import * as Stream from "effect/Stream"
 import { createRequire } from "node:module"
-import type { Agent as UndiciAgent, Dispatcher } from "undici"
+import type { Agent as UndiciAgent, Dispatcher, EnvHttpProxyAgent as UndiciEnvHttpProxyAgent } from "undici"
 
 // undici's index loads every dispatcher, `fetch`, WebSocket, the cache and
 // the mocks: about 70 ms of CPU and 9 MB at start, of which the wire needs
@@ -415,20 +422,109 @@ export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
 })
 
 /**
- * The wire over an undici `Agent` of its own (keep-alive), destroyed with the
- * layer. undici's own header and body timeouts are off: `Transport`'s time
- * limits (request, first byte, idle) are the ones that apply.
+ * How the wire reaches the service.
+ *
+ * @since 1.1.0
+ * @category models
+ */
+export interface Options {
+  /**
+   * `"environment"` (the default): through the proxy that `HTTPS_PROXY`
+   * (https URLs) or `HTTP_PROXY` (http URLs) names, lower-case forms first,
+   * except for the hosts `NO_PROXY` lists; read when the layer is built.
+   * `"none"`: always straight to the service.
+   */
+  readonly proxy?: "environment" | "none" | undefined
+  /**
+   * An undici `Dispatcher` of your own (a `ProxyAgent` with its TLS options,
+   * an `Agent` with other pool limits): used as it is, `proxy` aside, and
+   * not closed by the layer. Keep its `headersTimeout` and `bodyTimeout` at
+   * 0 or longer than the SDK's own limits, which are the ones meant to apply.
+   */
+  readonly dispatcher?: Dispatcher | undefined
+}
+
+// undici's own header and body timeouts are off: `Transport`'s time limits
+// (request, first byte, idle) are the ones that apply.
+const agentOptions = { headersTimeout: 0, bodyTimeout: 0 }
+
+/** The proxy variables, lower-case first (as undici, curl and Node's fetch read them). */
+const proxyVariables = [["http_proxy", "HTTP_PROXY"], ["https_proxy", "HTTPS_PROXY"]] as const
+
+/**
+ * The proxies the environment names, checked: a value that is no http(s)
+ * URL is a `ConfigurationError` naming the variable, never its value (it
+ * may hold the proxy's password). `undefined` when none is set.
+ */
+const environmentProxies = (): { readonly httpProxy?: string; readonly httpsProxy?: string } | ConfigurationError | undefined => {
+  const found: Record<string, string> = {}
+  for (const names of proxyVariables) {
+    const name = names.find((name) => (process.env[name] ?? "") !== "")
+    if (name === undefined) continue
+    const value = process.env[name]!
+    let protocol: string | undefined
+    try {
+      protocol = new URL(value).protocol
+    } catch {
+      protocol = undefined
+    }
+    if (protocol !== "http:" && protocol !== "https:") {
+      return new ConfigurationError({
+        field: name,
+        message: `${name} is not an http:// or https:// URL of a proxy; fix it, or give NodeHttpWire proxy: "none"`
+      })
+    }
+    found[names[0] === "http_proxy" ? "httpProxy" : "httpsProxy"] = value
+  }
+  return Object.keys(found).length === 0 ? undefined : found
+}
+
+/** The dispatcher for `options`, and whether the layer owns it (and so destroys it). */
+type Owned = { readonly dispatcher: Dispatcher; readonly owned: boolean }
+const dispatcherFor = (options: Options): Effect.Effect<Owned, ConfigurationError> =>
+  Effect.suspend((): Effect.Effect<Owned, ConfigurationError> => {
+    if (options.proxy !== undefined && options.proxy !== "environment" && options.proxy !== "none") {
+      return Effect.fail(new ConfigurationError({ field: "proxy", message: `proxy must be "environment" or "none"` }))
+    }
+    if (options.dispatcher !== undefined) {
+      return typeof options.dispatcher?.dispatch === "function" ?
+        Effect.succeed({ dispatcher: options.dispatcher, owned: false }) :
+        Effect.fail(new ConfigurationError({ field: "dispatcher", message: "dispatcher must be an undici Dispatcher" }))
+    }
+    const proxies = options.proxy === "none" ? undefined : environmentProxies()
+    if (proxies instanceof ConfigurationError) return Effect.fail(proxies)
+    if (proxies === undefined) return Effect.succeed({ dispatcher: new Agent(agentOptions), owned: true })
+    // Loaded only when a proxy is set: most programs never pay for it.
+    const EnvHttpProxyAgent = require("undici/lib/dispatcher/env-http-proxy-agent.js") as typeof UndiciEnvHttpProxyAgent
+    const noProxy = process.env["no_proxy"] ?? process.env["NO_PROXY"] ?? ""
+    return Effect.succeed({ dispatcher: new EnvHttpProxyAgent({ ...agentOptions, ...proxies, noProxy }), owned: true })
+  })
+
+/**
+ * The wire as `options` say (see `Options`). A dispatcher it makes (an
+ * undici `Agent`, keep-alive, or a proxying one) is destroyed with the
+ * layer. Fails with `ConfigurationError` when a proxy variable is set to
+ * something that is no proxy URL.
+ *
+ * @since 1.1.0
+ * @category layers
+ */
+export const layerWith = (options: Options = {}): Layer.Layer<HttpWire.HttpWire, ConfigurationError> =>
+  Layer.effect(
+    HttpWire.HttpWire,
+    Effect.map(
+      Effect.acquireRelease(dispatcherFor(options), ({ dispatcher, owned }) =>
+        owned ? Effect.promise(() => dispatcher.destroy()) : Effect.void),
+      ({ dispatcher }) => make(dispatcher)
+    )
+  )
+
+/**
+ * The wire with the defaults: `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY`
+ * honoured, else straight over an undici `Agent` of its own (keep-alive),
+ * destroyed with the layer.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<HttpWire.HttpWire> = Layer.effect(
-  HttpWire.HttpWire,
-  Effect.map(
-    Effect.acquireRelease(
-      Effect.sync(() => new Agent({ headersTimeout: 0, bodyTimeout: 0 })),
-      (agent) => Effect.promise(() => agent.destroy())
-    ),
-    make
-  )
-)
+export const layer: Layer.Layer<HttpWire.HttpWire, ConfigurationError> = layerWith()

@@ -18,12 +18,15 @@ import * as NodeHttpWire from "./NodeHttpWire.js"
 import * as NodeTaskJournal from "./NodeTaskJournal.js"
 
 /**
- * The core options, plus where video tasks are journaled.
+ * The core options, plus where video tasks are journaled and how the
+ * service is reached: `proxy` (`HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY`
+ * honoured by default, `"none"` to go direct) and `dispatcher` (an undici
+ * `Dispatcher` of your own), as `NodeHttpWire.Options` describes.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Options extends SwitchboardConfig.Options {
+export interface Options extends SwitchboardConfig.Options, NodeHttpWire.Options {
   /**
    * A directory for the task journal, so tasks survive a restart
    * (`NodeTaskJournal`). Without it (and without `journal`), `layer` keeps
@@ -77,11 +80,15 @@ const journalOf = <E>(
 // Fresh: Effect 4 memoizes layers by reference across nested `Effect.provide`s,
 // and `Switchboard.layer` is one constant, so a second SDK layer (another key,
 // another journal) would otherwise get the first one's services.
-const overUndici = <E, E2>(config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, E>, journal: Layer.Layer<TaskJournal.TaskJournal, E2>) =>
+const overUndici = <E, E2>(
+  config: Layer.Layer<SwitchboardConfig.SwitchboardConfig, E>,
+  journal: Layer.Layer<TaskJournal.TaskJournal, E2>,
+  wire: NodeHttpWire.Options
+) =>
   EffectVersion.guard(Layer.fresh(Switchboard.layer.pipe(
     Layer.provideMerge(config),
     Layer.provideMerge(journal),
-    Layer.provide(NodeHttpWire.layer)
+    Layer.provide(NodeHttpWire.layerWith({ proxy: wire.proxy, dispatcher: wire.dispatcher }))
   )))
 
 /**
@@ -100,7 +107,7 @@ const overUndici = <E, E2>(config: Layer.Layer<SwitchboardConfig.SwitchboardConf
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<Services, ConfigurationError | JournalError> =>
-  overUndici(SwitchboardConfig.layer(options), journalOf(options, memoryWithWarning))
+  overUndici(SwitchboardConfig.layer(options), journalOf(options, memoryWithWarning), options)
 
 /**
  * Reads `SWITCHBOARD_BASE_URL` and `SWITCHBOARD_API_KEY` from the environment.
@@ -119,7 +126,8 @@ export const layerConfig = (
 ): Layer.Layer<Services, ConfigurationError | JournalError | Config.ConfigError> =>
   overUndici(
     SwitchboardConfig.layerConfig(options),
-    journalOf(options, Layer.unwrap(Effect.map(fromEnvironment(NodeTaskJournal.defaultDirectory), NodeTaskJournal.layerOnFirstUse)))
+    journalOf(options, Layer.unwrap(Effect.map(fromEnvironment(NodeTaskJournal.defaultDirectory), NodeTaskJournal.layerOnFirstUse))),
+    options
   )
 
 /**

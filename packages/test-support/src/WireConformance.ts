@@ -76,7 +76,7 @@ const coded = (coding: "gzip" | "deflate" | "br", text: string) =>
 /**
  * Registers the conformance tests of the wire `layer` makes.
  */
-export const suite = (name: string, layer: Layer.Layer<HttpWire.HttpWire>, options: Options = {}) =>
+export const suite = (name: string, layer: Layer.Layer<HttpWire.HttpWire, unknown>, options: Options = {}) =>
   describe(`HttpWire conformance: ${name}`, () => {
     const test = (title: string, body: () => Effect.Effect<void, unknown, HttpWire.HttpWire | Scope.Scope>) =>
       it.live(title, () => Effect.provide(body(), layer), 20_000)
@@ -102,7 +102,6 @@ export const suite = (name: string, layer: Layer.Layer<HttpWire.HttpWire>, optio
         expect(reply.text).toBe(`{"ok":true}`)
       }))
 
-    // (A redirect with a location is the client's to follow or not: fetch follows.)
     test("every status outside 2xx is a reply with its status and body, not a failure", () =>
       Effect.gen(function*() {
         const wire = yield* wireOf
@@ -115,6 +114,40 @@ export const suite = (name: string, layer: Layer.Layer<HttpWire.HttpWire>, optio
           expect(reply.status).toBe(status)
           expect(reply.text).toBe(`{"error":{"message":"status ${status}"}}`)
         }
+      }))
+
+    // A redirect is never followed (docs/errors-and-retries.md): following one
+    // would hand the request's secret headers and body to whatever host it names.
+    test("a redirect (301, 302, 303, 307, 308), to another origin or the same, is handed on, never followed", () =>
+      Effect.gen(function*() {
+        const wire = yield* wireOf
+        const elsewhere = yield* server((_request, response) => response.end(`{"from":"elsewhere"}`))
+        for (const status of [301, 302, 303, 307, 308]) {
+          for (const target of ["other origin", "same origin"] as const) {
+            const asked: Array<string> = []
+            const here = yield* server((request, response) => {
+              asked.push(request.url ?? "")
+              if (request.url !== "/v1/chat/completions") return void response.end(`{"from":"moved"}`)
+              const location = target === "other origin" ? `${elsewhere.url}/v1/chat/completions` : "/moved"
+              response.writeHead(status, { "content-type": "application/json", location })
+              response.end(`{"error":{"message":"moved"}}`)
+            })
+            const request = {
+              method: "POST" as const,
+              url: `${here.url}/v1/chat/completions`,
+              headers: { "x-api-key": "sk-secret-header", authorization: "Bearer sk-secret" },
+              body: HttpWire.json(`{"prompt":"private"}`)
+            }
+            const reply = yield* wire.text(request)
+            const opened = yield* Effect.scoped(Effect.map(wire.open(request), ({ headers, status }) => ({ headers, status })))
+            for (const head of [reply, opened]) {
+              expect(head.status, `${status} to the ${target}`).toBe(status)
+              expect(head.headers["location"]).toBe(target === "other origin" ? `${elsewhere.url}/v1/chat/completions` : "/moved")
+            }
+            expect(asked, `${status} to the ${target}`).toEqual(["/v1/chat/completions", "/v1/chat/completions"])
+          }
+        }
+        expect(elsewhere.requests()).toBe(0)
       }))
 
     test("the request goes as given: method, headers, JSON body with its content-type, accept-encoding", () =>
@@ -195,6 +228,72 @@ export const suite = (name: string, layer: Layer.Layer<HttpWire.HttpWire>, optio
           expect((yield* wire.text(get(url))).text).toBe(`squeezed by ${coding}`)
           const opened = yield* wire.open(get(url))
           expect(yield* readAll(opened)).toBe(`squeezed by ${coding}`)
+        }
+      }))
+
+    // One rule for a list (RFC 9110): applied in the order listed, names in any
+    // case and spacing, `identity` nothing, `x-gzip` gzip. fetch undoes a list
+    // only when it takes every name in it, else hands on the coded bytes: the
+    // wire then undoes them itself (issue 33, case 9).
+    test("content-encoding lists: identity is nothing, x-gzip is gzip, any case or spacing, whole and streamed", () =>
+      Effect.gen(function*() {
+        const wire = yield* wireOf
+        const text = `{"coded":"a list"}`
+        const cases: ReadonlyArray<readonly [string, Buffer]> = [
+          ["identity, gzip", Zlib.gzipSync(text)],
+          ["gzip, identity", Zlib.gzipSync(text)],
+          ["Gzip , Identity", Zlib.gzipSync(text)],
+          ["GZIP", Zlib.gzipSync(text)],
+          ["x-gzip", Zlib.gzipSync(text)],
+          [",gzip", Zlib.gzipSync(text)],
+          ["identity", Buffer.from(text)],
+          ["deflate, identity", Zlib.deflateSync(text)],
+          ["identity, deflate", Zlib.deflateRawSync(text)],
+          ["gzip, br", Zlib.brotliCompressSync(Zlib.gzipSync(text))],
+          ["identity, gzip, br", Zlib.brotliCompressSync(Zlib.gzipSync(text))]
+        ]
+        for (const [coding, body] of cases) {
+          const { url } = yield* server((_request, response) => {
+            response.writeHead(200, { "content-type": "application/json", "content-encoding": coding })
+            response.end(body)
+          })
+          expect((yield* wire.text(get(url))).text, coding).toBe(text)
+          expect(yield* Effect.scoped(Effect.flatMap(wire.open(get(url)), readAll)), coding).toBe(text)
+        }
+      }))
+
+    test("a list's body counts decoded and is checked as any coded one: a bomb is too-large, a corrupt body decode", () =>
+      Effect.gen(function*() {
+        const wire = yield* wireOf
+        const bomb = Zlib.gzipSync(Buffer.alloc(8 * 1024 * 1024, 0x20))
+        const corrupt = Buffer.concat([Zlib.gzipSync("x".repeat(1000)).subarray(0, 20), Buffer.alloc(200, 0x41)])
+        for (const [body, expected] of [[bomb, "too-large"], [corrupt, "decode"]] as const) {
+          const { url } = yield* server((_request, response) => {
+            response.writeHead(200, { "content-type": "application/json", "content-encoding": "identity, gzip" })
+            response.end(body)
+          })
+          const error = yield* Effect.flip(wire.text(get(url), { maxBytes: 64 * 1024 }))
+          expect(error).toMatchObject({ _tag: "WireError", reason: expected })
+        }
+      }))
+
+    test("a coding no wire takes, alone or in a list, fails a 2xx with decode, naming it and never quoting the body", () =>
+      Effect.gen(function*() {
+        const wire = yield* wireOf
+        for (const coding of ["compress", "gzip, compress", "identity, x-deflate", "zstd, identity", "gzip, \u00ff\u00fe"]) {
+          const { url } = yield* server((_request, response) => {
+            response.writeHead(200, { "content-type": "application/json", "content-encoding": coding })
+            response.end(Zlib.gzipSync(`{"secret":"never shown"}`))
+          })
+          const whole = yield* Effect.flip(wire.text(get(url)))
+          const streamed = yield* Effect.flip(Effect.scoped(Effect.flatMap(wire.open(get(url)), readAll)))
+          for (const error of [whole, streamed]) {
+            expect(error, coding).toMatchObject({ _tag: "WireError", reason: "decode" })
+            const message = error.cause instanceof Error ? error.cause.message : ""
+            expect(message, coding).toMatch(/content-encoding/)
+            // Printable text only: no byte of the body, no control or binary character.
+            expect(message, coding).toMatch(/^[\x20-\x7e]*$/)
+          }
         }
       }))
 

@@ -242,6 +242,10 @@ const main = Effect.gen(function*() {
       const build = (options: BrowserSwitchboard.Options) => Effect.flip(Effect.scoped(Layer.build(BrowserSwitchboard.layer(options))))
       const refused = yield* build({ baseUrl: api, apiKey: "sk-live-1234567890" })
       const viaHeader = yield* build({ baseUrl: api, headers: { Authorization: "Bearer sk-live-1234567890" } })
+      // Every header the SDK redacts as a secret, not only authorization.
+      const viaSecretHeaders = yield* Effect.forEach(["x-api-key", "Api-Key", "x-auth-token"], (name) =>
+        Effect.map(build({ baseUrl: api, headers: { [name]: "sk-live-1234567890" } }), (error) =>
+          error._tag === "ApiKeyInBrowserError" ? error.where : error._tag))
       out.textContent = refused.message
       return {
         tag: refused._tag,
@@ -249,7 +253,8 @@ const main = Effect.gen(function*() {
         where: refused._tag === "ApiKeyInBrowserError" ? refused.where : undefined,
         message: refused.message,
         viaHeaderTag: viaHeader._tag,
-        viaHeaderWhere: viaHeader._tag === "ApiKeyInBrowserError" ? viaHeader.where : undefined
+        viaHeaderWhere: viaHeader._tag === "ApiKeyInBrowserError" ? viaHeader.where : undefined,
+        viaSecretHeaders
       }
     }))
 
@@ -264,6 +269,43 @@ const main = Effect.gen(function*() {
       const refused = yield* Effect.flip(Chat.create({ model: "compress", messages }))
       out.textContent = [...whole, ...streamed, `${refused._tag}: ${refused.message}`].join("\n")
       return { whole, streamed, refused: refused._tag }
+    }), BrowserSwitchboard.layer({ baseUrl: "/coded", journal: "memory", maxRetries: 0 }))
+
+  // `/moved/<status>/<other|same>` answers with a redirect to another origin, or to its own;
+  // either would answer a followed request with a success. Secret headers go on the request.
+  yield* check("redirects", ({ out }) =>
+    Effect.gen(function*() {
+      const outcomes: Array<string> = []
+      for (const status of [301, 302, 303, 307, 308]) {
+        for (const target of ["other", "same"]) {
+          const layer = BrowserSwitchboard.layer({
+            baseUrl: `/moved/${status}/${target}`,
+            headers: { "x-api-key": "sk-page-secret" },
+            allowApiKeyInBrowser: true,
+            journal: "memory",
+            maxRetries: 0
+          })
+          const whole = yield* Effect.flip(Effect.provide(Chat.create({ model: "m", messages }), layer))
+          const streamed = yield* Effect.flip(Effect.provide(Stream.runDrain(Chat.streamText({ model: "m", messages })), layer))
+          for (const error of [whole, streamed]) outcomes.push(`${status} ${target}: ${describe(error)}`)
+        }
+      }
+      out.textContent = outcomes.join("\n")
+      return { outcomes }
+    }))
+
+  // fetch undoes a list only when it takes every name in it: the wire undoes the rest.
+  yield* check("codingLists", ({ out }) =>
+    Effect.gen(function*() {
+      const lists = ["identity, gzip", "gzip, identity", "Gzip , Identity", "GZIP", "x-gzip", "deflate, identity"]
+      const whole = yield* Effect.forEach(lists, (model) =>
+        Effect.map(Chat.create({ model, messages }), (completion) => completion.choices[0]?.message.content ?? ""))
+      const streamed = yield* Effect.forEach(lists, (model) =>
+        Effect.map(Stream.runCollect(Chat.streamText({ model, messages })), (deltas) => [...deltas].join("")))
+      const refused = yield* Effect.forEach(["identity, br", "gzip, compress"], (model) =>
+        Effect.map(Effect.flip(Chat.create({ model, messages })), describe))
+      out.textContent = [...whole, ...streamed, ...refused].join("\n")
+      return { whole, streamed, refused }
     }), BrowserSwitchboard.layer({ baseUrl: "/coded", journal: "memory", maxRetries: 0 }))
 
   // Last: a task left running for the reload to resume.

@@ -42,27 +42,45 @@ export interface Zlib {
 
 export const failure = (message: string) => new HttpWire.WireError({ reason: "decode", cause: new Error(message) })
 
+/** The names of a `content-encoding` list, in lower case, without the spaces around them. */
+const namesOf = (header: string): Array<string> => header.split(",").map((name) => name.trim().toLowerCase())
+
+/** A name from the service as an error may show it: printable ASCII, short. */
+const printable = (name: string): string => JSON.stringify(name.slice(0, 40)).replace(/[^\x20-\x7e]/g, "?")
+
 /**
- * The codings to undo, first to undo first (the header lists them in the
- * order they were applied), or `undefined` when there are none; a coding
- * the SDK does not take fails, rather than handing on bytes nobody can read.
- * `alsoTaken`: codings a client may have undone by itself (fetch and zstd).
+ * The one rule for a `content-encoding` list (RFC 9110), for every wire: the
+ * codings to undo, first to undo first (the list names them in the order
+ * they were applied), or `undefined` when there are none. Names are taken in
+ * any case and with any spaces around them; `identity` and empty names are
+ * nothing, `x-gzip` is gzip. A coding the SDK does not take fails, naming it
+ * (printable only), rather than handing on bytes nobody can read.
  */
-export const codingsOf = (
-  header: string | undefined,
-  alsoTaken?: string
-): ReadonlyArray<Coding> | HttpWire.WireError | undefined => {
+export const codingsOf = (header: string | undefined): ReadonlyArray<Coding> | HttpWire.WireError | undefined => {
   if (header === undefined) return undefined
   const codings: Array<Coding> = []
-  for (const token of header.split(",")) {
-    const name = token.trim().toLowerCase()
-    if (name === "" || name === "identity" || name === alsoTaken) continue
+  for (const name of namesOf(header)) {
+    if (name === "" || name === "identity") continue
     if (name === "gzip" || name === "x-gzip") codings.unshift("gzip")
     else if (name === "deflate" || name === "br") codings.unshift(name)
-    else return failure(`the reply's content-encoding "${name.slice(0, 40)}" is none of ${accepted}`)
+    else return failure(`the reply's content-encoding ${printable(name)} is none of ${accepted}`)
   }
   return codings.length === 0 ? undefined : codings
 }
+
+/** What fetch undoes by itself, in browsers and in Node's undici alike (zstd where the runtime has it). */
+const takenByFetch = new Set(["gzip", "x-gzip", "deflate", "br", "zstd"])
+
+/**
+ * `codingsOf` for a body fetch has read. fetch undoes a list only when it
+ * takes every name in it (the Fetch standard: "if codings are not
+ * supported, return bytes"), so `identity, gzip` or `gzip, identity` come
+ * coded, which the wire then undoes itself; a list of names fetch takes
+ * comes decoded. zstd is let through there, since a browser that asked for
+ * it decoded it.
+ */
+export const leftByFetch = (header: string | undefined): ReadonlyArray<Coding> | HttpWire.WireError | undefined =>
+  header === undefined || namesOf(header).every((name) => takenByFetch.has(name)) ? undefined : codingsOf(header)
 
 /**
  * A failed read → its `WireError`: `decode` when a zlib error (`Z_…` for
@@ -82,7 +100,7 @@ export const readFailure = (cause: unknown): HttpWire.WireError => {
 }
 
 /** A zlib header (RFC 1950): method 8, a window of at most 32 KiB, and its check. */
-const zlibWrapped = (bytes: Uint8Array) =>
+export const zlibWrapped = (bytes: Uint8Array) =>
   (bytes[0]! & 0x0f) === 8 && bytes[0]! >> 4 <= 7 && (bytes.length < 2 || ((bytes[0]! << 8) | bytes[1]!) % 31 === 0)
 
 const streamFor = (zlib: Zlib, coding: Coding, first: Uint8Array): ZlibStream =>
