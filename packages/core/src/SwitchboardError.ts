@@ -315,14 +315,17 @@ export class NoImageInResponseError extends Schema.TaggedError<NoImageInResponse
 
 /**
  * The task journal could not be read or written. The task itself may exist:
- * its id is in the message when known.
+ * its id is in the message when known. `code` is the system's name for the
+ * cause when it gave one (`ENOSPC`, `EDQUOT`, `EACCES`, `QuotaExceededError`,
+ * `SQLITE_FULL`).
  *
  * @since 0.1.0
  * @category errors
  */
 export class JournalError extends Schema.TaggedError<JournalError>()("JournalError", {
   message: Schema.String,
-  taskId: Schema.optional(Schema.String)
+  taskId: Schema.optional(Schema.String),
+  code: Schema.optional(Schema.String)
 }) {
   readonly [TypeId] = TypeId
 }
