@@ -251,6 +251,11 @@ const ClaimJson = Schema.fromJsonString(Claim)
 const decodeClaim = Schema.decodeResult(ClaimJson)
 const encodeClaim = Schema.encodeSync(ClaimJson)
 
+// Every runtime the SDK runs on (Node 20+, browsers) has these; core is
+// built without DOM or Node typings, hence the declarations.
+declare const TextEncoder: new() => { encode(input: string): Uint8Array }
+declare const DOMException: (abstract new(...args: never) => { readonly name: string }) | undefined
+
 const reservePrefix = "reserve-"
 let reservations = 0
 
