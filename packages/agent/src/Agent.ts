@@ -16,7 +16,7 @@
 import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
-import { duration } from "@switchboard/core/SwitchboardConfig"
+import { checkCount, duration } from "@switchboard/core/SwitchboardConfig"
 import { ConfigurationError, type RequestError, type StreamRequestError } from "@switchboard/core/SwitchboardError"
 import type * as Tool from "effect/ai/Tool"
 import type * as Toolkit from "effect/ai/Toolkit"
@@ -401,12 +401,7 @@ export interface Finished<A = undefined> {
  */
 export type AgentEvent<A = undefined> = TextDelta | ToolCallStarted | ToolResultEvent | StepFinished | Finished<A>
 
-const count = (field: string, value: number | undefined, fallback: number, min: number) => {
-  const n = value ?? fallback
-  return Number.isSafeInteger(n) && n >= min
-    ? Result.succeed(n)
-    : Result.fail(new ConfigurationError({ field, message: `${field} must be an integer of ${min} or more` }))
-}
+const count = (field: string, value: number | undefined, fallback: number, min: number) => checkCount(field, value ?? fallback, min)
 
 /** The options with defaults filled in; a limit or a tool that makes no sense fails, naming it, before any call. */
 const settings = <T extends AnyTools, A, I>(

@@ -49,8 +49,8 @@ export const isStorageAvailable = (name: "localStorage" | "sessionStorage" = "lo
 const prefix = "switchboard-video-tasks/"
 const legacyKey = "switchboard-video-tasks"
 
-const storageError = (action: string) => (cause: unknown) =>
-  new JournalError({ message: `task journal could not ${action}: ${cause instanceof Error ? cause.message : String(cause)}` })
+/** Names the system's reason, e.g. `QuotaExceededError` for a storage at its quota. */
+const storageError = TaskJournal.failure
 
 /**
  * Holds the Web Lock `name` until the scope closes, `false` at once when

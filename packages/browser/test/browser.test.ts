@@ -285,6 +285,17 @@ describe("@switchboard/browser in Chromium", () => {
     expect(video["videoUrl"]).toMatch(/\/files\/task_.*\.mp4$/)
   })
 
+  it("a localStorage journal at its quota: nothing is paid that cannot be recorded, and the error names QuotaExceededError", async () => {
+    ready()
+    const atQuota = result("journalAtQuota")
+    for (const name of ["full", "nearlyFull"]) {
+      expect(atQuota[name], name).toMatchObject({ error: "JournalError", code: "QuotaExceededError" })
+    }
+    expect(atQuota["journalAfter"]).toBe(0)
+    const requests = await runtime!.runPromise(emulator.requests)
+    expect(requests.filter((r) => JSON.stringify(r.body).includes("journal at quota"))).toEqual([])
+  })
+
   it("embeddings", () => {
     ready()
     expect(result("embeddings")).toMatchObject({ count: 2, dimensions: 8 })

@@ -139,7 +139,8 @@ const describeSdk = (error: SwitchboardError.SwitchboardError): string => {
  * @category reporting
  */
 export const describe = (error: unknown): string => {
-  if (SwitchboardError.isSwitchboardError(error)) return describeSdk(error)
+  // Whether trying again may help is the error's own answer (as retries and @switchboard/ai read it).
+  if (SwitchboardError.isSwitchboardError(error)) return `${describeSdk(error)}${error.isRetryable ? " (temporary: trying again may work)" : ""}`
   if (CliError.isCliError(error)) return Help.usageLine(error)
   switch (tagOf(error)) {
     // The agent's errors (only the demo runs an agent), by tag: importing

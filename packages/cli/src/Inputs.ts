@@ -4,12 +4,13 @@
  *
  * @since 0.1.0
  */
-import { Attachment } from "@switchboard/core"
+import { Attachment, SwitchboardConfig } from "@switchboard/core"
 import { NodeAttachment } from "@switchboard/node"
 import * as CliError from "effect/cli/CliError"
 import * as Flag from "effect/cli/Flag"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 
 /**
  * A usage error of a flag's value, as the one line to print.
@@ -72,18 +73,31 @@ export const parseDuration = (text: string): Duration.Duration | undefined => {
 }
 
 /**
- * A flag holding a duration, rejected as a usage error when it is not one.
+ * The shortest wait between two status calls a flag may ask for: polling
+ * faster only loads the service (a task takes seconds at least).
+ *
+ * @since 0.3.0
+ * @category durations
+ */
+export const minimumPollInterval: Duration.Duration = Duration.millis(100)
+
+/**
+ * A flag holding a positive duration (at least `minimum` when given),
+ * rejected as a usage error naming the flag when it is not one. The range
+ * is the library's own check (`SwitchboardConfig.duration`).
  *
  * @since 0.1.0
  * @category durations
  */
-export const duration = (name: string): Flag.Flag<Duration.Duration> =>
+export const duration = (name: string, minimum?: Duration.Duration): Flag.Flag<Duration.Duration> =>
   Flag.mapEffect(text(name, "duration"), (value) => {
     const parsed = parseDuration(value)
     if (parsed === undefined) return invalid(`--${name}: "${value}" is not a duration; try 500ms, 2s, 5m or 1h`)
-    return Duration.isGreaterThan(parsed, Duration.zero)
-      ? Effect.succeed(parsed)
-      : invalid(`--${name}: the duration must be positive, not "${value}"; try 500ms, 2s, 5m or 1h`)
+    if (Duration.isZero(parsed)) return invalid(`--${name}: the duration must be positive, not "${value}"; try 500ms, 2s, 5m or 1h`)
+    return Result.match(SwitchboardConfig.duration(`--${name}`, parsed, minimum), {
+      onSuccess: Effect.succeed,
+      onFailure: () => invalid(`--${name}: "${value}" is too short; it must be at least ${Duration.format(minimum ?? Duration.zero)}`)
+    })
   })
 
 /** The flag as it is typed: `-n`, `--max-tokens`. */

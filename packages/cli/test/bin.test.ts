@@ -263,6 +263,8 @@ describe.concurrent("errors", { timeout: 90_000 }, () => {
       [["emulator", "--chunk-size", "0"], "--chunk-size: 0 is not allowed; it must be at least 1"],
       [["video", "usage case", "--poll-interval", "0s"], "--poll-interval: the duration must be positive, not \"0s\""],
       [["video", "usage case", "--poll-interval", "soon"], "--poll-interval: \"soon\" is not a duration"],
+      [["video", "usage case", "--poll-interval", "1ms"], "--poll-interval: \"1ms\" is too short; it must be at least 100ms"],
+      [["worker", "--database", "sqlite:x.sqlite", "--poll-interval", "1ms"], "--poll-interval: \"1ms\" is too short; it must be at least 100ms"],
       [["moderate", "usage case", "--top", "-1"], "--top: -1 is not allowed; it must be at least 0"],
       [["chat", "usage case", "--image", "ftp://example.com/cat.png"], "the ftp: scheme is not supported; give a file, an http(s) URL or a data URI"]
     ]
@@ -417,7 +419,7 @@ const writeRecord = (journal: string, entry: Record<string, unknown>) => {
 describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
   it("submits, shows progress, saves the video, and only then drops the task from the journal", async () => {
     const dir = tempDir("video")
-    const result = await run(["video", "A paper boat", "--poll-interval", "10ms", "--out", "videos"], { env, cwd: dir })
+    const result = await run(["video", "A paper boat", "--poll-interval", "100ms", "--out", "videos"], { env, cwd: dir })
     expect(result.code).toBe(0)
     const [path] = lines(result.stdout)
     expect(path).toMatch(/^videos\/task_\w+\.mp4$/)
@@ -428,7 +430,7 @@ describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
     expect(lines(result.stderr)).toEqual(expect.arrayContaining(["  queued 0%", "  processing 50%", "  succeed 100%"]))
     expect(records(Path.join(dir, ".switchboard/tasks"))).toEqual([])
     // The long form does the same.
-    const long = await run(["video", "generate", "A paper boat", "--poll-interval", "10ms", "--out", "videos"], { env, cwd: dir })
+    const long = await run(["video", "generate", "A paper boat", "--poll-interval", "100ms", "--out", "videos"], { env, cwd: dir })
     expect(long.code).toBe(0)
     expect(lines(long.stdout)[0]).toMatch(/^videos\/task_\w+\.mp4$/)
   })
@@ -441,7 +443,7 @@ describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
       Fs.mkdirSync(out)
       Fs.writeFileSync(Path.join(root, "victim.mp4"), "mine")
       Fs.writeFileSync(Path.join(out, "victim.mp4"), "mine too")
-      const result = await run(["video", "a fox", "--poll-interval", "10ms", "--out", "out"], {
+      const result = await run(["video", "a fox", "--poll-interval", "100ms", "--out", "out"], {
         env: { SWITCHBOARD_BASE_URL: service.url, SWITCHBOARD_API_KEY: "sk-test" },
         cwd: root
       })
@@ -457,7 +459,7 @@ describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
   })
 
   it("a failed task is exit 1 with the reason", async () => {
-    const result = await run(["video", "A boat that will fail", "--poll-interval", "10ms"], { env, cwd: tempDir("fail") })
+    const result = await run(["video", "A boat that will fail", "--poll-interval", "100ms"], { env, cwd: tempDir("fail") })
     expect(result.code).toBe(1)
     expect(result.stderr).toContain("✖ Video task")
     expect(result.stderr).toContain("failed: The emulator was asked to fail this task.")
@@ -516,7 +518,7 @@ describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
 
     // The environment variable names the journal as well as the flag does;
     // the video goes to the first run's --out, not to this run's directory.
-    const resumed = await run(["video", "resume", "--poll-interval", "10ms"], {
+    const resumed = await run(["video", "resume", "--poll-interval", "100ms"], {
       env: { ...env, SWITCHBOARD_JOURNAL_DIR: journal },
       cwd: dir
     })
@@ -677,7 +679,7 @@ describe("switchboard demo", { timeout: 90_000 }, () => {
 describe.concurrent("switchboard video --database", { timeout: 120_000 }, () => {
   it("runs the task as a workflow on a sqlite file: one task per key, found again by resume --key", async () => {
     const dir = tempDir("video-db")
-    const args = ["--database", "sqlite:tasks.sqlite", "--poll-interval", "10ms", "--out", "videos"]
+    const args = ["--database", "sqlite:tasks.sqlite", "--poll-interval", "100ms", "--out", "videos"]
     const first = await run(["video", "A durable paper boat", "--key", "boat-1", ...args], { env, cwd: dir })
     expect(first.code).toBe(0)
     const path = lines(first.stdout)[0]!
@@ -696,7 +698,7 @@ describe.concurrent("switchboard video --database", { timeout: 120_000 }, () => 
   it("image-to-video with --from: the first frame goes into the stored request; the key printed finds it again", async () => {
     const dir = tempDir("video-db-from")
     Fs.writeFileSync(Path.join(dir, "frame.png"), tinyPng)
-    const args = ["--database", "sqlite:tasks.sqlite", "--poll-interval", "10ms", "--out", "videos"]
+    const args = ["--database", "sqlite:tasks.sqlite", "--poll-interval", "100ms", "--out", "videos"]
     const first = await run(["video", "A kite from its first frame", "--from", "frame.png", ...args], { env, cwd: dir })
     expect(first.code).toBe(0)
     expect(Fs.existsSync(Path.join(dir, lines(first.stdout)[0]!))).toBe(true)
@@ -880,7 +882,7 @@ describe("switchboard worker on Postgres", { timeout: 180_000 }, () => {
     await chatty.waitFor(/Ctrl-C stops it/, "stdout")
     // A task through the fleet, so both runners have used the database under load of a workflow.
     const dir = tempDir("worker-quiet")
-    const video = await run(["video", "A quiet fleet", "--database", url, "--poll-interval", "10ms", "--out", "videos"], { env, cwd: dir })
+    const video = await run(["video", "A quiet fleet", "--database", url, "--poll-interval", "100ms", "--out", "videos"], { env, cwd: dir })
     expect(video.code).toBe(0)
     expect(lines(video.stdout)).toEqual([expect.stringMatching(/^videos\/task_\w+\.mp4$/)])
     expect(video.stderr).not.toMatch(/INFO|WARN|DEBUG|DeprecationWarning/)

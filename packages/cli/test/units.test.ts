@@ -97,6 +97,12 @@ describe("Inputs", () => {
 })
 
 describe("Errors", () => {
+  it("says whether trying again may work as the error itself does (x-should-retry included)", () => {
+    expect(Errors.describe(new SwitchboardError.ConflictError({ message: "busy", status: 409 }))).toBe("Conflict (HTTP 409): busy (temporary: trying again may work)")
+    expect(Errors.describe(new SwitchboardError.ConflictError({ message: "busy", status: 409, shouldRetry: false }))).toBe("Conflict (HTTP 409): busy")
+    expect(Errors.describe(new SwitchboardError.BadRequestError({ message: "odd", status: 400, shouldRetry: true }))).toContain("(temporary: trying again may work)")
+  })
+
   it("gives one line per typed error", () => {
     expect(Errors.describe(new SwitchboardError.AuthenticationError({ message: "bad key", status: 401 }))).toBe(
       "Authentication failed (HTTP 401): bad key — check --api-key or SWITCHBOARD_API_KEY"

@@ -12,12 +12,14 @@ import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ChatStream from "./internal/chatStream.js"
+import * as Checks from "./internal/checks.js"
 import * as GenAi from "./internal/genAi.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import * as StructuredOutput from "./StructuredOutput.js"
 import { defaultMaxResponseBytes } from "./SwitchboardConfig.js"
 import {
+  type ConfigurationError,
   InvalidRequestError,
   type RequestError,
   type ResponseDecodeError,
@@ -260,8 +262,11 @@ export const streamWithCompletion = (
 export const accumulate = <E, R>(
   stream: Stream.Stream<Protocol.ChatCompletionChunk, E, R>,
   options?: AccumulateOptions
-): Effect.Effect<Protocol.ChatCompletion, E | StreamError | ResponseDecodeError | ResponseTooLargeError, R> =>
-  ChatStream.accumulate(stream, options?.maxCharacters ?? defaultMaxResponseBytes)
+): Effect.Effect<Protocol.ChatCompletion, E | StreamError | ResponseDecodeError | ResponseTooLargeError | ConfigurationError, R> =>
+  Effect.flatMap(
+    Effect.fromResult(Checks.count("maxCharacters", options?.maxCharacters ?? defaultMaxResponseBytes, 1)),
+    (maxCharacters) => ChatStream.accumulate(stream, maxCharacters)
+  )
 
 /**
  * @since 0.1.0

@@ -12,7 +12,8 @@ import * as GenAi from "./internal/genAi.js"
 import { isNonEmptyStrings, isPlainEmbeddingResponse } from "./internal/plain.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
-import { InvalidRequestError, type RequestError, ResponseDecodeError } from "./SwitchboardError.js"
+import * as Checks from "./internal/checks.js"
+import { type RequestError, ResponseDecodeError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
 
 /**
@@ -63,10 +64,8 @@ const decodeWithSchema = plainDecoder(Protocol.EmbeddingResponse)
 const decodeResponse = (u: unknown): Result.Result<Protocol.EmbeddingResponse, SchemaIssue.Issue> =>
   isPlainEmbeddingResponse(u) ? Result.succeed(u) : decodeWithSchema(u)
 
-const positiveInt = (field: string, value: number) =>
-  Number.isInteger(value) && value > 0
-    ? Effect.void
-    : Effect.fail(new InvalidRequestError({ field, message: `${field} must be a positive integer` }))
+/** An option of `embedMany`, checked as every option is: a `ConfigurationError` naming it. */
+const positiveInt = (field: string, value: number) => Effect.fromResult(Checks.count(field, value, 1))
 
 /**
  * Puts one response's vectors in input order into `out`, from `offset` (its

@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import type * as Schedule from "effect/Schedule"
+import * as Checks from "./internal/checks.js"
 import { fromEnvironment } from "./internal/environment.js"
 import { ConfigurationError } from "./SwitchboardError.js"
 import * as TaskPoller from "./TaskPoller.js"
@@ -101,24 +102,17 @@ const apiUrlOf = (baseUrl: string): string => {
 }
 
 /**
- * A time limit given by a caller: a `Duration.Input` that is not negative and
- * not NaN (Effect would read both as 0, a limit every call reaches at once).
- * `Infinity` is no limit.
+ * A duration given by a caller (a time limit, a wait), checked: see
+ * `internal/checks.ts`, the one check of every duration option.
  *
  * @since 0.1.0
  * @category validation
  */
-export const duration = (field: string, input: unknown): Result.Result<Duration.Duration, ConfigurationError> => {
-  const invalid = () =>
-    Result.fail(new ConfigurationError({ field, message: `${field} must be a duration of 0 or more, e.g. "30 seconds"` }))
-  if (typeof input === "number") return Number.isNaN(input) || input < 0 ? invalid() : Result.succeed(Duration.millis(input))
-  if (typeof input === "string" && /^\s*-|nan/i.test(input)) return invalid()
-  if (Array.isArray(input) && input.some((n) => typeof n !== "number" || !Number.isFinite(n) || n < 0)) return invalid()
-  if (typeof input === "number" || typeof input === "string" || typeof input === "bigint" || typeof input === "object") {
-    return Option.match(Duration.fromInput(input as Duration.Input), { onNone: invalid, onSome: Result.succeed })
-  }
-  return invalid()
-}
+export const duration: (
+  field: string,
+  input: unknown,
+  minimum?: Duration.Duration
+) => Result.Result<Duration.Duration, ConfigurationError> = Checks.duration
 
 const durationOr = (field: keyof Options, options: Options, fallback: Duration.Input) =>
   duration(field, options[field] ?? fallback)
@@ -221,8 +215,8 @@ const checkKey = (options: Options): Result.Result<void, ConfigurationError> => 
  * @since 0.1.0
  * @category validation
  */
-export const checkCount = (field: string, value: number, min: number): Result.Result<number, ConfigurationError> =>
-  Number.isSafeInteger(value) && value >= min ? Result.succeed(value) : invalid(field, `must be an integer of ${min} or more`)
+export const checkCount: (field: string, value: unknown, min: number) => Result.Result<number, ConfigurationError> =
+  Checks.count
 
 /**
  * Validates options and fills in the defaults: a base URL that does not

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as Duration from "effect/Duration"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 
@@ -46,6 +47,10 @@ export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()
   message: Schema.String
 }) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return false
+  }
 }
 
 /**
@@ -60,6 +65,10 @@ export class InvalidRequestError extends Schema.TaggedError<InvalidRequestError>
   message: Schema.String
 }) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return false
+  }
 }
 
 /**
@@ -70,6 +79,10 @@ export class InvalidRequestError extends Schema.TaggedError<InvalidRequestError>
  */
 export class BadRequestError extends Schema.TaggedError<BadRequestError>()("BadRequestError", apiFields) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return this.shouldRetry ?? false
+  }
 }
 
 /**
@@ -83,6 +96,10 @@ export class AuthenticationError extends Schema.TaggedError<AuthenticationError>
   apiFields
 ) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return this.shouldRetry ?? false
+  }
 }
 
 /**
@@ -96,6 +113,10 @@ export class PermissionDeniedError extends Schema.TaggedError<PermissionDeniedEr
   apiFields
 ) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return this.shouldRetry ?? false
+  }
 }
 
 /**
@@ -106,6 +127,10 @@ export class PermissionDeniedError extends Schema.TaggedError<PermissionDeniedEr
  */
 export class NotFoundError extends Schema.TaggedError<NotFoundError>()("NotFoundError", apiFields) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return this.shouldRetry ?? false
+  }
 }
 
 /**
@@ -116,6 +141,10 @@ export class NotFoundError extends Schema.TaggedError<NotFoundError>()("NotFound
  */
 export class ConflictError extends Schema.TaggedError<ConflictError>()("ConflictError", apiFields) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return this.shouldRetry ?? true
+  }
 }
 
 /**
@@ -129,6 +158,15 @@ export class RateLimitError extends Schema.TaggedError<RateLimitError>()("RateLi
   retryAfterMillis: Schema.optional(Schema.Number)
 }) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    // An exhausted quota is not a rate: waiting does not refill it.
+    return this.shouldRetry ?? !(this.code === "insufficient_quota" || this.type === "insufficient_quota")
+  }
+  /** How long the service asked to wait before another try. */
+  get retryAfter(): Duration.Duration | undefined {
+    return this.retryAfterMillis === undefined ? undefined : Duration.millis(this.retryAfterMillis)
+  }
 }
 
 /**
@@ -142,6 +180,10 @@ export class RateLimitError extends Schema.TaggedError<RateLimitError>()("RateLi
  */
 export class ClientError extends Schema.TaggedError<ClientError>()("ClientError", apiFields) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return this.shouldRetry ?? false
+  }
 }
 
 /**
@@ -155,6 +197,14 @@ export class ServerError extends Schema.TaggedError<ServerError>()("ServerError"
   retryAfterMillis: Schema.optional(Schema.Number)
 }) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return this.shouldRetry ?? true
+  }
+  /** How long the service asked to wait before another try. */
+  get retryAfter(): Duration.Duration | undefined {
+    return this.retryAfterMillis === undefined ? undefined : Duration.millis(this.retryAfterMillis)
+  }
 }
 
 /**
@@ -170,6 +220,10 @@ export class TransportError extends Schema.TaggedError<TransportError>()("Transp
   sent: Schema.Boolean
 }) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return true
+  }
 }
 
 /**
@@ -186,6 +240,10 @@ export class TimeoutError extends Schema.TaggedError<TimeoutError>()("TimeoutErr
   requestId: Schema.optional(Schema.String)
 }) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return true
+  }
 }
 
 /**
@@ -207,6 +265,10 @@ export class ResponseDecodeError extends Schema.TaggedError<ResponseDecodeError>
   param: Schema.optional(Schema.String)
 }) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return false
+  }
 }
 
 /**
@@ -228,6 +290,10 @@ export class StreamError extends Schema.TaggedError<StreamError>()("StreamError"
   code: Schema.optional(Schema.String)
 }) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return this.reason === "cut"
+  }
 }
 
 /**
@@ -246,6 +312,10 @@ export class ResponseTooLargeError extends Schema.TaggedError<ResponseTooLargeEr
   requestId: Schema.optional(Schema.String)
 }) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return false
+  }
 }
 
 /**
@@ -263,6 +333,10 @@ export class TaskFailedError extends Schema.TaggedError<TaskFailedError>()("Task
   body: Schema.optional(Schema.String)
 }) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return false
+  }
 }
 
 /**
@@ -278,6 +352,10 @@ export class TaskTimeoutError extends Schema.TaggedError<TaskTimeoutError>()("Ta
   lastStatus: Schema.optional(Schema.String)
 }) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return false
+  }
 }
 
 /**
@@ -298,6 +376,10 @@ export class TaskNotFoundError extends Schema.TaggedError<TaskNotFoundError>()("
   hint: Schema.optional(Schema.String)
 }) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return false
+  }
 }
 
 /**
@@ -311,20 +393,31 @@ export class NoImageInResponseError extends Schema.TaggedError<NoImageInResponse
   { message: Schema.String, content: Schema.String }
 ) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return false
+  }
 }
 
 /**
  * The task journal could not be read or written. The task itself may exist:
- * its id is in the message when known.
+ * its id is in the message when known. `code` is the system's name for the
+ * cause when it gave one (`ENOSPC`, `EDQUOT`, `EACCES`, `QuotaExceededError`,
+ * `SQLITE_FULL`).
  *
  * @since 0.1.0
  * @category errors
  */
 export class JournalError extends Schema.TaggedError<JournalError>()("JournalError", {
   message: Schema.String,
-  taskId: Schema.optional(Schema.String)
+  taskId: Schema.optional(Schema.String),
+  code: Schema.optional(Schema.String)
 }) {
   readonly [TypeId] = TypeId
+  /** Whether repeating the same request may succeed (see `isTransient`). */
+  get isRetryable(): boolean {
+    return false
+  }
 }
 
 /**
@@ -434,26 +527,16 @@ export const isSwitchboardError = (u: unknown): u is SwitchboardError => Predica
 
 /**
  * Whether repeating the same request may succeed: 408, 409, 429, 5xx, a
- * timeout and a failed connection (decision 6), unless the service said
- * otherwise with `x-should-retry`. Which calls may then be repeated is
- * `Retry.standard`'s to decide (built on this).
+ * timeout, a failed connection and a cut stream (decision 6), unless the
+ * service said otherwise with `x-should-retry`. The meaning is each error
+ * class's own (`isRetryable`, as `effect/ai`'s reasons carry it): the
+ * retry policy, `@switchboard/ai`'s `AiError` mapping and the CLI read it
+ * there. Which calls may then be repeated is `Retry.standard`'s to decide.
  *
  * @since 0.1.0
  * @category guards
  */
-export const isTransient = (error: SwitchboardError): boolean => {
-  if ("shouldRetry" in error && error.shouldRetry !== undefined) return error.shouldRetry
-  switch (error._tag) {
-    case "RateLimitError":
-    case "ServerError":
-    case "ConflictError":
-    case "TimeoutError":
-    case "TransportError":
-      return true
-    default:
-      return false
-  }
-}
+export const isTransient = (error: SwitchboardError): boolean => error.isRetryable
 
 /**
  * The details of an error body (decision 2), as the error constructors take them.

@@ -128,6 +128,14 @@ export interface Storage {
    * Web Locks API of a page); a storage with it keeps no claim records.
    */
   readonly lock?: ((key: string) => Effect.Effect<boolean, JournalError, Scope.Scope>) | undefined
+  /**
+   * Holds `size` bytes of space until the scope closes, for one record
+   * written later with `fill` (which takes the space held: it needs none
+   * more when the value fits). For a storage that can run out of room (a
+   * file system); without it, the journal reserves with a placeholder
+   * record written by `write` and removed just before the record is.
+   */
+  readonly reserve?: ((size: number) => Effect.Effect<Reserved, JournalError, Scope.Scope>) | undefined
   /** Whether other processes may share this storage (then claims expire and are renewed). */
   readonly shared: boolean
   /** The journal of earlier versions, one JSON array, imported once when found. */
@@ -138,12 +146,51 @@ export interface Storage {
 }
 
 /**
+ * Space a `Storage` holds for one record.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Reserved {
+  /** Writes `value` at `key` in the space held (as `write` does: a reader sees the old value or the new one). */
+  readonly fill: (key: string, value: string) => Effect.Effect<void, JournalError>
+}
+
+/**
+ * What a record will hold, known before the task is submitted: enough to
+ * reserve its full size.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Draft {
+  readonly model: string
+  readonly prompt: string
+  readonly output?: string | undefined
+}
+
+/**
+ * Room for one task's record, held until the scope closes.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Reservation {
+  /** Writes the record in the room held. */
+  readonly record: (entry: Entry) => Effect.Effect<void, JournalError>
+}
+
+/**
  * @since 0.1.0
  * @category models
  */
 export interface Service {
-  /** Fails when the journal cannot be written: asked before a paid submission. */
-  readonly check: Effect.Effect<void, JournalError>
+  /**
+   * Holds room for the record of a task about to be submitted, until the
+   * scope closes: fails when the journal cannot take it (a full disk, a
+   * storage quota, a read-only database), before anything is paid for.
+   */
+  readonly reserve: (draft: Draft) => Effect.Effect<Reservation, JournalError, Scope.Scope>
   readonly record: (entry: Entry) => Effect.Effect<void, JournalError>
   readonly get: (taskId: string) => Effect.Effect<Option.Option<Entry>, JournalError>
   readonly remove: (taskId: string) => Effect.Effect<void, JournalError>
@@ -204,7 +251,51 @@ const ClaimJson = Schema.fromJsonString(Claim)
 const decodeClaim = Schema.decodeResult(ClaimJson)
 const encodeClaim = Schema.encodeSync(ClaimJson)
 
-let probes = 0
+// Every runtime the SDK runs on (Node 20+, browsers) has these; core is
+// built without DOM or Node typings, hence the declarations.
+declare const TextEncoder: new() => { encode(input: string): Uint8Array }
+declare const DOMException: (abstract new(...args: never) => { readonly name: string }) | undefined
+
+const reservePrefix = "reserve-"
+let reservations = 0
+
+/**
+ * Longest task id a reservation has room for; a longer one (no service
+ * gives one) needs more when recorded.
+ */
+const reservedTaskIdLength = 256
+/** Room for what a storage adds to a record (a file's header line). */
+const reservedOverhead = 512
+
+/**
+ * The bytes (UTF-8) to reserve for the record of `draft`: the record with
+ * the longest task id and time it may hold, and a storage's overhead. At
+ * least the record's length in UTF-16 units too (a Web Storage's measure).
+ *
+ * @since 0.3.0
+ * @category reservations
+ */
+export const reservedSize = (draft: Draft): number =>
+  new TextEncoder().encode(encodeEntry({
+    taskId: "x".repeat(reservedTaskIdLength),
+    model: draft.model,
+    prompt: draft.prompt,
+    submittedAt: Number.MAX_SAFE_INTEGER,
+    ...(draft.output === undefined ? {} : { output: draft.output })
+  })).length + reservedOverhead
+
+/**
+ * A reservation over `write` alone: a placeholder of `size` characters
+ * (a claim padded with spaces, so that one left by a process that is gone
+ * is dropped as an orphan claim), removed just before the record is written.
+ */
+const placeholder = (storage: Storage, size: number): Effect.Effect<Reserved, JournalError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const key = `${reservePrefix}${storage.owner.id}-${++reservations}`
+    const now = yield* Clock.currentTimeMillis
+    yield* Effect.acquireRelease(storage.write(key, claimOf(storage.owner, now).padEnd(size)), () => Effect.ignore(storage.remove(key)))
+    return { fill: (target, value) => Effect.andThen(storage.remove(key), storage.write(target, value)) } satisfies Reserved
+  })
 
 /**
  * A claim held by `owner` from `now` for `claimTtl`, as stored.
@@ -243,6 +334,41 @@ export const decodeRecord = (text: string): Result.Result<Entry, string> => Resu
  * @category models
  */
 export const encodeRecord = (entry: Entry): string => encodeEntry(entry)
+
+/**
+ * The system's name for why an operation failed, found on `cause` or its
+ * causes: a Node error's `code` (`ENOSPC`, `EDQUOT`), a `DOMException`'s
+ * `name` (`QuotaExceededError`), a driver's code (`SQLITE_FULL`).
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const systemCode = (cause: unknown): string | undefined => {
+  for (let at = cause, depth = 0; typeof at === "object" && at !== null && depth < 8; depth++) {
+    const { code, name } = at as { readonly code?: unknown; readonly name?: unknown }
+    if (typeof code === "string" && /^[A-Z][A-Z0-9_]+$/.test(code)) return code
+    if (typeof name === "string" && name !== "Error" && /Error$/.test(name) && typeof DOMException === "function" && at instanceof DOMException) return name
+    at = (at as { readonly cause?: unknown }).cause
+  }
+  return undefined
+}
+
+/**
+ * The `JournalError` of a failed `action`, naming the system's code for it.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const failure = (action: string) => (cause: unknown): JournalError => {
+  const code = systemCode(cause)
+  const message = cause instanceof Error || (typeof cause === "object" && cause !== null && "message" in cause)
+    ? String((cause as { readonly message: unknown }).message)
+    : String(cause)
+  return new JournalError({
+    message: `task journal could not ${action}: ${code === undefined || message.includes(code) ? "" : `${code}: `}${message}`,
+    ...(code === undefined ? {} : { code })
+  })
+}
 
 /**
  * Builds the journal over `storage`, importing a journal of an earlier
@@ -292,7 +418,9 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const records = new Set(keys.filter((key) => key.startsWith(taskPrefix)).map((key) => key.slice(taskPrefix.length)))
-        const orphans = keys.filter((key) => key.startsWith(claimPrefix) && !records.has(key.slice(claimPrefix.length)))
+        const orphans = keys.filter((key) =>
+          (key.startsWith(claimPrefix) && !records.has(key.slice(claimPrefix.length))) || key.startsWith(reservePrefix)
+        )
         yield* Effect.forEach(orphans, (key) =>
           Effect.flatMap(storage.read(key), (text) =>
             Option.isSome(text) && !isLiveClaim(text.value, now) ? Effect.asVoid(storage.removeIf(key, text.value)) : Effect.void), {
@@ -340,15 +468,16 @@ export const make = (storage: Storage): Effect.Effect<Service, JournalError> =>
         return taken
       })
 
-    const check = Effect.suspend(() => {
-      const key = `probe-${storage.owner.id}-${++probes}`
-      return Effect.andThen(storage.write(key, "{}"), storage.remove(key))
-    })
+    const reserve = (draft: Draft) =>
+      Effect.map(
+        (storage.reserve ?? ((size) => placeholder(storage, size)))(reservedSize(draft)),
+        (held): Reservation => ({ record: (entry) => held.fill(taskPrefix + entry.taskId, encodeEntry(entry)) })
+      )
 
     yield* importLegacy(storage, record)
 
     return TaskJournal.of({
-      check,
+      reserve,
       record,
       get,
       remove: (taskId) => Effect.andThen(storage.remove(taskPrefix + taskId), Effect.ignore(release(claimPrefix + taskId))),

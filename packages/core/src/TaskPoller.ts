@@ -8,9 +8,11 @@
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { TaskTimeoutError } from "./SwitchboardError.js"
+import * as Checks from "./internal/checks.js"
+import { type ConfigurationError, TaskTimeoutError } from "./SwitchboardError.js"
 
 /**
  * One observation of a task. `InProgress` keeps the raw state as it came
@@ -100,6 +102,17 @@ export const poll = <E>(
   taskId: string,
   status: Effect.Effect<TaskUpdate, E>,
   options: PollOptions<E> = {}
+): Stream.Stream<TaskUpdate, E | TaskTimeoutError | ConfigurationError> =>
+  Result.match(Checks.duration("deadline", options.deadline ?? defaultDeadline), {
+    onFailure: (error) => Stream.fail(error),
+    onSuccess: (deadline) => pollUntil(taskId, status, options, deadline)
+  })
+
+const pollUntil = <E>(
+  taskId: string,
+  status: Effect.Effect<TaskUpdate, E>,
+  options: PollOptions<E>,
+  deadline: Duration.Duration
 ): Stream.Stream<TaskUpdate, E | TaskTimeoutError> => {
   const isRetryable = options.isRetryable ?? (() => true)
   const resilientStatus = Effect.retry(status, {
@@ -107,7 +120,6 @@ export const poll = <E>(
     while: isRetryable
   })
   let last: string | undefined
-  const deadline = Duration.fromInputUnsafe(options.deadline ?? defaultDeadline)
   const timedOut = Effect.suspend(() =>
     Effect.fail(
       new TaskTimeoutError({

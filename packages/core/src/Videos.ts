@@ -283,12 +283,19 @@ export const make = Effect.gen(function*() {
       return scope === undefined ? Effect.void : Scope.close(scope, Exit.void)
     })
 
-  const submit = (request: SubmitRequest, options: SubmitOptions = {}) =>
-    Effect.gen(function*() {
-      yield* Effect.fromResult(validateSubmit(request))
-      const body = yield* Effect.fromResult(encodeChat(chatRequestOf(request)))
-      // Before paying: a journal that cannot be written fails here, with nothing sent.
-      yield* journal.check
+  /**
+   * Sends the submission and records its task in the room `reservation`
+   * holds, then claims it. Uninterruptible: once sent, the task may be paid
+   * for, so a caller's timeout waits for its record (the transport's own
+   * time limits still apply). A claim that fails leaves the task recorded.
+   */
+  const sendAndRecord = (
+    request: SubmitRequest,
+    body: typeof Protocol.ChatRequest.Encoded,
+    draft: TaskJournal.Draft,
+    reservation: TaskJournal.Reservation
+  ) =>
+    Effect.uninterruptible(Effect.gen(function*() {
       const completion = yield* transport.call({
         method: "POST",
         path: "/chat/completions",
@@ -305,19 +312,33 @@ export const make = Effect.gen(function*() {
         })
       }
       const taskId = TaskId(completion.id)
-      const submittedAt = yield* Clock.currentTimeMillis
-      const entry: TaskJournal.Entry = {
-        taskId,
+      const entry: TaskJournal.Entry = { taskId, ...draft, submittedAt: yield* Clock.currentTimeMillis }
+      yield* reservation.record(entry).pipe(
+        Effect.mapError((e) =>
+          new JournalError({
+            message: `task ${taskId} was submitted but not recorded: ${e.message}`,
+            taskId,
+            ...(e.code === undefined ? {} : { code: e.code })
+          })
+        )
+      )
+      yield* Effect.catch(hold(taskId), (e) => Effect.logWarning(`task ${taskId} is recorded but could not be claimed: ${e.message}`))
+      return taskId
+    }))
+
+  const submit = (request: SubmitRequest, options: SubmitOptions = {}) =>
+    Effect.scoped(Effect.gen(function*() {
+      yield* Effect.fromResult(validateSubmit(request))
+      const body = yield* Effect.fromResult(encodeChat(chatRequestOf(request)))
+      const draft: TaskJournal.Draft = {
         model: request.model,
         prompt: request.prompt.slice(0, 200),
-        submittedAt,
         ...(options.output === undefined ? {} : { output: options.output })
       }
-      yield* Effect.andThen(hold(taskId), journal.record(entry)).pipe(
-        Effect.mapError((e) => new JournalError({ message: `task ${taskId} was submitted but not recorded: ${e.message}`, taskId }))
-      )
-      return taskId
-    })
+      // Before paying: room for the record, or a JournalError with nothing sent.
+      const reservation = yield* journal.reserve(draft)
+      return yield* sendAndRecord(request, body, draft, reservation)
+    }))
 
   /** The service does not know the task: it leaves the journal, and the error says what may be wrong. */
   const notFound = (taskId: string, error: NotFoundError) =>

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -55,4 +56,27 @@ describe("SwitchboardConfig", () => {
       expect(String(error)).toMatch(/Expected string\s+at \["SWITCHBOARD_API_KEY"\]/)
       expect(String(error)).not.toContain("<redacted>")
     }))
+})
+
+describe("SwitchboardConfig.duration, the one check of every duration option", () => {
+  const refused: ReadonlyArray<unknown> = [NaN, -1, "-5 seconds", "10 minuts", "NaN seconds", "forever", { seconds: NaN }, { seconds: -1 }, [1, NaN], [-1, 0], -10n, null, true]
+  for (const input of refused) {
+    it(`refuses ${typeof input === "bigint" ? `${input}n` : JSON.stringify(input) ?? String(input)}, naming the field`, () => {
+      const result = SwitchboardConfig.duration("deadline", input)
+      expect(result._tag).toBe("Failure")
+      expect(result._tag === "Failure" && result.failure).toMatchObject({ _tag: "ConfigurationError", field: "deadline" })
+    })
+  }
+
+  it("takes what Effect reads as a duration of 0 or more, Infinity and nanoseconds included", () => {
+    for (const input of [0, 250, "5 nanos", "10 minutes", Infinity, [1, 500], 10n, { seconds: 2 }]) {
+      expect(SwitchboardConfig.duration("deadline", input)._tag, String(input)).toBe("Success")
+    }
+  })
+
+  it("refuses a duration under the minimum asked", () => {
+    const minimum = Duration.millis(100)
+    expect(SwitchboardConfig.duration("pollInterval", "1 millis", minimum)._tag).toBe("Failure")
+    expect(SwitchboardConfig.duration("pollInterval", "100 millis", minimum)._tag).toBe("Success")
+  })
 })

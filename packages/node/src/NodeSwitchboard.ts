@@ -51,7 +51,7 @@ export type Services = Switchboard.Services | SwitchboardConfig.SwitchboardConfi
 
 /**
  * The memory journal `layer` falls back on, saying so with a warning at
- * the first task it records: a crash loses the tasks it holds, which
+ * the first task it takes: a crash loses the tasks it holds, which
  * nobody should learn from a lost video.
  */
 const memoryWithWarning: Layer.Layer<TaskJournal.TaskJournal> = Layer.effect(
@@ -66,7 +66,7 @@ const memoryWithWarning: Layer.Layer<TaskJournal.TaskJournal> = Layer.effect(
           "Give NodeSwitchboard.layer a journalDirectory (or use NodeSwitchboard.layerConfig, which keeps them on disk)."
       )
     })
-    return { ...journal, record: (entry) => Effect.andThen(warn, journal.record(entry)) }
+    return { ...journal, reserve: (draft) => Effect.andThen(warn, journal.reserve(draft)) }
   })
 ).pipe(Layer.provide(TaskJournal.layerMemory))
 

@@ -195,8 +195,7 @@ const keyOfHashed = (name: string, text: string): string | undefined => {
   }
 }
 
-const failure = (action: string) => (error: unknown) =>
-  new JournalError({ message: `task journal could not ${action}: ${error instanceof Error ? error.message : String(error)}` })
+const failure = TaskJournal.failure
 
 const isAlreadyExists = (error: unknown) => PlatformError.isPlatformError(error) && error.reason._tag === "AlreadyExists"
 const isNotFound = (error: unknown) => PlatformError.isPlatformError(error) && error.reason._tag === "NotFound"
@@ -244,6 +243,31 @@ export const makeStorage = (directory: string) =>
         Effect.ensuring(Effect.ignore(fs.remove(temporary, { force: true })))
       )
     }
+
+    /**
+     * Holds `size` bytes in a temporary file (removed with the scope, or as
+     * any temporary file of a process that is gone); `fill` writes the record
+     * into it in place, cuts it to length and renames it into place, so the
+     * record needs no block the reservation did not take.
+     */
+    const reserve = (size: number) =>
+      Effect.gen(function*() {
+        const file = path.join(directory, `reserved.${uniqueSuffix()}${temporaryExtension}`)
+        yield* Effect.acquireRelease(
+          Effect.mapError(fs.writeFile(file, new Uint8Array(size).fill(0x20)), failure("reserve room for a record")),
+          () => Effect.ignore(fs.remove(file, { force: true }))
+        )
+        const fill = (key: string, value: string) => {
+          const bytes = new TextEncoder().encode(placementOf(key).header + value)
+          return Effect.scoped(Effect.gen(function*() {
+            const handle = yield* fs.open(file, { flag: "r+" })
+            yield* handle.writeAll(bytes)
+            yield* handle.truncate(bytes.length)
+            yield* handle.sync
+          })).pipe(Effect.andThen(fs.rename(file, fileOf(key))), Effect.mapError(failure(`write ${key}`)))
+        }
+        return { fill } satisfies TaskJournal.Reserved
+      })
 
     const read = (key: string) =>
       fs.readFileString(fileOf(key)).pipe(
@@ -320,6 +344,7 @@ export const makeStorage = (directory: string) =>
           (found) => found.flatMap(Option.toArray)
         )),
       read,
+      reserve,
       write: (key, value) =>
         Effect.mapError(
           viaTemporary(fileOf(key), placementOf(key).header + value, (temporary) => fs.rename(temporary, fileOf(key))),
@@ -429,7 +454,7 @@ export const layerOnFirstUse = (directory: string): Layer.Layer<TaskJournal.Task
       ))
       const use = <A, E, R>(f: (service: TaskJournal.Service) => Effect.Effect<A, E, R>) => Effect.flatMap(open, f)
       return {
-        check: use((s) => s.check),
+        reserve: (draft) => use((s) => s.reserve(draft)),
         record: (entry) => use((s) => s.record(entry)),
         get: (taskId) => use((s) => s.get(taskId)),
         remove: (taskId) => use((s) => s.remove(taskId)),

@@ -214,7 +214,7 @@ const journalFailure = Effect.flatMap(Emulator.Emulator, (emulator) =>
         Layer.provideMerge(SwitchboardConfig.layer({ baseUrl: emulator.url, apiKey: secret })),
         Layer.provide(NodeHttpWire.layer),
         Layer.provide(Layer.succeed(TaskJournal.TaskJournal, {
-          check: Effect.fail(new JournalError({ message: "the journal's disk is full" })),
+          reserve: () => Effect.fail(new JournalError({ message: "the journal's disk is full" })),
           record: () => Effect.fail(new JournalError({ message: "the journal's disk is full" })),
           get: () => Effect.succeedNone,
           remove: () => Effect.void,

@@ -12,6 +12,7 @@ import * as Agent from "@switchboard/agent/Agent"
 import * as AgentError from "@switchboard/agent/AgentError"
 import { Transcript } from "@switchboard/agent/Transcript"
 import * as Protocol from "@switchboard/core/Protocol"
+import { duration } from "@switchboard/core/SwitchboardConfig"
 import type { SwitchboardError } from "@switchboard/core/SwitchboardError"
 import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -19,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Activity from "effect/workflow/Activity"
 import * as DurableClock from "effect/workflow/DurableClock"
@@ -117,7 +119,8 @@ export const make = <T extends Agent.AnyTools>(options: Options<T>) => {
     error: RunError,
     idempotencyKey: ({ key }) => key
   })
-  const recheck = Duration.fromInputUnsafe(options.recheck ?? "1 minute")
+  // Checked where it enters: a bad one is a `ConfigurationError` naming it, thrown by `make`.
+  const recheck = Result.getOrThrow(duration("recheck", options.recheck ?? "1 minute"))
   const approvals = (round: number) => DurableDeferred.make(`approval-${round}`, { success: Decisions })
 
   /** Each model and tool call as an activity, numbered from `first` (the runs of one workflow count on). */

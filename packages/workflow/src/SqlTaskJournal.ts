@@ -65,10 +65,12 @@ export const keyOf = (taskId: string): string =>
     ? `\u0001sha256:${Crypto.createHash("sha256").update(Buffer.from(JSON.stringify(taskId))).digest("hex")}`
     : taskId
 
-const journalError = (action: string) => (cause: SqlError) =>
-  new JournalError({ message: `SQL task journal could not ${action}: ${cause.message}` })
+const journalError = (action: string) => (cause: SqlError) => {
+  const error = TaskJournal.failure(action)(cause)
+  return new JournalError({ ...error, message: `SQL ${error.message}` })
+}
 
-let probes = 0
+let reservations = 0
 
 /**
  * Creates the tables if needed and builds the journal on the `SqlClient` in
@@ -188,18 +190,34 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
       return taken
     })
 
-  // A write, as a submission's record will be: fails on a read-only database before anything is paid for.
-  const check = Effect.suspend(() => {
-    const probe = `probe-${owner.id}-${++probes}`
-    return sql`INSERT INTO ${tasks} (task_id) VALUES (${probe})`.pipe(
-      Effect.andThen(sql`DELETE FROM ${tasks} WHERE task_id = ${probe}`),
-      Effect.asVoid,
-      Effect.mapError(journalError("be written"))
-    )
-  })
+  /**
+   * A row of the record's full size, before anything is paid for: fails on
+   * a read-only or full database. It holds a live claim (padded to size), so
+   * `scan` leaves it while this process runs and drops it after. The record
+   * replaces it in one transaction.
+   */
+  const reserve = (draft: TaskJournal.Draft) =>
+    Effect.gen(function*() {
+      // A control character: no task id kept as it is has one (`keyOf`).
+      const key = `\u0002reserve:${owner.id}:${++reservations}`
+      const now = yield* Clock.currentTimeMillis
+      const held = TaskJournal.claimOf(owner, now).padEnd(TaskJournal.reservedSize(draft))
+      const drop = sql`DELETE FROM ${tasks} WHERE task_id = ${key}`
+      yield* Effect.acquireRelease(
+        Effect.mapError(sql`INSERT INTO ${tasks} (task_id, claim) VALUES (${key}, ${held})`, journalError("be written")),
+        () => Effect.ignore(drop)
+      )
+      return {
+        record: (entry: TaskJournal.Entry) =>
+          Effect.andThen(drop, record(entry)).pipe(
+            sql.withTransaction,
+            Effect.mapError((e) => (e instanceof JournalError ? e : journalError(`record task ${entry.taskId}`)(e)))
+          )
+      } satisfies TaskJournal.Reservation
+    })
 
   return TaskJournal.TaskJournal.of({
-    check,
+    reserve,
     record,
     get,
     remove: (taskId) =>

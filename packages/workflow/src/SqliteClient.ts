@@ -13,6 +13,8 @@
  *
  * @since 1.0.0
  */
+import type { ConfigurationError } from "@switchboard/core/SwitchboardError"
+import { duration } from "@switchboard/core/SwitchboardConfig"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -146,7 +148,7 @@ const makeConnection = (db: NodeSqlite.DatabaseSync, busyTimeout: Duration.Durat
  * @category constructors
  */
 export const make = Effect.fnUntraced(function*(config: Config) {
-  const busyTimeout = Duration.fromInputUnsafe(config.busyTimeout ?? "5 seconds")
+  const busyTimeout = yield* Effect.fromResult(duration("busyTimeout", config.busyTimeout ?? "5 seconds"))
   const db = yield* Effect.acquireRelease(open(config, busyTimeout), (db) => Effect.sync(() => db.close()))
   const connection = makeConnection(db, busyTimeout)
   const acquirers = Client.makeSqliteAcquirers({
@@ -169,7 +171,7 @@ export const make = Effect.fnUntraced(function*(config: Config) {
  * @since 1.0.0
  * @category layers
  */
-export const layer = (config: Config): Layer.Layer<Client.SqlClient, SqlError> =>
+export const layer = (config: Config): Layer.Layer<Client.SqlClient, SqlError | ConfigurationError> =>
   Layer.effectContext(Effect.map(make(config), (client) => Context.make(Client.SqlClient, client))).pipe(
     Layer.provide(Reactivity.layer)
   )

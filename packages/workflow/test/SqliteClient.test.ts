@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as SqlClient from "effect/sql/SqlClient"
+import * as esbuild from "esbuild"
 import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -28,6 +29,15 @@ const connect = (config: SqliteClient.Config) =>
   Effect.map(Layer.build(SqliteClient.layer(config)), Context.get(SqlClient.SqlClient))
 
 describe("SqliteClient", () => {
+  it.effect("busyTimeout: NaN, negative or unreadable (\"forever\") is a ConfigurationError naming it, not a defect", () =>
+    Effect.gen(function*() {
+      const filename = yield* temporaryFile
+      for (const busyTimeout of [NaN, -1, "forever", "10 minuts"]) {
+        const error = yield* Effect.flip(connect({ filename, busyTimeout: busyTimeout as never }))
+        expect(error, String(busyTimeout)).toMatchObject({ _tag: "ConfigurationError", field: "busyTimeout" })
+      }
+    }))
+
   it.live("a writer waits for another connection's transaction, the event loop turning meanwhile, then writes", () =>
     Effect.gen(function*() {
       const filename = yield* temporaryFile
@@ -72,18 +82,32 @@ describe("SqliteClient", () => {
       yield* Deferred.succeed(release, undefined)
     }))
 
-  it("drops node:sqlite's ExperimentalWarning and no other warning", () => {
-    const source = fileURLToPath(new URL("../src/SqliteClient.ts", import.meta.url))
-    const script = `
-      const SqliteClient = await import(${JSON.stringify(source)})
-      const Effect = await import("effect/Effect")
-      const Layer = await import("effect/Layer")
-      await Effect.runPromise(Effect.scoped(Layer.build(SqliteClient.layer({ filename: ":memory:" }))))
-      process.emitWarning("another warning", "ExperimentalWarning")`
-    const child = spawnSync(process.execPath, ["--experimental-strip-types", "--input-type=module", "-e", script], {
-      cwd: Path.dirname(source),
-      encoding: "utf8"
+  it("drops node:sqlite's ExperimentalWarning and no other warning", async () => {
+    // Bundled: the client imports @switchboard/core, whose sources Node cannot load as they are.
+    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-sqlite-warning-"))
+    const script = Path.join(dir, "script.mjs")
+    await esbuild.build({
+      stdin: {
+        contents: `
+          import * as SqliteClient from ${JSON.stringify(fileURLToPath(new URL("../src/SqliteClient.ts", import.meta.url)))}
+          import * as Effect from "effect/Effect"
+          import * as Layer from "effect/Layer"
+          await Effect.runPromise(Effect.scoped(Layer.build(SqliteClient.layer({ filename: ":memory:" }))))
+          process.emitWarning("another warning", "ExperimentalWarning")`,
+        resolveDir: Path.dirname(fileURLToPath(import.meta.url)),
+        loader: "ts"
+      },
+      outfile: script,
+      bundle: true,
+      format: "esm",
+      platform: "node",
+      target: "node22",
+      conditions: ["@switchboard/source"],
+      banner: { js: "import { createRequire as bannerRequire } from 'node:module'; const require = bannerRequire(import.meta.url);" },
+      logLevel: "silent"
     })
+    const child = spawnSync(process.execPath, [script], { encoding: "utf8" })
+    Fs.rmSync(dir, { recursive: true, force: true })
     expect(child.status, child.stderr).toBe(0)
     expect(child.stderr).toContain("another warning")
     expect(child.stderr).not.toContain("SQLite is an experimental feature")

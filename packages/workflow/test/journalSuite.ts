@@ -99,7 +99,20 @@ export const journalSuite = (name: string, fresh: Effect.Effect<Store, unknown, 
         expect(Option.isNone(yield* reopened.get("missing"))).toBe(true)
         yield* reopened.remove("a")
         expect(yield* first.list).toEqual([expected[1]])
-        yield* first.check
+      }))
+
+    test("a reservation is no record: the record written in its room is, and an unused one leaves nothing", () =>
+      Effect.gen(function*() {
+        const store = yield* fresh
+        const journal = yield* open(store)
+        yield* Effect.scoped(journal.reserve({ model: "video-1", prompt: "never sent" }))
+        yield* Effect.scoped(Effect.gen(function*() {
+          const reservation = yield* journal.reserve({ model: "video-1", prompt: "prompt of r", output: "/videos" })
+          expect(yield* journal.scan).toEqual({ entries: [], quarantined: [] })
+          yield* reservation.record(entry("r", 1, { output: "/videos" }))
+        }))
+        const listing = yield* (yield* open(store)).scan
+        expect(listing).toEqual({ entries: [entry("r", 1, { output: "/videos" })], quarantined: [] })
       }))
 
     test("hostile ids from the service: each kept apart under its own id, or refused with JournalError; never a defect", () =>

@@ -74,38 +74,63 @@ const httpOf = (error: SwitchboardError, status: number): typeof AiError.HttpCon
 const withCause = <A extends object>(reason: A, cause: SwitchboardError): A =>
   Object.defineProperty(reason, "cause", { value: cause, writable: true, configurable: true, enumerable: false })
 
-/** A status the service answered → the reason `effect/ai`'s providers give it. */
-const statusReason = (error: SwitchboardError, status: number, url: string): AiError.AiErrorReason => {
+/**
+ * A status the service answered → the reason `effect/ai`'s providers give
+ * it, as far as the status goes (`agreeing` then makes its retryability the
+ * error's own).
+ */
+const statusReason = (error: StatusError, status: number, url: string): AiError.AiErrorReason => {
   const { code, message, param, retryAfterMillis, type } = error as Fields
   const common = { metadata: metadataOf(error, url), http: httpOf(error, status) }
   const description = `${error._tag} (${status}): ${message}`
+  const invalid = () => new AiError.InvalidRequestError({ ...(param === undefined ? {} : { parameter: param }), description, ...common })
   switch (error._tag) {
     case "AuthenticationError":
       return new AiError.AuthenticationError({ kind: "InvalidKey", description, ...common })
     case "PermissionDeniedError":
       return new AiError.AuthenticationError({ kind: "InsufficientPermissions", description, ...common })
     case "RateLimitError":
-      return code === "insufficient_quota" || type === "insufficient_quota"
+      return code === "insufficient_quota" || type === "insufficient_quota" || !error.isRetryable
         ? new AiError.QuotaExhaustedError(common)
         : new AiError.RateLimitError({
           ...(retryAfterMillis === undefined ? {} : { retryAfter: Duration.millis(retryAfterMillis) }),
           ...common
         })
     case "ServerError":
-      return new AiError.InternalProviderError({ description, ...common })
+    case "ConflictError":
+      return error.isRetryable ? new AiError.InternalProviderError({ description, ...common }) : invalid()
     case "BadRequestError":
     case "NotFoundError":
-    case "ConflictError":
-      return new AiError.InvalidRequestError({ ...(param === undefined ? {} : { parameter: param }), description, ...common })
-    default:
-      return status === 422
-        ? new AiError.InvalidRequestError({ ...(param === undefined ? {} : { parameter: param }), description, ...common })
-        : new AiError.UnknownError({ description, ...common })
+      return invalid()
+    case "ClientError":
+      return status === 422 ? invalid() : new AiError.UnknownError({ description, ...common })
   }
 }
 
-/** The reason of any Switchboard error. */
-const reasonOf = (error: SwitchboardError, url: string): AiError.AiErrorReason => {
+type StatusError = Extract<
+  SwitchboardError,
+  { readonly _tag: "BadRequestError" | "AuthenticationError" | "PermissionDeniedError" | "NotFoundError" | "ConflictError" | "RateLimitError" | "ClientError" | "ServerError" }
+>
+
+/**
+ * `reason`, or one of the same failure whose `isRetryable` is the error's
+ * (one answer: core's retry, this mapping and the CLI all read the error's
+ * own `isRetryable`, `x-should-retry` included).
+ */
+const agreeing = (reason: AiError.AiErrorReason, error: SwitchboardError, url: string): AiError.AiErrorReason => {
+  if (reason.isRetryable === error.isRetryable) return reason
+  const description = `${error._tag}: ${error.message}`
+  const metadata = metadataOf(error, url)
+  return error.isRetryable
+    ? new AiError.InternalProviderError({ description, metadata })
+    : new AiError.UnknownError({ description, metadata })
+}
+
+/**
+ * The reason of any Switchboard error. Exhaustive: a new error class is a
+ * type error here until it is given its reason.
+ */
+const naturalReason = (error: SwitchboardError, url: string): AiError.AiErrorReason => {
   const description = `${error._tag}: ${error.message}`
   const metadata = metadataOf(error, url)
   switch (error._tag) {
@@ -134,11 +159,18 @@ const reasonOf = (error: SwitchboardError, url: string): AiError.AiErrorReason =
       return new AiError.InvalidRequestError({ parameter: error.field, description, metadata })
     case "ResponseDecodeError":
     case "ResponseTooLargeError":
+    case "NoImageInResponseError":
       return new AiError.InvalidResponseError({ description, metadata })
-    default:
+    // Video tasks and their journal: no `effect/ai` call makes them; named as they are.
+    case "TaskFailedError":
+    case "TaskTimeoutError":
+    case "TaskNotFoundError":
+    case "JournalError":
       return new AiError.UnknownError({ description, metadata })
   }
 }
+
+const reasonOf = (error: SwitchboardError, url: string): AiError.AiErrorReason => agreeing(naturalReason(error, url), error, url)
 
 /** A Switchboard error as the `AiError` of `site`; the original kept as the reason's cause. */
 export const toAiError = (site: Site, endpoint: Endpoint) => (error: SwitchboardError): AiError.AiError => {

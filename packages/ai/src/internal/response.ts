@@ -168,9 +168,8 @@ class Streaming {
   readonly fold: ChatFold.Fold
   first: Protocol.ChatCompletionChunk | undefined
   textStarted = false
-  /** Per call of the first choice, by position: whether its start went out, and how many fragments since. */
+  /** Per call of the first choice, by position: whether its start went out. */
   readonly started: Array<boolean> = []
-  readonly sent: Array<number> = []
 
   constructor(readonly textId: string, maxCharacters: number) {
     this.fold = ChatFold.make({ maxCharacters })
@@ -192,24 +191,34 @@ class Streaming {
         this.textStarted = true
         parts.push({ type: "text-delta", id: this.textId, delta: content })
       }
-      if (tool_calls && tool_calls.length > 0) this.callParts(parts)
+      if (tool_calls && tool_calls.length > 0) this.callParts(parts, tool_calls)
     }
     return undefined
   }
 
-  /** Params parts for what the fold's calls gained: best effort, the calls themselves come at the end. */
-  callParts(parts: Array<Response.StreamPartEncoded>) {
+  /**
+   * Params parts for what the fold's calls gained: best effort, the calls
+   * themselves come at the end. A call starts once it has an id, a name and
+   * some arguments (those so far go with its start); after that each
+   * chunk's own fragments follow.
+   */
+  callParts(parts: Array<Response.StreamPartEncoded>, deltas: ReadonlyArray<Protocol.ToolCallDelta>) {
     const calls = this.fold.toolCalls(0)
+    const startedNow = new Set<ChatFold.ToolCallSoFar>()
     for (let i = 0; i < calls.length; i++) {
-      const { fragments, id, name } = calls[i]!
-      if (id === undefined || name === undefined || fragments.length === 0) continue
-      if (!this.started[i]) {
-        this.started[i] = true
-        this.sent[i] = 0
-        parts.push({ type: "tool-params-start", id, name })
-      }
-      for (let f = this.sent[i]!; f < fragments.length; f++) parts.push({ type: "tool-params-delta", id, delta: fragments[f]! })
-      this.sent[i] = fragments.length
+      const call = calls[i]!
+      if (this.started[i] || call.id === undefined || call.name === undefined || call.argumentsLength === 0) continue
+      this.started[i] = true
+      startedNow.add(call)
+      parts.push({ type: "tool-params-start", id: call.id, name: call.name })
+      parts.push({ type: "tool-params-delta", id: call.id, delta: call.arguments() })
+    }
+    const targets = this.fold.lastToolCalls(0)
+    for (let p = 0; p < deltas.length; p++) {
+      const call = targets[p]
+      const fragment = deltas[p]!.function?.arguments
+      if (call === undefined || !fragment || startedNow.has(call) || call.id === undefined || !this.started[calls.indexOf(call)]) continue
+      parts.push({ type: "tool-params-delta", id: call.id, delta: fragment })
     }
   }
 

@@ -115,6 +115,41 @@ const storedJournal = () =>
     JSON.parse(localStorage.getItem(key)!) as { taskId: string; videoUrl?: string }
   )
 
+/**
+ * Fills `localStorage` to its quota, then frees `room` characters: what a
+ * page whose origin stored much else leaves the journal. Returns how many
+ * items it added (`fill-<i>`), for `unfill`.
+ */
+const fillLocalStorage = (room: number) => {
+  let items = 0
+  for (let size = 1 << 20; size >= 1;) {
+    try {
+      localStorage.setItem(`fill-${items}`, "x".repeat(size))
+      items++
+    } catch {
+      size = Math.floor(size / 2)
+    }
+  }
+  localStorage.setItem("fill-0", localStorage.getItem("fill-0")!.slice(room))
+  return items
+}
+
+const unfill = (items: number) => {
+  for (let i = 0; i < items; i++) localStorage.removeItem(`fill-${i}`)
+}
+
+/** A submission with the journal in a `localStorage` that has `room` characters left: how it ended. */
+const submitAtQuota = (prompt: string, room: number) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => fillLocalStorage(room)),
+    () =>
+      Effect.match(Videos.submit({ model: "video-1", prompt }), {
+        onSuccess: (taskId) => ({ taskId, journaled: storedJournal().some((e) => e.taskId === taskId) }),
+        onFailure: (error) => ({ error: error._tag, code: "code" in error ? error.code : undefined, message: error.message })
+      }),
+    (items) => Effect.sync(() => unfill(items))
+  )
+
 const main = Effect.gen(function*() {
   localStorage.clear()
 
@@ -215,6 +250,15 @@ const main = Effect.gen(function*() {
         return { count: response.data.length, dimensions: response.data[0]?.embedding.length }
       }
     ))
+
+  yield* check("journalAtQuota", ({ out }) =>
+    Effect.gen(function*() {
+      const full = yield* submitAtQuota("journal at quota: full", 0)
+      // Room for a small probe, not for a record.
+      const nearlyFull = yield* submitAtQuota("journal at quota: nearly full", 120)
+      out.textContent = JSON.stringify({ full, nearlyFull })
+      return { full, nearlyFull, journalAfter: storedJournal().length }
+    }), BrowserSwitchboard.layer({ baseUrl: api, apiKey: key, allowApiKeyInBrowser: true, maxRetries: 0, journal: "localStorage" }))
 
   yield* check("moderation", ({ out }) =>
     Effect.gen(function*() {

@@ -293,7 +293,7 @@ const journalFlag = Inputs.text("journal").pipe(
 )
 
 const pollFlags = {
-  pollInterval: Inputs.duration("poll-interval").pipe(
+  pollInterval: Inputs.duration("poll-interval", Inputs.minimumPollInterval).pipe(
     Flag.withMetavar("duration"),
     Flag.optional,
     Flag.withDescription("Fixed wait between status calls, e.g. 2s (default: 1 s doubling up to 15 s)")

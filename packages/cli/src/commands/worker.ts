@@ -45,7 +45,7 @@ export const command = Command.make(
     database: databaseFlag,
     host: Inputs.text("host").pipe(Flag.optional, Flag.withDescription("Postgres fleet: the address other runners reach this one at (default 127.0.0.1)")),
     port: Inputs.integer("port", "port").pipe(Flag.optional, Flag.withDescription("Postgres fleet: this runner's port, outside 32768–60999 (default 24100)")),
-    pollInterval: Inputs.duration("poll-interval").pipe(Flag.withMetavar("duration"), Flag.optional, Flag.withDescription("Fixed wait between status calls (default: 1 s doubling up to 15 s)")),
+    pollInterval: Inputs.duration("poll-interval", Inputs.minimumPollInterval).pipe(Flag.withMetavar("duration"), Flag.optional, Flag.withDescription("Fixed wait between status calls (default: 1 s doubling up to 15 s)")),
     timeout: Inputs.duration("timeout").pipe(Flag.withMetavar("duration"), Flag.optional, Flag.withDescription("A task's deadline from its submission (default 10m)")),
     healthCheckInterval: Inputs.duration("health-check-interval").pipe(
       Flag.optional,

@@ -29,6 +29,8 @@ export type Fault =
     readonly retryAfter?: number
     /** Milliseconds; sets `retry-after-ms`. */
     readonly retryAfterMs?: number
+    /** Sets `x-should-retry`: the service's own word on whether to try again. */
+    readonly shouldRetry?: boolean
   }
   | {
     readonly _tag: "Delay"

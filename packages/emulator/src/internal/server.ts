@@ -85,7 +85,8 @@ const statusFault = (fault: Extract<Faults.Fault, { readonly _tag: "Status" }>) 
       ...Faults.statusType(fault.status),
       headers: {
         ...(fault.retryAfter === undefined ? {} : { "retry-after": String(fault.retryAfter) }),
-        ...(fault.retryAfterMs === undefined ? {} : { "retry-after-ms": String(fault.retryAfterMs) })
+        ...(fault.retryAfterMs === undefined ? {} : { "retry-after-ms": String(fault.retryAfterMs) }),
+        ...(fault.shouldRetry === undefined ? {} : { "x-should-retry": String(fault.shouldRetry) })
       }
     })
   )
