@@ -71,8 +71,8 @@ export interface Bucket {
 }
 
 /**
- * What a budget holds: requests, tokens and the requests sent without a
- * reply yet.
+ * What a budget holds: requests, tokens, the requests sent without a reply
+ * yet, and whether any reply came.
  *
  * @since 1.1.0
  * @category models
@@ -81,6 +81,7 @@ export interface State {
   readonly requests: Bucket
   readonly tokens: Bucket
   inFlight: number
+  heard: boolean
 }
 
 /**
@@ -92,7 +93,8 @@ export interface State {
 export const emptyState = (): State => ({
   requests: { limit: undefined, remaining: undefined, resetAt: undefined },
   tokens: { limit: undefined, remaining: undefined, resetAt: undefined },
-  inFlight: 0
+  inFlight: 0,
+  heard: false
 })
 
 /** Past its reset, a bucket is whole again (when its limit is known). */
@@ -114,12 +116,14 @@ const waitFor = (bucket: Bucket, now: number, inFlight: number): number => {
 /**
  * `Pacer.reserve` over a state, pure but for the state it updates: a
  * request goes when neither its requests nor its tokens are spent, and
- * takes one request.
+ * takes one request. Before any reply, one request goes and the others wait
+ * for what its reply says (a burst at start would otherwise be sent blind).
  *
  * @since 1.1.0
  * @category state
  */
 export const reserveIn = (state: State, now: number): number => {
+  if (!state.heard && state.inFlight > 0) return Duration.toMillis(recheck)
   renew(state.requests, now, state.inFlight)
   renew(state.tokens, now, state.inFlight)
   const wait = Math.max(waitFor(state.requests, now, state.inFlight), waitFor(state.tokens, now, state.inFlight))
@@ -151,6 +155,7 @@ const update = (
  * @category state
  */
 export const recordIn = (state: State, limits: ResponseMetadata.RateLimits, now: number): void => {
+  state.heard = true
   const unseen = Math.max(0, state.inFlight - 1)
   update(state.requests, limits.limitRequests, limits.remainingRequests, limits.resetRequests, now, unseen)
   // Tokens are not reserved per call (a call's cost is known only from its reply).

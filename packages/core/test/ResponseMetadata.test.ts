@@ -55,13 +55,26 @@ describe("the pacing budget", () => {
 
   it("counts the other requests in flight as not yet seen by the service", () => {
     const state = Pacing.emptyState()
+    state.heard = true
     for (let i = 0; i < 3; i++) expect(Pacing.reserveIn(state, 0)).toBe(0)
     Pacing.recordIn(state, limits(2, 1000), 5)
     expect(state.requests.remaining).toBe(0)
   })
 
+  it("before any reply one request goes, the others wait for what it says", () => {
+    const state = Pacing.emptyState()
+    expect(Pacing.reserveIn(state, 0)).toBe(0)
+    expect(Pacing.reserveIn(state, 0)).toBe(Duration.toMillis(Pacing.recheck))
+    Pacing.recordIn(state, {}, 5)
+    Pacing.releaseIn(state)
+    // A service that sends no rate-limit headers: every call goes.
+    expect(Pacing.reserveIn(state, 5)).toBe(0)
+    expect(Pacing.reserveIn(state, 5)).toBe(0)
+  })
+
   it("spent with no reset known: waits for a reply in flight, asks the service when none is", () => {
     const state = Pacing.emptyState()
+    state.heard = true
     state.requests.remaining = 0
     expect(Pacing.reserveIn(state, 0)).toBe(0)
     state.requests.remaining = 0
