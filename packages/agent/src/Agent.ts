@@ -15,6 +15,7 @@
  */
 import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
+import type * as ResponseMetadata from "@switchboard/core/ResponseMetadata"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
 import { checkCount, duration } from "@switchboard/core/SwitchboardConfig"
 import { ConfigurationError, type RequestError, type StreamRequestError } from "@switchboard/core/SwitchboardError"
@@ -119,6 +120,12 @@ export interface Step {
    * one token per 4 characters of the request's messages and the reply.
    */
   readonly tokens: { readonly total: number; readonly estimated: boolean }
+  /**
+   * The metadata of the reply the step's model call got (request id, rate
+   * limits, timings: `ResponseMetadata`); `undefined` for a step resumed
+   * from a transcript or answered by an interceptor without a call.
+   */
+  readonly response?: ResponseMetadata.ResponseMetadata | undefined
 }
 
 /**

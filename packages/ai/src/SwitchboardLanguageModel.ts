@@ -9,6 +9,8 @@
  */
 import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
+import * as RequestOptions from "@switchboard/core/RequestOptions"
+import type * as ResponseMetadata from "@switchboard/core/ResponseMetadata"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
 import { defaultMaxResponseBytes } from "@switchboard/core/SwitchboardConfig"
 import * as SwitchboardTelemetry from "@switchboard/core/Telemetry"
@@ -277,6 +279,35 @@ const annotateResponse = (
     response: { id: meta.id, model: meta.model, finishReasons: finish === undefined ? undefined : [finish.reason] }
   })
 
+/**
+ * The last reply of a call: `RequestOptions.onResponse` records it, for the
+ * finish part.
+ */
+const replyRecorder = () => {
+  let last: ResponseMetadata.ResponseMetadata | undefined
+  return {
+    get: () => last,
+    options: {
+      onResponse: (reply: ResponseMetadata.ResponseMetadata) =>
+        Effect.sync(() => {
+          last = reply
+        })
+    }
+  }
+}
+
+// `effect/ai`'s `Toolkit.handle` annotates the current span, the
+// `LanguageModel` one, with the tool's name and its arguments (`tool`,
+// `parameters`), whatever the content opt-in says. Without the opt-in
+// (`Telemetry.CaptureContent`), this span drops them: arguments are content.
+const contentAttributes = new Set(["tool", "parameters"])
+const withoutContent = (span: Span): void => {
+  const attribute = span.attribute.bind(span)
+  span.attribute = (key, value) => {
+    if (!contentAttributes.has(key)) attribute(key, value)
+  }
+}
+
 const finishOf = (parts: ReadonlyArray<Response.PartEncoded>) =>
   parts.find((part): part is Response.FinishPartEncoded => part.type === "finish")
 
@@ -301,9 +332,14 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       const method = provider.responseFormat.type === "json" ? "generateObject" : "generateText"
       const origin = { site: { module, method }, endpoint: chatEndpoint }
       const { reading, request } = yield* build(origin, options, provider)
+      if (!(yield* SwitchboardTelemetry.CaptureContent)) withoutContent(provider.span)
       annotateRequest(provider.span, request, provider.responseFormat.type)
-      const completion = yield* Effect.mapError(chat.create(request), toAiError(origin.site, origin.endpoint))
-      const parts = yield* Effect.fromResult(Parts.fromCompletion(origin, completion, reading))
+      const reply = replyRecorder()
+      const completion = yield* Effect.mapError(
+        RequestOptions.withRequestOptions(chat.create(request), reply.options),
+        toAiError(origin.site, origin.endpoint)
+      )
+      const parts = yield* Effect.fromResult(Parts.fromCompletion(origin, completion, reading, reply.get()))
       annotateResponse(provider.span, completion, finishOf(parts))
       return parts
     }),
@@ -311,12 +347,15 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       const origin = { site: { module, method: "streamText" }, endpoint: chatEndpoint }
       return Stream.unwrap(Effect.map(build(origin, options, provider), ({ config, reading, request }) => {
         annotateRequest(provider.span, request, "text")
+        const reply = replyRecorder()
         const chunks = chat.stream(request, {
           includeUsage: true,
           firstByteTimeout: config.firstByteTimeout,
           idleTimeout: config.idleTimeout
-        })
-        return Parts.fromChunks(origin, chunks, maxCharacters, reading, (finish, first) => annotateResponse(provider.span, first ?? {}, finish))
+        }).pipe(RequestOptions.withRequestOptions(reply.options))
+        const onEnd = (finish: Response.FinishPartEncoded, first: Protocol.ChatCompletionChunk | undefined) =>
+          annotateResponse(provider.span, first ?? {}, finish)
+        return Parts.fromChunks(origin, chunks, maxCharacters, reading, onEnd, reply.get)
           .pipe(Stream.mapError((error) => (AiError.isAiError(error) ? error : toAiError(origin.site, origin.endpoint)(error))))
       }))
     }

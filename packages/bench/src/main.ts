@@ -25,6 +25,7 @@ import type { Context, Figure, FigureResult, Settings } from "./lib/figure.js"
 import { machine, rootDir } from "./lib/machine.js"
 import { startServer, stopAll } from "./lib/processes.js"
 import { consoleFigure, markdown, summaryTable } from "./lib/report.js"
+import { keepOwnSections } from "./lib/sections.js"
 import { textTable } from "./lib/stats.js"
 
 const figures: ReadonlyArray<Figure> = [
@@ -138,9 +139,10 @@ const main = async () => {
     if (write && results.length > 0) {
       const file = path.join(rootDir, "docs", "performance.md")
       fs.mkdirSync(path.dirname(file), { recursive: true })
+      const previous = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
       fs.writeFileSync(
         file,
-        markdown({ analysis, design, command: commandOf(args), machine: machine(), results, serverTotal, settings })
+        keepOwnSections(previous, markdown({ analysis, design, command: commandOf(args), machine: machine(), results, serverTotal, settings }))
       )
       console.log(`\nwrote ${path.relative(rootDir, file)}`)
     } else if (!write) {

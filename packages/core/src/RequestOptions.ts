@@ -10,6 +10,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Stream from "effect/Stream"
+import type * as ResponseMetadata from "./ResponseMetadata.js"
 import type * as Retry from "./Retry.js"
 
 /**
@@ -37,6 +38,13 @@ export interface RequestOptions {
   readonly streamFirstByteTimeout?: Duration.Input | undefined
   readonly streamIdleTimeout?: Duration.Input | undefined
   readonly streamTotalTimeout?: Duration.Input | undefined
+  /**
+   * Called with the metadata of every reply a call gets (each attempt's,
+   * a refused one too), for logging and metrics; for a stream, when its
+   * headers arrive, before its first chunk. An inner hook runs after an
+   * outer one: both run.
+   */
+  readonly onResponse?: ((response: ResponseMetadata.ResponseMetadata) => Effect.Effect<void>) | undefined
 }
 
 const none: RequestOptions = {}
@@ -60,13 +68,35 @@ export const CurrentRequestOptions: Context.Reference<RequestOptions> = Context.
  */
 export const isEmpty = (options: RequestOptions): boolean => options === none
 
-/** Inner options over outer ones; headers merged. */
+/** Both hooks, the outer first. */
+const both = (
+  outer: NonNullable<RequestOptions["onResponse"]>,
+  inner: NonNullable<RequestOptions["onResponse"]>
+): NonNullable<RequestOptions["onResponse"]> =>
+(response) => Effect.andThen(outer(response), inner(response))
+
+/** Inner options over outer ones; headers merged, hooks both run. */
 const merge = (outer: RequestOptions, inner: RequestOptions): RequestOptions =>
   isEmpty(outer) ? inner : {
     ...outer,
     ...inner,
-    ...(outer.headers && inner.headers ? { headers: { ...outer.headers, ...inner.headers } } : {})
+    ...(outer.headers && inner.headers ? { headers: { ...outer.headers, ...inner.headers } } : {}),
+    ...(outer.onResponse && inner.onResponse ? { onResponse: both(outer.onResponse, inner.onResponse) } : {})
   }
+
+/**
+ * Whether the options set nothing but `onResponse`: calls then use the
+ * layer's settings as built, and only report their replies.
+ *
+ * @since 1.1.0
+ * @category guards
+ */
+export const onlyHook = (options: RequestOptions): boolean => {
+  for (const key in options) {
+    if (key !== "onResponse" && options[key as keyof RequestOptions] !== undefined) return false
+  }
+  return true
+}
 
 /** What per-call options can scope: an effect or a stream (its type is kept). */
 type Scoped = Effect.Effect<unknown, unknown, unknown> | Stream.Stream<unknown, unknown, unknown>

@@ -13,6 +13,7 @@ import * as Images from "./Images.js"
 import * as Models from "./Models.js"
 import * as Moderations from "./Moderations.js"
 import * as RequestOptions from "./RequestOptions.js"
+import * as ResponseMetadata from "./ResponseMetadata.js"
 import type { HttpWire } from "./HttpWire.js"
 import type { SwitchboardConfig } from "./SwitchboardConfig.js"
 import type { TaskJournal } from "./TaskJournal.js"
@@ -66,3 +67,18 @@ export const layer: Layer.Layer<Services, never, SwitchboardConfig | HttpWire | 
  * @category combinators
  */
 export const withRequestOptions = RequestOptions.withRequestOptions
+
+/**
+ * A call's value beside the metadata of its reply (`ResponseMetadata`):
+ * status, request id, redacted headers, rate limits, processing time,
+ * timings, attempts. Over a stream, the metadata comes as soon as the
+ * headers do, before the first chunk.
+ *
+ * @example
+ * ```ts
+ * const [completion, response] = yield* Switchboard.withResponse(Chat.create(request))
+ * ```
+ * @since 1.1.0
+ * @category combinators
+ */
+export const withResponse = ResponseMetadata.withResponse

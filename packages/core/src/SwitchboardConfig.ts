@@ -269,9 +269,42 @@ export const defaultMaxResponseBytes = 32 * 1024 * 1024
 export const layer = (options: Options): Layer.Layer<SwitchboardConfig, ConfigurationError> =>
   Layer.effect(SwitchboardConfig, make(options))
 
+const variables = {
+  SWITCHBOARD_BASE_URL: "the service's base address, e.g. https://api.example.com/v1",
+  SWITCHBOARD_API_KEY: "the service's key"
+} as const
+
+/**
+ * A variable of `layerConfig` that is missing or unreadable, said in one
+ * line that names it (Effect's own `ConfigError` prints its schema issue
+ * and, when a program dies of it, a dump of its fields). Still a
+ * `Config.ConfigError` (`_tag` `ConfigError`, the issue as `cause`).
+ *
+ * @since 1.1.0
+ * @category errors
+ */
+export class MissingVariableError extends Config.ConfigError {
+  constructor(readonly variable: keyof typeof variables, cause: Config.ConfigError["cause"]) {
+    super(cause)
+  }
+  override get message(): string {
+    return `${this.variable} is not set: ${variables[this.variable]} (or give it in code to layer)`
+  }
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return `ConfigError: ${this.message}`
+  }
+}
+
+/** The first of our variables that `error` is about, said in one line. */
+const oneLine = (error: Config.ConfigError): Config.ConfigError => {
+  const variable = (Object.keys(variables) as Array<keyof typeof variables>).find((name) => error.message.includes(`"${name}"`))
+  return variable === undefined ? error : new MissingVariableError(variable, error.cause)
+}
+
 /**
  * Reads `SWITCHBOARD_BASE_URL` and `SWITCHBOARD_API_KEY` (as `Redacted`).
- * Other options may be given in code.
+ * Other options may be given in code. A missing variable fails with a
+ * `MissingVariableError` (a `Config.ConfigError`) naming it in one line.
  *
  * @since 0.1.0
  * @category layers
@@ -282,12 +315,15 @@ export const layerConfig = (
   Layer.effect(
     SwitchboardConfig,
     Effect.flatMap(
-      fromEnvironment(Config.all({
-        baseUrl: Config.String("SWITCHBOARD_BASE_URL"),
-        // Read as a string, then redacted: `Config.redacted` redacts the
-        // "missing" explanation too, leaving `Missing data at …: "<redacted>"`.
-        apiKey: Config.map(Config.String("SWITCHBOARD_API_KEY"), Redacted.make)
-      })),
+      Effect.mapError(
+        fromEnvironment(Config.all({
+          baseUrl: Config.String("SWITCHBOARD_BASE_URL"),
+          // Read as a string, then redacted: `Config.redacted` redacts the
+          // "missing" explanation too, leaving `Missing data at …: "<redacted>"`.
+          apiKey: Config.map(Config.String("SWITCHBOARD_API_KEY"), Redacted.make)
+        })),
+        oneLine
+      ),
       (env) => make({ ...options, ...env })
     )
   )

@@ -228,15 +228,16 @@ export class TransportError extends Schema.TaggedError<TransportError>()("Transp
 
 /**
  * A time limit was reached: the whole request, the first event of a stream,
- * the gap between two reads of a stream, a whole stream (`total`), or a 408
- * from the service.
+ * the gap between two reads of a stream, a whole stream (`total`), a 408
+ * from the service, or (`paced`) a call that pacing would have held past its
+ * own limit, failed before it was sent (`Pacing`; never retried).
  *
  * @since 0.1.0
  * @category errors
  */
 export class TimeoutError extends Schema.TaggedError<TimeoutError>()("TimeoutError", {
   message: Schema.String,
-  phase: Schema.Literals(["request", "first-byte", "idle", "total", "service"]),
+  phase: Schema.Literals(["request", "first-byte", "idle", "total", "service", "paced"]),
   requestId: Schema.optional(Schema.String)
 }) {
   readonly [TypeId] = TypeId

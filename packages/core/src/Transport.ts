@@ -9,6 +9,7 @@
  */
 import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -31,7 +32,9 @@ import * as Json from "./internal/json.js"
 import * as Observe from "./internal/observe.js"
 import { isSecretHeader } from "./internal/secrets.js"
 import { truncate } from "./internal/text.js"
+import * as Pacing from "./Pacing.js"
 import * as RequestOptions from "./RequestOptions.js"
+import * as ResponseMetadata from "./ResponseMetadata.js"
 import * as Retry from "./Retry.js"
 import * as SwitchboardConfig from "./SwitchboardConfig.js"
 import * as SwitchboardError from "./SwitchboardError.js"
@@ -147,6 +150,7 @@ interface Begun<A> {
   readonly settings: Settings
   readonly observation: Observe.Observation<A>
   readonly spanOptions: Observe.SpanOptions
+  readonly replies: Replies
 }
 
 /** What one call runs with, resolved once per layer (and per call with options). */
@@ -192,6 +196,13 @@ const redactor = (
     for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join("[redacted]")
     return out
   }
+}
+
+/** A reply's headers as `ResponseMetadata` shows them: secret values and the key redacted. */
+const redactedHeaders = (headers: Readonly<Record<string, string>>, redact: (text: string) => string) => {
+  const out: Record<string, string> = {}
+  for (const name in headers) out[name] = isSecretHeader(name) ? "[redacted]" : redact(headers[name]!)
+  return out
 }
 
 const lowerCaseNames = (headers: Readonly<Record<string, string>>): Record<string, string> => {
@@ -341,8 +352,14 @@ const statusFailure = (head: HttpWire.Head, body: Effect.Effect<string>, redact:
 
 /** Where an exchange was when its wire failed. */
 type Stage =
-  | { readonly _tag: "call"; readonly where: string; readonly timeoutMillis: number | undefined }
-  | { readonly _tag: "stream"; readonly where: string; readonly started: boolean; readonly requestId: string | undefined }
+  | { readonly _tag: "call"; readonly where: string; readonly server: string; readonly timeoutMillis: number | undefined }
+  | {
+    readonly _tag: "stream"
+    readonly where: string
+    readonly server: string
+    readonly started: boolean
+    readonly requestId: string | undefined
+  }
 
 /** ` (ECONNRESET)`, or nothing when the error has no code. */
 const codeOf = (error: unknown): string => {
@@ -435,8 +452,9 @@ function wireFailure(error: HttpWire.WireError, stage: Stage, settings: FailureL
       })
     case "request": {
       const code = errorCode(error.cause)
+      // The host and port the connection was for, never the URL's credentials.
       return new SwitchboardError.TransportError({
-        message: `connection failed${stage._tag === "call" ? ` on ${stage.where}` : ""}${code ? ` (${code})` : ""}`,
+        message: `connection failed${stage._tag === "call" ? ` on ${stage.where}` : ""} to ${stage.server}${code ? ` (${code})` : ""}`,
         sent: code !== "ECONNREFUSED" && code !== "ENOTFOUND" && code !== "EAI_AGAIN"
       })
     }
@@ -514,15 +532,18 @@ const retrying = <A, E extends SwitchboardError.SwitchboardError, R>(
   schedule: Schedule.Schedule<unknown, SwitchboardError.SwitchboardError>
 ): Effect.Effect<A, E, R> =>
   Effect.catch(attempt, (first) =>
-    Effect.flatMap(Schedule.toStepWithSleep(schedule), (step) => {
+    isPaced(first) ? Effect.fail(first) : Effect.flatMap(Schedule.toStepWithSleep(schedule), (step) => {
       // The step sleeps the schedule's delay and succeeds, or fails (`Cause.Done`) when it gives up.
+      // A call held past its limit by pacing is never retried: a retry would be held again.
       const next = (error: E): Effect.Effect<A, E, R> =>
-        Effect.matchEffect(step(error), {
+        isPaced(error) ? Effect.fail(error) : Effect.matchEffect(step(error), {
           onFailure: () => Effect.fail(error),
           onSuccess: () => Effect.catch(attempt, next)
         })
       return next(first)
     }))
+
+const isPaced = (error: SwitchboardError.SwitchboardError) => error._tag === "TimeoutError" && error.phase === "paced"
 
 /**
  * Runs an attempt in a scope of its own, closed (aborting its exchange) when
@@ -556,6 +577,105 @@ const startingWith = <A, E>(
   })))
 }
 
+// ---------------------------------------------------------------------------
+// Replies: pacing before each attempt, the metadata of each reply
+// ---------------------------------------------------------------------------
+
+/** What a call's attempts share: its start, its hook and pacer, its attempts so far. */
+interface Replies {
+  readonly clock: Clock.Clock
+  readonly startMillis: number
+  readonly hook: ((response: ResponseMetadata.ResponseMetadata) => Effect.Effect<void>) | undefined
+  readonly pacer: Pacing.Pacer | undefined
+  attempts: number
+}
+
+/** The metadata of `head`, the reply to attempt `replies.attempts`. */
+const metadataOf = (
+  replies: Replies,
+  head: HttpWire.Head,
+  redact: (text: string) => string,
+  stream: boolean
+): ResponseMetadata.ResponseMetadata => {
+  const total = Duration.millis(replies.clock.currentTimeMillisUnsafe() - replies.startMillis)
+  return {
+    status: head.status,
+    requestId: head.headers["x-request-id"],
+    headers: redactedHeaders(head.headers, redact),
+    rateLimits: ResponseMetadata.rateLimitsOf(head.headers),
+    processingTime: ResponseMetadata.processingTimeOf(head.headers),
+    timings: stream ? { total, firstByte: total } : { total },
+    attempts: replies.attempts
+  }
+}
+
+/**
+ * Before an attempt: counts it and, with a pacer, holds it while the budget
+ * is spent; gives the milliseconds held. A hold that would pass
+ * `limitMillis` fails at once (`TimeoutError`, phase `paced`).
+ */
+const paced = (replies: Replies, limitMillis: number | undefined, where: string): Effect.Effect<number, SwitchboardError.TimeoutError> =>
+  Effect.suspend(() => {
+    replies.attempts += 1
+    const pacer = replies.pacer
+    if (pacer === undefined) return Effect.succeed(0)
+    const now = () => replies.clock.currentTimeMillisUnsafe()
+    const started = now()
+    const loop: Effect.Effect<number, SwitchboardError.TimeoutError> = Effect.flatMap(Effect.suspend(() => pacer.reserve(now())), (wait) => {
+      const held = now() - started
+      if (wait <= 0) return Effect.succeed(held)
+      if (limitMillis !== undefined && held + wait > limitMillis) {
+        return Effect.fail(
+          new SwitchboardError.TimeoutError({
+            message: `${where} was paced: the rate limit resets in ${wait} ms, past the call's limit of ${limitMillis} ms`,
+            phase: "paced"
+          })
+        )
+      }
+      return Effect.andThen(Effect.sleep(Duration.millis(wait)), loop)
+    })
+    return loop
+  })
+
+/**
+ * One exchange of an attempt, up to its reply's head: the request id and the
+ * remaining counts on the span, the reply recorded by the pacer (released
+ * however the exchange ends), the hook called.
+ */
+const exchanged = <H extends HttpWire.Head, E, R>(
+  replies: Replies,
+  span: Tracer.Span,
+  redact: (text: string) => string,
+  stream: boolean,
+  exchange: Effect.Effect<H, E, R>
+): Effect.Effect<H, E, R> => {
+  const replied = Effect.tap(exchange, (head) => {
+    const requestId = head.headers["x-request-id"]
+    if (requestId !== undefined) span.attribute("switchboard.request_id", requestId)
+    const remainingRequests = ResponseMetadata.countOf(head.headers["x-ratelimit-remaining-requests"])
+    if (remainingRequests !== undefined) span.attribute("switchboard.ratelimit.remaining_requests", remainingRequests)
+    const remainingTokens = ResponseMetadata.countOf(head.headers["x-ratelimit-remaining-tokens"])
+    if (remainingTokens !== undefined) span.attribute("switchboard.ratelimit.remaining_tokens", remainingTokens)
+    const { hook, pacer } = replies
+    if (hook === undefined && pacer === undefined) return Effect.void
+    const metadata = metadataOf(replies, head, redact, stream)
+    const recorded = pacer === undefined ? Effect.void : pacer.record(metadata.rateLimits, replies.clock.currentTimeMillisUnsafe())
+    return hook === undefined ? recorded : Effect.andThen(recorded, hook(metadata))
+  })
+  const pacer = replies.pacer
+  return pacer === undefined ? replied : Effect.onExit(replied, () => pacer.release)
+}
+
+/** The failures a reply caused carry its metadata (`ResponseMetadata.ofError`). */
+const answered = <A, E, R>(
+  replies: Replies,
+  head: HttpWire.Head,
+  redact: (text: string) => string,
+  stream: boolean,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.mapError(effect, (error) => ResponseMetadata.attach(error, metadataOf(replies, head, redact, stream)))
+
 const httpAttributes = (options: RequestSpec): Record<string, unknown> => ({
   "http.request.method": options.method,
   "url.path": `/v1${options.path}`
@@ -577,6 +697,8 @@ export const make = Effect.gen(function*() {
   const base = baseSettings(config)
 
   const site = Observe.site(config.apiUrl)
+  // Where connection errors say they were going: the host and port, never the URL's credentials.
+  const server = `${site.server.address.includes(":") ? `[${site.server.address}]` : site.server.address}:${site.server.port}`
 
   /**
    * The settings of a call starting now (the layer's, unless a scope set
@@ -585,7 +707,9 @@ export const make = Effect.gen(function*() {
   const begin = <A>(genAi: GenAi.Call<A>, options: RequestSpec) =>
     Effect.withFiber<Begun<A>, SwitchboardError.ConfigurationError>((fiber) => {
       const requested = fiber.getRef(RequestOptions.CurrentRequestOptions)
-      const resolved = RequestOptions.isEmpty(requested) ? Result.succeed(base) : resolve(config, base, requested)
+      const resolved = RequestOptions.isEmpty(requested) || RequestOptions.onlyHook(requested) ?
+        Result.succeed(base) :
+        resolve(config, base, requested)
       if (Result.isFailure(resolved)) return Effect.fail(resolved.failure)
       const settings = resolved.success
       const { observation, spanOptions } = Observe.start(
@@ -595,7 +719,15 @@ export const make = Effect.gen(function*() {
         httpAttributes(options),
         Observe.capturing(fiber)
       )
-      return Effect.succeed({ settings, observation, spanOptions })
+      const clock = fiber.getRef(Clock.Clock)
+      const replies: Replies = {
+        clock,
+        startMillis: clock.currentTimeMillisUnsafe(),
+        hook: requested.onResponse,
+        pacer: fiber.getRef(Pacing.CurrentPacer),
+        attempts: 0
+      }
+      return Effect.succeed({ settings, observation, spanOptions, replies })
     })
 
   const request = (options: RequestSpec, settings: Settings): HttpWire.Request => {
@@ -611,21 +743,42 @@ export const make = Effect.gen(function*() {
   }
 
   const call = <A>(options: CallOptions<A>): Effect.Effect<A, SwitchboardError.RequestError> =>
-    Effect.flatMap(begin(options.genAi, options), ({ observation, settings, spanOptions }) =>
+    Effect.flatMap(begin(options.genAi, options), ({ observation, replies, settings, spanOptions }) =>
       Observe.observeCall(observation, spanOptions, (span) => {
           // Only what the exchange needs is made per call; what errors say is made when one occurs.
           const req = request(options, settings)
           const stage = (): Extract<Stage, { _tag: "call" }> => ({
             _tag: "call",
             where: whereOf(options),
+            server,
             timeoutMillis: settings.timeoutMillis
           })
+          const limitsAfter = (held: number): HttpWire.Limits =>
+            held === 0 || settings.timeoutMillis === undefined ?
+              settings.callLimits :
+              { ...settings.callLimits, timeoutMillis: Math.max(1, settings.timeoutMillis - held) }
           const attempt = Effect.flatMap(
-            Effect.mapError(wire.text(req, settings.callLimits), (error) => wireFailure(error, stage(), settings)),
-            (response) =>
+            paced(replies, settings.timeoutMillis, whereOf(options)),
+            (held) =>
               Effect.flatMap(
-                checkStatus(span, response, Effect.succeed(response.text), settings),
-                () => readJson(response, options.decode, options, settings.redact)
+                exchanged(
+                  replies,
+                  span,
+                  settings.redact,
+                  false,
+                  Effect.mapError(wire.text(req, limitsAfter(held)), (error) => wireFailure(error, stage(), settings))
+                ),
+                (response) =>
+                  answered(
+                    replies,
+                    response,
+                    settings.redact,
+                    false,
+                    Effect.flatMap(
+                      checkStatus(span, response, Effect.succeed(response.text), settings),
+                      () => readJson(response, options.decode, options, settings.redact)
+                    )
+                  )
               )
           )
           return retrying(attempt, settings.schedule(options.retry ?? "safe"))
@@ -633,7 +786,7 @@ export const make = Effect.gen(function*() {
 
   const stream = <A>(options: StreamOptions<A>): Stream.Stream<A, SwitchboardError.StreamRequestError> =>
     Stream.unwrap(Effect.gen(function*() {
-      const { observation, settings, spanOptions } = yield* begin(options.genAi, options)
+      const { observation, replies, settings, spanOptions } = yield* begin(options.genAi, options)
       const firstByte = yield* limitOr("firstByteTimeout", options.firstByteTimeout, settings.firstByte)
       const idle = yield* limitOr("idleTimeout", options.idleTimeout, settings.idle)
       const total = yield* limitOr("totalTimeout", options.totalTimeout, settings.total)
@@ -649,26 +802,37 @@ export const make = Effect.gen(function*() {
       const totalMillis = millisOf(total)
       const deadline = totalMillis === undefined ? undefined : startMillis + totalMillis
       let started = false
-      const stage = (requestId: string | undefined): Stage => ({ _tag: "stream", where, started, requestId })
+      const stage = (requestId: string | undefined): Stage => ({ _tag: "stream", where, server, started, requestId })
 
       // Every limit is the wire's: the first-byte one runs until `commit`, at the first element.
       const attempt = inOwnScope(Effect.gen(function*() {
         // What is left of the total limit: retries and their waits count too.
-        const left = deadline === undefined ? undefined : deadline - clock.currentTimeMillisUnsafe()
-        if (left !== undefined && left <= 0) return yield* Effect.fail(wireFailure(HttpWire.timeout("total"), stage(undefined), limits))
-        const response = yield* Effect.mapError(
-          wire.open(req, { firstByteMillis, idleMillis, totalMillis: left }),
-          (error) => wireFailure(error, stage(undefined), limits)
+        const leftAt = () => deadline === undefined ? undefined : deadline - clock.currentTimeMillisUnsafe()
+        const before = leftAt()
+        if (before !== undefined && before <= 0) return yield* Effect.fail(wireFailure(HttpWire.timeout("total"), stage(undefined), limits))
+        yield* paced(replies, before, where)
+        const left = leftAt()
+        const response = yield* exchanged(
+          replies,
+          span,
+          settings.redact,
+          true,
+          Effect.mapError(
+            wire.open(req, { firstByteMillis, idleMillis, totalMillis: left }),
+            (error) => wireFailure(error, stage(undefined), limits)
+          )
         )
-        yield* checkStatus(span, response, bodyText(response), settings)
-        if (isJson(response)) return yield* jsonInsteadOfStream(response, settings.redact)
-        const requestId = response.headers["x-request-id"]
-        const body = Stream.mapError(response.body, (error) => wireFailure(error, stage(requestId), limits))
-        const elements = options.decode(body, { headers: response.headers, requestId, span, redact: settings.redact })
-        const pull = yield* Stream.toPull(elements)
-        const first = yield* firstBatch(pull)
-        response.commit()
-        return { first, pull }
+        return yield* answered(replies, response, settings.redact, true, Effect.gen(function*() {
+          yield* checkStatus(span, response, bodyText(response), settings)
+          if (isJson(response)) return yield* jsonInsteadOfStream(response, settings.redact)
+          const requestId = response.headers["x-request-id"]
+          const body = Stream.mapError(response.body, (error) => wireFailure(error, stage(requestId), limits))
+          const elements = options.decode(body, { headers: response.headers, requestId, span, redact: settings.redact })
+          const pull = yield* Stream.toPull(elements)
+          const first = yield* firstBatch(pull)
+          response.commit()
+          return { first, pull }
+        }))
       }))
       const { first, pull } = yield* Effect.withParentSpan(retrying(attempt, settings.schedule(options.retry ?? "safe")), span, spanOptions).pipe(
         // A stream that never started still ends its call: error.type and the duration.

@@ -173,3 +173,28 @@ export const corsOption = (
   if (origins.length === 0) return Result.succeed(true)
   return Result.succeed({ allowedOrigins: origins.includes("*") ? "*" : origins })
 }
+
+/**
+ * Limit mode from `--rate-limit REQUESTS/WINDOW[:tokens=N]`, e.g. `20/1s`,
+ * `100/1m:tokens=50000`; the error says what is wrong with the text.
+ *
+ * @since 1.1.0
+ * @category modes
+ */
+export const parseRateLimit = (
+  spec: string
+): Result.Result<{ readonly requests: number; readonly tokens?: number; readonly window: number }, string> => {
+  const [head = "", ...rest] = spec.trim().split(":")
+  const match = /^(\d+)\/(.+)$/.exec(head)
+  const window = match ? millis(match[2]!) : undefined
+  if (!match || window === undefined || window <= 0) {
+    return Result.fail(`--rate-limit takes requests per window, e.g. 20/1s or 100/1m:tokens=50000, not "${spec}"`)
+  }
+  let tokens: number | undefined
+  for (const option of rest) {
+    const [key, value] = splitOnce(option)
+    if (key !== "tokens" || whole(value) === undefined) return Result.fail(`"${spec}": --rate-limit takes only tokens=N after the window`)
+    tokens = Number(value)
+  }
+  return Result.succeed({ requests: Number(match[1]), window, ...(tokens === undefined ? {} : { tokens }) })
+}

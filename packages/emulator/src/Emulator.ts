@@ -147,6 +147,30 @@ export interface Options {
   readonly minimal?: boolean
   /** What one emulator holds at most, so that a long-running one keeps a flat memory. */
   readonly limits?: Limits
+  /**
+   * Limit mode: a budget that runs out, so that pacing can be tested. Every
+   * reply carries `x-ratelimit-*` headers either way; without this they
+   * advertise a budget that never runs out (`docs/emulator.md`, Rate limits).
+   */
+  readonly rateLimit?: RateLimit
+}
+
+/**
+ * The window of limit mode: it opens at the first request, lets in
+ * `requests` requests (and `tokens` tokens, a quarter of each body's bytes),
+ * and answers every request past either with a 429 whose `retry-after` and
+ * `retry-after-ms` say when it ends; the next request after that opens a new
+ * window. Time is the emulator's clock.
+ *
+ * @since 1.1.0
+ * @category options
+ */
+export interface RateLimit {
+  readonly requests: number
+  /** Default: no token limit (1,000,000 advertised). */
+  readonly tokens?: number
+  /** Default one minute. */
+  readonly window?: Duration.Input
 }
 
 /**
@@ -199,6 +223,8 @@ export interface RecordedRequest {
   readonly path: string
   readonly body: unknown
   readonly authorized: boolean
+  /** The `x-request-id` the reply carried (`req_000001`, counted from the emulator's start). */
+  readonly requestId: string
   /**
    * The fault drawn for this request, when one was (a stream fault drawn for
    * a request that is not streamed left its reply unchanged).
@@ -258,7 +284,12 @@ const config = (options: Options): Server.Config => ({
     ? { enabled: false, allowedOrigins: [] }
     : { enabled: true, allowedOrigins: (options.cors === true ? undefined : options.cors?.allowedOrigins) ?? Cors.loopbackOrigins },
   minimal: options.minimal === true,
-  limits: limitsOf(options.limits ?? {})
+  limits: limitsOf(options.limits ?? {}),
+  rateLimit: options.rateLimit === undefined ? undefined : {
+    requests: count(options.rateLimit.requests, 0),
+    tokens: count(options.rateLimit.tokens, 1_000_000),
+    windowMillis: Math.max(1, Duration.toMillis(Duration.fromInputUnsafe(options.rateLimit.window ?? "1 minute")))
+  }
 })
 
 /**

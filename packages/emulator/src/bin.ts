@@ -16,7 +16,7 @@ import * as Emulator from "./Emulator.js"
 
 const usage = `usage: switchboard-emulator [--port 8787] [--api-key KEY] [--minimal] [--no-cors] [--cors-origin ORIGIN]...
        [--chunk-size N] [--interval 50ms] [--fault FAULT]... [--random-fault FAULT]... [--fault-rate SHARE]
-       [--fault-seed N] [--fault-path PATH]...
+       [--fault-seed N] [--fault-path PATH]... [--rate-limit REQUESTS/WINDOW[:tokens=N]]
 FAULT: ${CommandLine.faultExamples}`
 
 class UsageError extends Error {}
@@ -44,6 +44,7 @@ const options = (): Emulator.Options | "help" => {
       "fault-rate": { type: "string" },
       "fault-seed": { type: "string" },
       "fault-path": { type: "string", multiple: true },
+      "rate-limit": { type: "string" },
       "help": { type: "boolean", short: "h" }
     }
   })
@@ -70,6 +71,7 @@ const options = (): Emulator.Options | "help" => {
     ...(values.minimal === true ? { minimal: true } : {}),
     cors: orThrow(CommandLine.corsOption(values["no-cors"] === true, values["cors-origin"] ?? [])),
     faults,
+    ...(values["rate-limit"] === undefined ? {} : { rateLimit: orThrow(CommandLine.parseRateLimit(values["rate-limit"])) }),
     stream: { ...(chunkSize === undefined ? {} : { chunkSize }), ...(interval === undefined ? {} : { interval }) }
   }
 }

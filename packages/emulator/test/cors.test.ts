@@ -87,7 +87,11 @@ describe("CORS", () => {
       const models = yield* raw("/v1/models", { headers })
       expect(models.status).toBe(200)
       expect(models.headers.get("access-control-allow-origin")).toBe(page)
-      expect(models.headers.get("access-control-expose-headers")).toBe("x-request-id, retry-after, retry-after-ms")
+      expect(models.headers.get("access-control-expose-headers")).toBe(
+        "x-request-id, retry-after, retry-after-ms, x-ratelimit-limit-requests, x-ratelimit-limit-tokens, " +
+          "x-ratelimit-remaining-requests, x-ratelimit-remaining-tokens, x-ratelimit-reset-requests, " +
+          "x-ratelimit-reset-tokens, openai-processing-ms"
+      )
       expect(models.headers.get("vary")).toBe("origin")
       expect(models.headers.get("x-request-id")).toBe("req_000001")
 

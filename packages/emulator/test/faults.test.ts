@@ -40,7 +40,7 @@ describe("fault injection", () => {
       const emulator = yield* Emulator.Emulator
       const result = yield* Effect.result(call("/v1/models"))
       expect(Result.isFailure(result)).toBe(true)
-      expect(yield* emulator.requests).toEqual([{ method: "GET", path: "/v1/models", body: null, authorized: true, fault: { _tag: "Reset" } }])
+      expect(yield* emulator.requests).toEqual([{ method: "GET", path: "/v1/models", body: null, authorized: true, requestId: "req_000001", fault: { _tag: "Reset" } }])
       yield* emulator.awaitOpenConnections(0)
       expect((yield* call("/v1/models")).status).toBe(200)
     }).pipe(withFaults([{ _tag: "Reset" }])))

@@ -78,8 +78,8 @@ describe("server", () => {
       yield* chat({ messages: [{ role: "user", content: "hi" }] })
       yield* call("/v1/models")
       expect(yield* emulator.requests).toEqual([
-        { method: "POST", path: "/v1/chat/completions", body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }, authorized: true },
-        { method: "GET", path: "/v1/models", body: null, authorized: true }
+        { method: "POST", path: "/v1/chat/completions", body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }, authorized: true, requestId: "req_000001" },
+        { method: "GET", path: "/v1/models", body: null, authorized: true, requestId: "req_000002" }
       ])
       yield* emulator.reset
       expect(yield* emulator.requestCount).toBe(0)

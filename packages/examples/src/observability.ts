@@ -25,6 +25,7 @@ const program = Effect.gen(function*() {
       "gen_ai.response.id": _id,
       "gen_ai.response.time_to_first_chunk": _ttfc,
       "server.port": _port,
+      "switchboard.request_id": _requestId,
       ...attributes
     } = span.attributes
     yield* Console.log(span.name, span.kind === 2 ? "(client)" : "", attributes)

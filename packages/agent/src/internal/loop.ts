@@ -10,6 +10,8 @@
  */
 import type { Chat } from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
+import * as RequestOptions from "@switchboard/core/RequestOptions"
+import type * as ResponseMetadata from "@switchboard/core/ResponseMetadata"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
 import { ResponseDecodeError, type StreamRequestError } from "@switchboard/core/SwitchboardError"
 import * as Telemetry from "@switchboard/core/Telemetry"
@@ -383,13 +385,25 @@ const finished = (settings: Settings, step: Step, transcript: Transcript.Transcr
   return settings.emit === undefined ? checkpoint : Effect.andThen(settings.emit({ _tag: "StepFinished", step }), checkpoint)
 }
 
-/** Sends `request` (through the interceptor) and reads the first choice's message, its tool-call ids made usable. */
+/**
+ * Sends `request` (through the interceptor) and reads the first choice's
+ * message, its tool-call ids made usable, and the metadata of the reply it
+ * came in (none when an interceptor answered without a call, e.g. a replay).
+ */
 const call = (settings: Settings, request: Protocol.ChatRequest, index: number) =>
-  Effect.flatMap(settings.intercept.model(index, settings.complete(request, index)), (completion) => {
-    const message = completion.choices[0]?.message
-    return message === undefined
-      ? Effect.fail(new ResponseDecodeError({ message: "the completion has no choices", body: "" }))
-      : Effect.succeed({ message: withCallIds(message, index), usage: completion.usage ?? undefined })
+  Effect.suspend(() => {
+    let response: ResponseMetadata.ResponseMetadata | undefined
+    const onResponse = (metadata: ResponseMetadata.ResponseMetadata) =>
+      Effect.sync(() => {
+        response = metadata
+      })
+    const completed = RequestOptions.withRequestOptions(settings.intercept.model(index, settings.complete(request, index)), { onResponse })
+    return Effect.flatMap(completed, (completion) => {
+      const message = completion.choices[0]?.message
+      return message === undefined
+        ? Effect.fail(new ResponseDecodeError({ message: "the completion has no choices", body: "" }))
+        : Effect.succeed({ message: withCallIds(message, index), usage: completion.usage ?? undefined, response })
+    })
   })
 
 /** One model call and its tools. */
@@ -403,12 +417,12 @@ const step = (
     yield* check(guards.call, { ...state, calls: [] })
     const index = state.steps.length
     const sent = yield* request(settings, state)
-    const { message, usage } = yield* call(settings, sent, index)
+    const { message, response, usage } = yield* call(settings, sent, index)
     const transcript = [...state.transcript, message]
     progress.transcript = transcript
     const calls = message.tool_calls ?? []
     const tokens = stepTokens(sent, message, usage)
-    const base = { index, requestMessages: state.transcript.length, message, usage, tokens }
+    const base = { index, requestMessages: state.transcript.length, message, usage, tokens, response }
     const next: State = { ...state, transcript, modelCalls: state.modelCalls + 1, tokens: state.tokens + tokens.total }
     if (calls.length === 0) {
       const done: Step = { ...base, toolResults: [] }
@@ -434,14 +448,15 @@ const respond = (settings: Settings, state: State, output: StructuredOutput.Plan
     const index = state.steps.length
     const base = requestOf(settings, state, { model: settings.model, tools: settings.definitions, toolChoice: undefined })
     const sent = yield* Effect.fromResult(StructuredOutput.applyTo(output, base))
-    const { message, usage } = yield* call(settings, sent, index)
+    const { message, response, usage } = yield* call(settings, sent, index)
     const done: Step = {
       index,
       requestMessages: state.transcript.length,
       message,
       toolResults: [],
       usage,
-      tokens: stepTokens(sent, message, usage)
+      tokens: stepTokens(sent, message, usage),
+      response
     }
     yield* finished(settings, done, state.transcript)
     const text = StructuredOutput.textOf(output, message)
@@ -506,7 +521,8 @@ export const run = (
       requestMessages: transcript.indexOf(open.message),
       message: open.message,
       usage: undefined,
-      tokens: { total: 0, estimated: false }
+      tokens: { total: 0, estimated: false },
+      response: undefined
     }
     return yield* withinDuration(settings, progress, Effect.gen(function*() {
       const next = yield* runCalls(settings, state, base, open.calls).pipe(
@@ -516,10 +532,25 @@ export const run = (
       progress.transcript = next.state.transcript
       return yield* loop(settings, guards, next.state, progress)
     }))
-  }).pipe(Effect.withSpan(Telemetry.spanName("invoke_agent", settings.name), {
+  }).pipe(Effect.tap(annotateRun), Effect.withSpan(Telemetry.spanName("invoke_agent", settings.name), {
     kind: "internal",
     attributes: agentAttributes(settings)
   }, noTrace))
+
+/**
+ * How the run ended, on its span: its status (a paused run is no error, but
+ * is not done) and its usage summed over its steps. The usage is under our
+ * names: backends that add up `gen_ai.usage.*` across a trace would count
+ * every call twice (the `chat` spans carry it).
+ */
+const annotateRun = (result: AgentResult<unknown>) =>
+  Effect.annotateCurrentSpan({
+    "switchboard.agent.status": result.status,
+    "switchboard.agent.steps": result.steps.length,
+    "switchboard.agent.usage.input_tokens": result.usage.prompt_tokens,
+    "switchboard.agent.usage.output_tokens": result.usage.completion_tokens,
+    "switchboard.agent.usage.total_tokens": result.usage.total_tokens
+  })
 
 /** The run's span attributes, by the conventions for an agent invoked in process. */
 const agentAttributes = (settings: Settings) => ({

@@ -7,9 +7,11 @@
 import * as ChatFold from "@switchboard/core/ChatFold"
 import { truncate } from "@switchboard/core/internal/text"
 import * as Protocol from "@switchboard/core/Protocol"
+import type * as ResponseMetadata from "@switchboard/core/ResponseMetadata"
 import type { SwitchboardError } from "@switchboard/core/SwitchboardError"
 import type * as AiError from "effect/ai/AiError"
 import type * as Response from "effect/ai/Response"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
@@ -55,6 +57,25 @@ export const usage = (usage: Protocol.Usage | null | undefined): Response.Finish
   inputTokens: { total: usage?.prompt_tokens },
   outputTokens: { total: usage?.completion_tokens }
 })
+
+/**
+ * What the finish part says of the HTTP reply: `effect/ai`'s `response`
+ * (status, headers as `ResponseMetadata` shows them: lower case, secrets
+ * redacted), and under `metadata.switchboard` the request id, the processing
+ * time, the remaining rate limits and the attempts.
+ */
+export const finishReply = (
+  reply: ResponseMetadata.ResponseMetadata | undefined
+): Pick<Response.FinishPartEncoded, "response" | "metadata"> => {
+  if (reply === undefined) return {}
+  const switchboard: Record<string, string | number> = { attempts: reply.attempts }
+  if (reply.requestId !== undefined) switchboard["requestId"] = reply.requestId
+  if (reply.processingTime !== undefined) switchboard["processingTimeMs"] = Duration.toMillis(reply.processingTime)
+  const { remainingRequests, remainingTokens } = reply.rateLimits
+  if (remainingRequests !== undefined) switchboard["remainingRequests"] = remainingRequests
+  if (remainingTokens !== undefined) switchboard["remainingTokens"] = remainingTokens
+  return { response: { status: reply.status, headers: { ...reply.headers } }, metadata: { switchboard } }
+}
 
 const metadata = (completion: {
   // A stream chunk may come without an id (tolerant reading, docs/decisions.md).
@@ -137,7 +158,8 @@ const contentParts = (
 export const fromCompletion = (
   origin: Origin,
   completion: Protocol.ChatCompletion,
-  reading: Reading
+  reading: Reading,
+  reply?: ResponseMetadata.ResponseMetadata | undefined
 ): Result.Result<Array<Response.PartEncoded>, AiError.AiError> => {
   const choice = completion.choices[0]
   if (choice === undefined) {
@@ -146,7 +168,7 @@ export const fromCompletion = (
   return Result.map(contentParts(origin, choice.message, reading), (content) => [
     metadata(completion),
     ...content,
-    { type: "finish", reason: finishReason(choice.finish_reason), usage: usage(completion.usage) }
+    { type: "finish", reason: finishReason(choice.finish_reason), usage: usage(completion.usage), ...finishReply(reply) }
   ])
 }
 
@@ -223,7 +245,11 @@ class Streaming {
   }
 
   /** The closing parts, from the fold's completion. */
-  end(origin: Origin, reading: Reading): Result.Result<Ending, AiError.AiError | SwitchboardError> {
+  end(
+    origin: Origin,
+    reading: Reading,
+    reply: ResponseMetadata.ResponseMetadata | undefined
+  ): Result.Result<Ending, AiError.AiError | SwitchboardError> {
     return Result.flatMap(this.fold.completion(), (completion): Result.Result<Ending, AiError.AiError | SwitchboardError> => {
       const choice = completion.choices[0]
       const body: Array<Response.StreamPartEncoded> = this.textStarted ? [{ type: "text-end", id: this.textId }] : []
@@ -241,7 +267,12 @@ class Streaming {
       }
       return Result.succeed({
         body,
-        finish: { type: "finish", reason: finishReason(choice?.finish_reason), usage: usage(completion.usage) }
+        finish: {
+          type: "finish",
+          reason: finishReason(choice?.finish_reason),
+          usage: usage(completion.usage),
+          ...finishReply(reply)
+        }
       })
     })
   }
@@ -258,7 +289,8 @@ export const fromChunks = <E, R>(
   chunks: Stream.Stream<Protocol.ChatCompletionChunk, E, R>,
   maxCharacters: number,
   reading: Reading,
-  onEnd: (finish: Response.FinishPartEncoded, first: Protocol.ChatCompletionChunk | undefined) => void
+  onEnd: (finish: Response.FinishPartEncoded, first: Protocol.ChatCompletionChunk | undefined) => void,
+  reply: () => ResponseMetadata.ResponseMetadata | undefined = () => undefined
 ): Stream.Stream<Response.StreamPartEncoded, E | AiError.AiError | SwitchboardError, R> =>
   Stream.suspend(() => {
     const state = new Streaming("text", maxCharacters)
@@ -268,7 +300,7 @@ export const fromChunks = <E, R>(
       const error = state.add(chunk, out)
       return error ? Effect.fail(error) : Effect.succeed(out)
     }))
-    const ending = Effect.map(Effect.suspend(() => Effect.fromResult(state.end(origin, reading))), (ending) => {
+    const ending = Effect.map(Effect.suspend(() => Effect.fromResult(state.end(origin, reading, reply()))), (ending) => {
       onEnd(ending.finish, state.first)
       return ending
     })

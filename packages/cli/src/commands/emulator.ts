@@ -41,6 +41,12 @@ const faults = (name: string, description: string) =>
     )
   )
 
+/** `--rate-limit 20/1s[:tokens=N]`: limit mode, parsed as it is typed. */
+const rateLimit = (name: string) =>
+  Flag.mapEffect(Inputs.text(name, "requests/window"), (spec) =>
+    Effect.flatMap(commandLine, ({ parseRateLimit }) =>
+      Result.match(parseRateLimit(spec), { onFailure: (e) => invalid(name, e), onSuccess: Effect.succeed })))
+
 const fraction = (name: string) =>
   Flag.mapEffect(Inputs.text(name, "share"), (text) => {
     const n = Number(text)
@@ -64,6 +70,7 @@ export interface Flags {
   readonly faultRate: Option.Option<number>
   readonly faultSeed: Option.Option<number>
   readonly faultPath: ReadonlyArray<string>
+  readonly rateLimit: Option.Option<{ readonly requests: number; readonly tokens?: number; readonly window: number }>
 }
 
 /** The emulator's options from the flags, or the usage error of flags that do not go together. */
@@ -85,6 +92,7 @@ const optionsOf = (flags: Flags) =>
       minimal: flags.minimal,
       cors: cors.success,
       faults: faults.success,
+      ...Option.match(flags.rateLimit, { onNone: () => ({}), onSome: (rateLimit) => ({ rateLimit }) }),
       stream: {
         ...Option.match(flags.chunkSize, { onNone: () => ({}), onSome: (chunkSize) => ({ chunkSize }) }),
         ...Option.match(flags.interval, { onNone: () => ({}), onSome: (interval) => ({ interval }) })
@@ -99,7 +107,8 @@ const summary = (flags: Flags): ReadonlyArray<string> => {
     flags.minimal ? "minimal replies" : undefined,
     flags.noCors ? "no CORS" : flags.corsOrigin.length > 0 ? `CORS for ${flags.corsOrigin.join(", ")}` : undefined,
     Option.isSome(flags.chunkSize) ? `stream chunks of ${flags.chunkSize.value} characters` : undefined,
-    Option.isSome(flags.interval) ? "paced streams" : undefined
+    Option.isSome(flags.interval) ? "paced streams" : undefined,
+    Option.isSome(flags.rateLimit) ? `limit mode, ${flags.rateLimit.value.requests} requests per ${flags.rateLimit.value.window} ms` : undefined
   ].filter((m) => m !== undefined)
   const faults = [
     flags.fault.length > 0 ? `the next ${flags.fault.length} ${flags.fault.length === 1 ? "request gets" : "requests get"} a scripted fault` : undefined,
@@ -153,6 +162,10 @@ export const command = Command.make(
     faultSeed: Inputs.integer("fault-seed").pipe(Flag.optional, Flag.withDescription("Seed of the random faults: the same seed gives the same faults (default 0)")),
     faultPath: Inputs.text("fault-path", "path").pipe(
       Inputs.repeated("Only requests to this path get faults, e.g. /v1/chat/completions (default: all)")
+    ),
+    rateLimit: rateLimit("rate-limit").pipe(
+      Flag.optional,
+      Flag.withDescription("Limit mode: requests per window, then 429s until it resets, e.g. 20/1s or 100/1m:tokens=50000")
     )
   },
   (flags) => Errors.reported(false)(Effect.flatMap(optionsOf(flags), (options) => serve(options, summary(flags))))

@@ -8,6 +8,8 @@
 
 // `authorization`, `x-api-key`, `api-key`, `x-auth-token`, `cookie`, `x-session-id`, …
 const secretName = /auth|key|token|secret|cookie|password|session/i
+// The rate-limit headers of a reply name tokens but hold counts (`ResponseMetadata`).
+const rateLimitName = /^x-ratelimit-/i
 
 /** Whether a header named `name` (any case) carries a secret. */
-export const isSecretHeader = (name: string): boolean => secretName.test(name)
+export const isSecretHeader = (name: string): boolean => secretName.test(name) && !rateLimitName.test(name)

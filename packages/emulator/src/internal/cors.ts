@@ -4,7 +4,7 @@
  * answered without a key, and every response to an allowed origin, streams
  * and errors included, names it in `Access-Control-Allow-Origin` and exposes
  * the headers a client reads (`x-request-id`, `retry-after`,
- * `retry-after-ms`).
+ * `retry-after-ms`, the `x-ratelimit-*` headers and `openai-processing-ms`).
  *
  * Origins are matched exactly, or by scheme and host with any port when the
  * pattern ends in `:*` (`http://localhost:*`); `*` allows every origin.
@@ -36,7 +36,18 @@ export const defaultConfig: Config = { enabled: true, allowedOrigins: loopbackOr
 
 export const allowedMethods = "GET, POST, OPTIONS"
 export const allowedHeaders = ["authorization", "content-type"] as const
-export const exposedHeaders = "x-request-id, retry-after, retry-after-ms"
+export const exposedHeaders = [
+  "x-request-id",
+  "retry-after",
+  "retry-after-ms",
+  "x-ratelimit-limit-requests",
+  "x-ratelimit-limit-tokens",
+  "x-ratelimit-remaining-requests",
+  "x-ratelimit-remaining-tokens",
+  "x-ratelimit-reset-requests",
+  "x-ratelimit-reset-tokens",
+  "openai-processing-ms"
+].join(", ")
 
 /** `http://localhost:5173` → `http://localhost`, or `undefined` when it is not an origin. */
 const schemeAndHost = (origin: string): string | undefined => {

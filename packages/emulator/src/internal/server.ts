@@ -8,6 +8,7 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import type * as Duration from "effect/Duration"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServerError from "effect/http/HttpServerError"
@@ -21,6 +22,7 @@ import * as Cors from "./cors.js"
 import * as Errors from "./errors.js"
 import * as Faults from "./faults.js"
 import * as Incoming from "./incoming.js"
+import * as RateLimits from "./rateLimits.js"
 import * as Recorder from "./recorder.js"
 import * as Routes from "./routes.js"
 import * as VideoTasks from "./videoTasks.js"
@@ -38,6 +40,8 @@ export interface Config {
   readonly cors: Cors.Config
   readonly minimal: boolean
   readonly limits: Limits
+  /** Limit mode: a window of requests and tokens that runs out; `undefined` for a budget that never does. */
+  readonly rateLimit: RateLimits.Config | undefined
 }
 
 /**
@@ -62,6 +66,7 @@ interface State {
   readonly recorder: Recorder.Recorder
   readonly injector: Faults.Injector
   readonly tasks: VideoTasks.Store
+  readonly limiter: RateLimits.Limiter
   readonly baseUrl: string
   seq: number
 }
@@ -144,25 +149,51 @@ const internalError = Errors.toResponse(
  * The body of a request let in (a right key, or a public link), recorded; a
  * request refused for its key or size is only counted, its body never held.
  */
-const admit = Effect.fnUntraced(function*(state: State, request: HttpServerRequest.HttpServerRequest, path: string) {
+const admit = Effect.fnUntraced(function*(state: State, request: HttpServerRequest.HttpServerRequest, path: string, seq: number) {
   const authorized = Auth.isAuthorized(request.headers["authorization"], state.config.apiKey)
   if (!authorized && !isPublic(path)) {
     state.recorder.count()
-    return { body: Auth.unauthorized(), fault: state.injector.next(path) }
+    return { body: Auth.unauthorized(), fault: state.injector.next(path), bytes: 0 }
   }
   const text = yield* Incoming.read(request, state.config.limits.bodyBytes)
   const fault = state.injector.next(path)
   if (typeof text !== "string") {
     state.recorder.count()
-    return { body: text, fault }
+    return { body: text, fault, bytes: 0 }
   }
   const body = Incoming.parseBody(text)
+  const bytes = Buffer.byteLength(text)
   state.recorder.record(
-    { method: request.method, path, body: Incoming.recordedBody(body), authorized, ...(fault === undefined ? {} : { fault }) },
-    Buffer.byteLength(text)
+    {
+      method: request.method,
+      path,
+      body: Incoming.recordedBody(body),
+      authorized,
+      requestId: requestId(seq),
+      ...(fault === undefined ? {} : { fault })
+    },
+    bytes
   )
-  return { body, fault }
+  return { body, fault, bytes }
 })
+
+/** The 429 of limit mode: the window's reset as `retry-after` (whole seconds, rounded up) and `retry-after-ms`. */
+const limited = (millis: number) =>
+  Errors.toResponse(
+    new Errors.ApiError({
+      status: 429,
+      message: "Rate limit reached for requests: the emulator's limit mode allows no more in this window.",
+      type: "requests",
+      param: null,
+      code: "rate_limit_exceeded",
+      headers: { "retry-after": String(Math.ceil(millis / 1000)), "retry-after-ms": String(Math.ceil(millis)) }
+    })
+  )
+
+/** The rate-limit headers of a request let in, and the 429 when limit mode has run out. */
+const limit = (state: State, path: string, body: Incoming.Body | Errors.ApiError, bytes: number) =>
+  Effect.map(Clock.currentTimeMillis, (now) =>
+    body instanceof Errors.ApiError || !path.startsWith("/v1/") ? undefined : state.limiter.admit(now, bytes))
 
 const handle = (state: State) =>
   Effect.gen(function*() {
@@ -171,15 +202,17 @@ const handle = (state: State) =>
     if (request.method === "OPTIONS" && state.config.cors.enabled) return Cors.preflight(state.config.cors, request.headers)
     const seq = ++state.seq
     const path = new URL(request.url, "http://127.0.0.1").pathname
-    const { body, fault } = yield* admit(state, request, path)
+    const { body, bytes, fault } = yield* admit(state, request, path, seq)
     const received: Received = { seq, method: request.method, path, body }
-    const response = yield* withFault(state, received, fault).pipe(
+    const verdict = yield* limit(state, path, body, bytes)
+    const response = verdict?.refusedFor !== undefined ? limited(verdict.refusedFor) : yield* withFault(state, received, fault).pipe(
       Effect.catchDefect((defect) =>
         Effect.as(Effect.logError("emulator handler failed", defect instanceof Error ? defect.message : "defect"), internalError)
       )
     )
-    const final = Cors.apply(state.config.cors, request.headers["origin"], HttpServerResponse.setHeader(response, "x-request-id", requestId(seq)))
-    return yield* Faults.deliver(fault, final)
+    const headed = HttpServerResponse.setHeaders(response, { ...verdict?.headers, "x-request-id": requestId(seq) })
+    const final = Cors.apply(state.config.cors, request.headers["origin"], headed)
+    return yield* Faults.deliver(verdict?.refusedFor !== undefined ? undefined : fault, final)
   })
 
 const listen = Effect.fnUntraced(function*(config: Config) {
@@ -203,6 +236,7 @@ export const make = Effect.fnUntraced(function*(config: Config) {
     recorder: Recorder.make(config.limits.recorded),
     injector: Faults.makeInjector(config.faults),
     tasks: VideoTasks.makeStore(config.limits.videoTasks),
+    limiter: RateLimits.make(config.rateLimit),
     baseUrl,
     seq: 0
   }
@@ -222,6 +256,7 @@ export const make = Effect.fnUntraced(function*(config: Config) {
     reset: Effect.sync(() => {
       state.recorder.clear()
       state.injector.set({})
+      state.limiter.reset()
     })
   }
 })
