@@ -167,13 +167,23 @@ const fileError = (file: string, problem: CassetteFileError["problem"], detail: 
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
+/**
+ * Files read, by path, while unchanged (same size and modification time): a
+ * suite replaying one cassette in many tests reads and parses it once.
+ */
+const parsed = new Map<string, { readonly size: number; readonly mtimeMs: number; readonly interactions: ReadonlyArray<Interaction> }>()
+
 /** The file's interactions: none when it does not exist. */
-const readFile = (file: string): Array<Interaction> | CassetteFileError | undefined => {
+const readFile = (file: string, cached = true): ReadonlyArray<Interaction> | CassetteFileError | undefined => {
   let text: string
+  let stat: Fs.Stats | undefined
   try {
+    stat = Fs.statSync(file, { throwIfNoEntry: false })
+    if (stat === undefined) return undefined
+    const known = parsed.get(file)
+    if (cached && known !== undefined && known.size === stat.size && known.mtimeMs === stat.mtimeMs) return known.interactions
     text = Fs.readFileSync(file, "utf8")
   } catch (error) {
-    if ((error as { readonly code?: unknown }).code === "ENOENT") return undefined
     return fileError(file, "corrupt", `cannot be read (${String(error)})`)
   }
   let json: unknown
@@ -199,7 +209,8 @@ const readFile = (file: string): Array<Interaction> | CassetteFileError | undefi
       typeof entry["response"]["status"] === "number"
     if (!ok) return fileError(file, "corrupt", `interactions[${i}] lacks request.method, request.path or response.status`)
   }
-  return interactions as Array<Interaction>
+  parsed.set(file, { size: stat.size, mtimeMs: stat.mtimeMs, interactions })
+  return interactions as ReadonlyArray<Interaction>
 }
 
 const sleepSync = (millis: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, millis)
@@ -232,7 +243,8 @@ const serialize = (interactions: ReadonlyArray<Interaction>): string =>
 const writeMerged = (file: string, drop: ReadonlySet<string>, add: ReadonlyArray<Interaction>): CassetteFileError | undefined => {
   try {
     return locked(file, () => {
-      const current = readFile(file)
+      // Read afresh under the lock: another process may have written it a moment ago.
+      const current = readFile(file, false)
       if (current instanceof CassetteFileError) return current
       const kept = (current ?? []).filter((entry) => !drop.has(JSON.stringify(entry)))
       Fs.mkdirSync(Path.dirname(file), { recursive: true })
