@@ -2,13 +2,15 @@
  * What the testing kit costs a user's test suite, in one process:
  * `node dist/testing-kit.js [rounds]` (after `pnpm build`).
  *
- * - A 1,000-chunk `Chat.stream` read to its end, four ways, interleaved
- *   round by round (A B C D A B C D …): decoded from the loopback server
+ * - A 1,000-chunk `Chat.stream` read to its end, five ways, interleaved
+ *   round by round (A B C D E A B C D E …): decoded from the loopback server
  *   (`src/server.ts`, its own process) over `NodeSwitchboard` built once,
  *   the same with the layer built for each stream (as a test against a
  *   server builds it), scripted (`ScriptedModel.layer` built for each stream, as a test does),
  *   and replayed from a cassette recorded from that server (the layer, which
- *   reads the file, built for each stream). CPU of this process only.
+ *   reads the file, built for each stream), on the live clock (waiting the
+ *   recorded gaps) and on a `TestClock` moved by `TestTime.run`, as a test
+ *   under `it.effect` replays. CPU of this process only.
  * - A test file's worth of agent runs: 50 `Agent.run`s (a tool call, then a
  *   text), each on a `ScriptedModel.layer` of its own; their CPU together.
  *
@@ -18,7 +20,7 @@ import { Agent } from "@switchboard/agent"
 import { Chat } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
 import * as NodeHttpWire from "@switchboard/node/NodeHttpWire"
-import { Reply, ScriptedModel } from "@switchboard/testing"
+import { Reply, ScriptedModel, TestTime } from "@switchboard/testing"
 import * as Cassette from "@switchboard/testing/Cassette"
 import * as Tool from "effect/ai/Tool"
 import * as Toolkit from "effect/ai/Toolkit"
@@ -27,6 +29,7 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/testing/TestClock"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -86,9 +89,20 @@ const main = async () => {
       loopback: () => loopback.runPromise(readAll(Chat.stream(request))),
       loopbackLayer: () => Effect.runPromise(Effect.provide(readAll(Chat.stream(request)), NodeSwitchboard.layer({ baseUrl, apiKey }))),
       scripted: () => Effect.runPromise(Effect.provide(readAll(Chat.stream(ask)), ScriptedModel.layer([Reply.text(scriptedText)]))),
-      replayed: () => Effect.runPromise(Effect.provide(readAll(Chat.stream(request)), cassette("replay")))
+      replayed: () => Effect.runPromise(Effect.provide(readAll(Chat.stream(request)), cassette("replay"))),
+      // As a test under `it.effect` replays: the recorded gaps on a TestClock, moved by TestTime.run.
+      replayedTestClock: () =>
+        Effect.runPromise(
+          TestTime.run(readAll(Chat.stream(request))).pipe(Effect.provide(cassette("replay")), Effect.provide(TestClock.layer()))
+        )
     }
-    const per: Record<keyof typeof sides, Array<number>> = { loopback: [], loopbackLayer: [], scripted: [], replayed: [] }
+    const per: Record<keyof typeof sides, Array<number>> = {
+      loopback: [],
+      loopbackLayer: [],
+      scripted: [],
+      replayed: [],
+      replayedTestClock: []
+    }
     const agents: Array<number> = []
     // Warm-up: one of each.
     for (const side of Object.values(sides)) await side()
@@ -112,7 +126,8 @@ const main = async () => {
         loopback: summary(per.loopback),
         loopbackLayer: summary(per.loopbackLayer),
         scripted: summary(per.scripted),
-        replayed: summary(per.replayed)
+        replayed: summary(per.replayed),
+        replayedTestClock: summary(per.replayedTestClock)
       },
       agentRuns,
       cpuForAgentRuns: summary(agents)
