@@ -4,7 +4,9 @@
  * workspace package, then installs the tarballs as an application would, in
  * new directories outside the workspace, and checks that
  *   1. with npm and plain `effect` (Effect 4.1), program.ts runs against the
- *      packed emulator and `npm ls effect` shows one copy;
+ *      packed emulator and `npm ls effect` shows one copy; kit.ts tests a
+ *      two-tool agent with @switchboard/testing, nothing listening, and a
+ *      script that disagrees fails with the kit's typed error;
  *   2. the same holds with pnpm;
  *   3. tsc type-checks program.ts with moduleResolution node16, nodenext and
  *      bundler, skipLibCheck false;
@@ -182,6 +184,18 @@ const runProgram = async (dir, url) => {
   return results
 }
 
+/** The testing kit from the tarballs: a scripted agent run offline, and a disagreeing script failing clearly. */
+const runKit = async (dir) => {
+  const { stdout } = await run("node", ["kit.js"], { cwd: dir, env: {} })
+  const results = JSON.parse(stdout.trim().split("\n").pop())
+  check(results.passed === "It is 10.", `kit: the scripted agent run gave ${JSON.stringify(results.passed)}`)
+  check(
+    results.failed.tag === "StepMismatchError" && /calls tool "multiply", which the request does not offer \(it offers add, double\)/.test(results.failed.message),
+    `kit: the disagreeing script failed unclearly: ${JSON.stringify(results.failed)}`
+  )
+  return results
+}
+
 /** A first program as README.md and docs/getting-started.md write it. */
 const readmeProgram = `
 import { Chat } from "@switchboard/core"
@@ -207,7 +221,7 @@ const tsconfig = (module, moduleResolution, readmes) => ({
     skipLibCheck: false,
     ...(moduleResolution === "NodeNext" ? { outDir: "." } : { noEmit: true })
   },
-  files: ["program.ts", ...readmes]
+  files: ["program.ts", "kit.ts", ...readmes]
 })
 
 /** The ```ts example of a package's README, if it has one. */
@@ -271,6 +285,7 @@ const typecheck = async (dir, packages) => {
   const tsc = createRequire(join(root, "package.json")).resolve("typescript/bin/tsc")
   const configs = { node16: ["Node16", "Node16"], nodenext: ["NodeNext", "NodeNext"], bundler: ["ESNext", "Bundler"] }
   await cp(join(here, "program.ts"), join(dir, "program.ts"))
+  await cp(join(here, "kit.ts"), join(dir, "kit.ts"))
   const readmes = await readmeExamples(dir, packages)
   await Promise.all(Object.entries(configs).map(async ([name, [module, resolution]]) => {
     await writeFile(join(dir, `tsconfig.${name}.json`), JSON.stringify(tsconfig(module, resolution, readmes), null, 2))
@@ -307,6 +322,8 @@ const main = async () => {
     const results = await runProgram(pnpmDir, cliEmulator.url)
     const version = await checkOneEffect(pnpmDir, packed)
     log(`2. pnpm: the program ran against the packed CLI's emulator, one effect ${version}: ${JSON.stringify(results)}`)
+    const kit = await runKit(pnpmDir)
+    log(`2. pnpm: @switchboard/testing ran a two-tool agent with nothing listening, and a disagreeing script failed: ${kit.failed.message}`)
   } finally {
     cliEmulator.stop()
   }
@@ -318,6 +335,8 @@ const main = async () => {
   const emulator = await startEmulator(npmDir, "switchboard-emulator", ["--port", "0"])
   try {
     await runProgram(npmDir, emulator.url)
+    await cp(join(pnpmDir, "kit.js"), join(npmDir, "kit.js"))
+    await runKit(npmDir)
     const { stdout } = await run("npm", ["ls", "effect", "--all", "--parseable"], { cwd: npmDir })
     const copies = new Set(stdout.trim().split("\n"))
     check(copies.size === 1, `npm ls effect shows ${copies.size} copies:\n${stdout}`)

@@ -306,6 +306,11 @@ describe("@switchboard/browser in Chromium", () => {
     expect(result("moderation")).toMatchObject({ violentFlagged: true, calmFlagged: false })
   })
 
+  it("the testing kit's scripted layer runs in the page: a retried 503, then create and stream alike", () => {
+    ready()
+    expect(result("scripted")).toMatchObject({ created: "Hello from a script", streamed: "Hello from a script", calls: [false, false, true] })
+  })
+
   it("compressed replies: gzip, br and deflate decode, whole and streamed; a coding no browser takes is typed", () => {
     ready()
     expect(result("compressed")).toMatchObject({

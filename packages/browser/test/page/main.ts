@@ -8,6 +8,7 @@
  * a tab that submits a task and keeps it).
  */
 import { Attachment, Chat, Embeddings, Images, Moderations, Videos } from "@switchboard/core"
+import { Reply, ScriptedModel } from "@switchboard/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -267,6 +268,24 @@ const main = Effect.gen(function*() {
       out.textContent = `violent: ${violent.flagged}, calm: ${calm.flagged}`
       return { violentFlagged: violent.flagged, calmFlagged: calm.flagged }
     }))
+
+  // The testing kit's scripted layer in a page: nothing of it is Node's, and nothing is sent.
+  yield* check("scripted", ({ out }) =>
+    Effect.gen(function*() {
+      const created = yield* Chat.create({ model: "gpt-4o-mini", messages })
+      const streamed = yield* Chat.accumulate(Chat.stream({ model: "gpt-4o-mini", messages }))
+      yield* ScriptedModel.assertComplete
+      out.textContent = created.choices[0]?.message.content ?? ""
+      return {
+        created: created.choices[0]?.message.content,
+        streamed: streamed.choices[0]?.message.content,
+        calls: (yield* ScriptedModel.calls).map((call) => call.streamed)
+      }
+    }).pipe(Effect.provide(ScriptedModel.layer([
+      Reply.error(503, { headers: { "retry-after": "0" } }),
+      Reply.text("Hello from a script"),
+      Reply.text("Hello from a script")
+    ], { baseUrl: "http://127.0.0.1:9" }))))
 
   yield* check("proxy", ({ out }) =>
     Effect.gen(function*() {
