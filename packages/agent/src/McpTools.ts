@@ -306,10 +306,15 @@ const describeClientError = (error: McpClientError.McpClientError) => `${error.r
 const serverError = (server: Server, tool?: string) => (error: McpClientError.McpClientError) =>
   new McpServerError({ server: server.name, tool, reason: describeClientError(error) })
 
+/** The parent's environment, where there is one (this module loads in a browser too; stdio needs Node). */
+const parentEnv = (): Readonly<Record<string, string | undefined>> =>
+  (globalThis as { readonly process?: { readonly env: Record<string, string | undefined> } }).process?.env ?? {}
+
 const childEnv = (server: StdioServer): Record<string, string> => {
   const env: Record<string, string> = {}
+  const parent = parentEnv()
   for (const key of inheritedEnv) {
-    const value = process.env[key]
+    const value = parent[key]
     if (value !== undefined) env[key] = value
   }
   return { ...env, ...server.env }
