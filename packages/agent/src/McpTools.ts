@@ -30,10 +30,10 @@ import * as Tool from "effect/ai/Tool"
 import * as Toolkit from "effect/ai/Toolkit"
 import type * as ByteSize from "effect/ByteSize"
 import type * as Duration from "effect/Duration"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as HttpClient from "effect/http/HttpClient"
 import * as JsonSchema from "effect/JsonSchema"
-import * as Layer from "effect/Layer"
 import * as ChildProcess from "effect/process/ChildProcess"
 import type { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
 import * as Schema from "effect/Schema"
@@ -184,18 +184,30 @@ export interface ToolName {
 }
 
 /**
- * The tools of the servers (and the local ones given), for one or more runs.
+ * An MCP tool as the model sees it: the server's JSON Schema, a text result,
+ * `McpToolError` as its failure.
  *
  * @since 1.1.0
  * @category models
  */
-export interface McpToolkit {
+export type McpTool = Tool.Tool<string, {
+  readonly parameters: typeof Schema.Unknown
+  readonly success: typeof Schema.String
+  readonly failure: typeof McpToolError
+  readonly failureMode: "error"
+}>
+
+/**
+ * The tools of the servers (and the local ones given, `Local`), their
+ * handlers bound: give `toolkit` to `Agent.run`, `Agent.stream`,
+ * `Agent.resume`, `AgentWorkflow` or `LanguageModel.generateText` as it is.
+ *
+ * @since 1.1.0
+ * @category models
+ */
+export interface McpToolkit<Local extends Tool.Any = never> {
   /** Local tools first, then each server's in its order. */
-  readonly toolkit: Toolkit.Toolkit<Record<string, Tool.Any>>
-  /** The MCP tools' handlers; provide them with the local tools' own layer. */
-  readonly layer: Layer.Layer<Tool.Handler<string>>
-  /** The MCP tools only, handlers bound: for `LanguageModel.generateText`, or a toolkit merge. */
-  readonly withHandler: Toolkit.WithHandler<Record<string, Tool.Any>>
+  readonly toolkit: Toolkit.WithHandler<Record<string, McpTool | Local>>
   /** Every MCP tool's model-facing name and where it goes. */
   readonly names: ReadonlyArray<ToolName>
 }
@@ -204,10 +216,10 @@ export interface McpToolkit {
  * @since 1.1.0
  * @category models
  */
-export interface ConnectOptions {
+export interface ConnectOptions<Local extends Record<string, Tool.Any> = {}> {
   readonly servers: ReadonlyArray<Server>
   /** Tools of your own in the same run; their names are checked against the servers'. */
-  readonly local?: Toolkit.Any | undefined
+  readonly local?: Toolkit.Toolkit<Local> | undefined
 }
 
 const namePattern = /^[A-Za-z0-9_-]{1,64}$/
@@ -216,8 +228,9 @@ const inheritedEnv = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"]
 
 /**
  * Connects every server (one after the other, in order), lists and checks
- * their tools, and merges them with `local`. The connections live in the
- * current scope.
+ * their tools, and merges them with `local`, whose handlers it takes from
+ * the context (`Effect.provide(LocalTools.toLayer(...))`). The connections
+ * live in the current scope.
  *
  * @example
  * ```ts
@@ -225,12 +238,24 @@ const inheritedEnv = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"]
  *   servers: [McpTools.stdio({ name: "files", command: "node", args: ["files-server.js"], prefix: "files_" })],
  *   local: LocalTools
  * })
- * const result = yield* Agent.run({ model, messages, toolkit: mcp.toolkit }).pipe(Effect.provide(mcp.layer))
+ * const result = yield* Agent.run({ model, messages, toolkit: mcp.toolkit })
  * ```
  * @since 1.1.0
  * @category constructors
  */
-export const connect = Effect.fnUntraced(function*(options: ConnectOptions) {
+export const connect = <Local extends Record<string, Tool.Any> = {}>(
+  options: ConnectOptions<Local>
+): Effect.Effect<
+  McpToolkit<Local[keyof Local]>,
+  McpServerError | ConfigurationError,
+  Scope.Scope | ChildProcessSpawner | HttpClient.HttpClient | Tool.HandlersFor<Local>
+> => connectAny(options as unknown as ConnectOptions<Record<string, Tool.Any>>) as Effect.Effect<
+  McpToolkit<Local[keyof Local]>,
+  McpServerError | ConfigurationError,
+  Scope.Scope | ChildProcessSpawner | HttpClient.HttpClient | Tool.HandlersFor<Local>
+>
+
+const connectAny = Effect.fnUntraced(function*(options: ConnectOptions<Record<string, Tool.Any>>) {
   const owners = new Map<string, string>()
   const claim = (name: string, owner: string) => {
     const first = owners.get(name)
@@ -247,7 +272,7 @@ export const connect = Effect.fnUntraced(function*(options: ConnectOptions) {
   }
   for (const name of Object.keys(options.local?.tools ?? {})) yield* claim(name, `local tool ${name}`)
   const labels = new Set<string>()
-  const tools: Array<Tool.Any> = []
+  const tools: Array<McpTool> = []
   const handlers: Record<string, (params: unknown) => Effect.Effect<string, McpToolError>> = {}
   const names: Array<ToolName> = []
   for (const server of options.servers) {
@@ -273,16 +298,12 @@ export const connect = Effect.fnUntraced(function*(options: ConnectOptions) {
       names.push(made.entry)
     }
   }
-  const mcp = Toolkit.make(...tools)
-  const context = yield* mcp.toHandlers(handlers)
-  const withHandler = yield* Effect.provideContext(mcp, context)
-  const toolkit = options.local === undefined ? mcp : Toolkit.merge(options.local, mcp)
-  return {
-    toolkit: toolkit as Toolkit.Toolkit<Record<string, Tool.Any>>,
-    layer: Layer.succeedContext(context) as Layer.Layer<Tool.Handler<string>>,
-    withHandler,
-    names
-  } satisfies McpToolkit
+  const mcp = Toolkit.make(...tools) as unknown as Toolkit.Toolkit<Record<string, McpTool>>
+  const bound = yield* mcp.toHandlers(handlers)
+  const merged = (options.local === undefined ? mcp : Toolkit.merge(options.local, mcp)) as Toolkit.Toolkit<Record<string, Tool.Any>>
+  // The local tools' handlers are the caller's; the MCP tools' are bound here.
+  const toolkit = yield* merged.pipe(Effect.updateContext((context: Context.Context<never>) => Context.merge(context, bound)))
+  return { toolkit: toolkit as unknown as Toolkit.WithHandler<Record<string, McpTool>>, names } satisfies McpToolkit
 })
 
 /** A name the service accepts: other characters become `_`, a long one is cut and given a hash of the whole. */
@@ -381,7 +402,7 @@ const makeTool = Effect.fnUntraced(function*(
   // The model sees the server's own JSON Schema; arguments are read with a
   // schema imported from it (a clone as `Tool`'s setters make), so that bad
   // arguments go back to the model and never reach the server.
-  const tool: Tool.Any = Object.assign(Object.create(Object.getPrototypeOf(timed)), timed, {
+  const tool: McpTool = Object.assign(Object.create(Object.getPrototypeOf(timed)), timed, {
     parametersSchema: validator(schema)
   })
   const failure = (message: string) => new McpToolError({ server: server.name, tool: descriptor.name, message })

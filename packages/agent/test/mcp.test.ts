@@ -9,6 +9,7 @@ import type * as Protocol from "@switchboard/core/Protocol"
 import { Emulator } from "@switchboard/emulator"
 import * as Tool from "effect/ai/Tool"
 import * as Toolkit from "effect/ai/Toolkit"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -50,7 +51,7 @@ describe("McpTools in Agent.run", () => {
             model,
             toolkit: mcp.toolkit,
             messages: [user(`notes_read_note({"title":"groceries"}) and tickets_create_ticket({"title":"buy milk"})`)]
-          }).pipe(Effect.provide(mcp.layer))
+          })
         }))
         expect(result.status).toBe("completed")
         expect(result.steps[0]!.toolResults.map((r) => [r.name, r.outcome, r.content])).toEqual([
@@ -79,6 +80,22 @@ describe("McpTools in Agent.run", () => {
       expect(alive(pid)).toBe(false)
     }).pipe(setup))
 
+  it.effect("local tools and MCP tools in one toolkit, the local handlers bound at connect", () =>
+    Effect.gen(function*() {
+      const log = logFile()
+      const Clock = Tool.make("local_time", { success: Schema.String })
+      const local = Toolkit.make(Clock)
+      const mcp = yield* McpTools.connect({ servers: [notes(log, { include: ["read_note"] })], local }).pipe(
+        Effect.provide(local.toLayer({ local_time: () => Effect.succeed("12:00") }))
+      )
+      expect(Object.keys(mcp.toolkit.tools)).toEqual(["local_time", "read_note"])
+      const result = yield* Agent.run({ model, toolkit: mcp.toolkit, messages: [user(`local_time and read_note({"title":"x"})`)] })
+      expect(result.steps[0]!.toolResults.map((r) => [r.name, r.outcome, r.content])).toEqual([
+        ["local_time", "success", "12:00"],
+        ["read_note", "success", "note x: buy milk"]
+      ])
+    }).pipe(Effect.scoped, setup))
+
   it.effect("the stdio server's environment does not carry the parent's API key", () =>
     Effect.gen(function*() {
       const log = logFile()
@@ -100,7 +117,10 @@ describe("McpTools in Agent.run", () => {
       expect(across.message).toContain("tool read_note of MCP server notes")
       expect(across.message).toContain("tool read_note of MCP server tickets")
       const Local = Tool.make("read_note", { parameters: Schema.Struct({ title: Schema.String }), success: Schema.String })
-      const local = yield* Effect.flip(Effect.scoped(McpTools.connect({ servers: [notes(logFile())], local: Toolkit.make(Local) })))
+      const localKit = Toolkit.make(Local)
+      const local = yield* Effect.flip(Effect.scoped(McpTools.connect({ servers: [notes(logFile())], local: localKit }))).pipe(
+        Effect.provide(localKit.toLayer({ read_note: () => Effect.succeed("local") }))
+      )
       expect(local.message).toContain("local tool read_note")
       expect(local.message).toContain("tool read_note of MCP server notes")
       expect(yield* chatRequests).toBe(0)
@@ -126,7 +146,7 @@ describe("McpTools in Agent.run", () => {
         model,
         toolkit: mcp.toolkit,
         messages: [user(`crash then create_ticket({"title":"after the crash"})`)]
-      }).pipe(Effect.provide(mcp.layer))
+      })
       expect(result.status).toBe("completed")
       const [crash, ticket] = result.steps.flatMap((s) => s.toolResults)
       expect(crash!.outcome).toBe("failure")
@@ -145,7 +165,7 @@ describe("McpTools in Agent.run", () => {
         model,
         toolkit: mcp.toolkit,
         messages: [user(`delete_note({"title":"groceries"})`)]
-      }).pipe(Effect.provide(mcp.layer))
+      })
       expect(paused.status).toBe("paused")
       expect(paused.pending.map((p) => p.name)).toEqual(["delete_note"])
       const resumed = yield* Agent.resume({
@@ -153,7 +173,7 @@ describe("McpTools in Agent.run", () => {
         toolkit: mcp.toolkit,
         transcript: paused.transcript,
         decisions: { [paused.pending[0]!.callId]: "deny" }
-      }).pipe(Effect.provide(mcp.layer))
+      })
       expect(resumed.status).toBe("completed")
       const denied = resumed.transcript.find((m) => m.role === "tool")
       expect(denied?.content).toContain("the user denied this call to delete_note")
@@ -168,7 +188,7 @@ describe("McpTools in Agent.run", () => {
         model,
         toolkit: mcp.toolkit,
         messages: [user(`locked({"title":"diary"}) and photo({"title":"cat"}) and read_note({"title":5})`)]
-      }).pipe(Effect.provide(mcp.layer))
+      })
       const [locked, photo, bad] = result.steps[0]!.toolResults
       expect(locked!.outcome).toBe("failure")
       expect(locked!.content).toContain("diary is locked")
@@ -182,7 +202,7 @@ describe("McpTools in Agent.run", () => {
       const log = logFile()
       const fiber = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
         const mcp = yield* McpTools.connect({ servers: [notes(log)] })
-        return yield* Agent.run({ model, toolkit: mcp.toolkit, messages: [user("wait")] }).pipe(Effect.provide(mcp.layer))
+        return yield* Agent.run({ model, toolkit: mcp.toolkit, messages: [user("wait")] })
       })))
       yield* waitUntil(Effect.sync(() => calls(log).length), (n) => n === 1)
       const exit = yield* Fiber.interrupt(fiber).pipe(Effect.andThen(Fiber.await(fiber)))
@@ -209,15 +229,15 @@ describe("McpTools in Agent.run", () => {
   it.effect("a run whose fiber dies (a local tool's defect) leaves no child", () =>
     Effect.gen(function*() {
       const log = logFile()
-      const Boom = Tool.make("boom", { parameters: Schema.Struct({}), success: Schema.String })
+      const Boom = Tool.make("boom", { success: Schema.String })
       const local = Toolkit.make(Boom)
       const exit = yield* Effect.exit(Effect.scoped(Effect.gen(function*() {
-        const mcp = yield* McpTools.connect({ servers: [notes(log)], local })
-        return yield* Agent.run({ model, toolkit: mcp.toolkit, messages: [user("boom")] }).pipe(
-          Effect.provide(Layer.merge(mcp.layer, local.toLayer({ boom: () => Effect.die("crashed") })))
+        const mcp = yield* McpTools.connect({ servers: [notes(log)], local }).pipe(
+          Effect.provide(local.toLayer({ boom: () => Effect.die("crashed") }))
         )
+        return yield* Agent.run({ model, toolkit: mcp.toolkit, messages: [user("boom")] })
       })))
-      expect(Exit.isFailure(exit)).toBe(true)
+      expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toMatchObject({ _tag: "ToolDefect", tool: "boom" })
       expect(alive(pids(log)[0]!)).toBe(false)
     }).pipe(setup))
 })
@@ -262,7 +282,7 @@ describe("McpTools: servers outside the protocol give a typed error naming the s
     Effect.gen(function*() {
       const log = logFile()
       const mcp = yield* McpTools.connect({ servers: [raw("big", log)] })
-      const result = yield* Agent.run({ model, toolkit: mcp.toolkit, messages: [user("big")] }).pipe(Effect.provide(mcp.layer))
+      const result = yield* Agent.run({ model, toolkit: mcp.toolkit, messages: [user("big")] })
       const [big] = result.steps[0]!.toolResults
       expect(big!.outcome).toBe("failure")
       expect(big!.content).toContain("LimitError")
