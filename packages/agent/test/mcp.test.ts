@@ -258,6 +258,18 @@ describe("McpTools: servers outside the protocol give a typed error naming the s
       expect(error.message).toContain("ProtocolError")
     }).pipe(setup))
 
+  it.effect("a wrong JSON-RPC id matches no request: over stdio the connection ends at connectTimeout, naming the server", () =>
+    Effect.gen(function*() {
+      const log = logFile()
+      const fiber = yield* Effect.forkChild(Effect.flip(Effect.scoped(McpTools.connect({ servers: [raw("wrong-id", log)] }))))
+      yield* awaitSleepers(1, 60_000)
+      yield* TestClock.adjust("60 seconds")
+      const error = yield* Fiber.join(fiber)
+      expect(error).toMatchObject({ _tag: "McpServerError", server: "raw-wrong-id" })
+      expect(error.message).toContain("TimeoutError")
+      for (const pid of pids(log)) expect(alive(pid)).toBe(false)
+    }).pipe(setup))
+
   it.effect("a tool schema that is not an object", () =>
     Effect.gen(function*() {
       const error = yield* connectError("not-object")
