@@ -7,3 +7,4 @@
 export * as Agent from "./Agent.js"
 export * as AgentError from "./AgentError.js"
 export * as Transcript from "./Transcript.js"
+export * as McpTools from "./McpTools.js"

@@ -16,6 +16,7 @@ import * as Demo from "./commands/demo.js"
 import * as Embed from "./commands/embed.js"
 import * as Emulator from "./commands/emulator.js"
 import * as Image from "./commands/image.js"
+import * as Mcp from "./commands/mcp.js"
 import * as Models from "./commands/models.js"
 import * as Moderate from "./commands/moderate.js"
 import * as Video from "./commands/video.js"
@@ -40,7 +41,8 @@ export const subcommands = [
   Moderate.command,
   Emulator.command,
   Demo.command,
-  Worker.command
+  Worker.command,
+  Mcp.command
 ] as const
 
 /**
@@ -67,7 +69,7 @@ export const version = "1.0.0"
  */
 export const exitCode = (argv: ReadonlyArray<string>) => <A, E>(exit: Exit.Exit<A, E>): number => {
   const code = Errors.exitCode(exit)
-  return code === Errors.ExitCode.interrupted && (argv[2] === "emulator" || argv[2] === "worker") ? Errors.ExitCode.ok : code
+  return code === Errors.ExitCode.interrupted && (argv[2] === "emulator" || argv[2] === "worker" || argv[2] === "mcp") ? Errors.ExitCode.ok : code
 }
 
 /**

@@ -1,0 +1,175 @@
+/**
+ * `switchboard mcp` as a real process, used by the official MCP client
+ * (`@modelcontextprotocol/sdk`): over stdio (the SDK starts the command),
+ * and over streamable HTTP against a `switchboard emulator` process given
+ * as the real service (its key must never come out).
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { bin, build, removeTempDirs, start, stopAll, tempDir } from "./helpers.js"
+
+const apiKey = "sk-mcp-test-secret-4242"
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The environment of a child: no SWITCHBOARD_ variable but the ones given. */
+const env = (extra: Record<string, string> = {}) => {
+  const out: Record<string, string> = { NO_COLOR: "1" }
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !key.startsWith("SWITCHBOARD_")) out[key] = value
+  }
+  return { ...out, ...extra }
+}
+
+const textOf = (result: unknown) =>
+  (result as CallToolResult).content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n")
+
+/** The official client over stdio, running `switchboard mcp <args>`; its stderr kept. */
+const stdioClient = async (args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}) => {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, "mcp", ...args],
+    env: env(extraEnv),
+    stderr: "pipe"
+  })
+  let stderr = ""
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  const client = new Client({ name: "mcp-test", version: "1.0.0" })
+  await client.connect(transport)
+  return { client, transport, stderr: () => stderr }
+}
+
+let emulator: ReturnType<typeof start>
+let serviceUrl = ""
+
+beforeAll(async () => {
+  build()
+  emulator = start(["emulator", "--port", "0", "--api-key", apiKey])
+  const out = await emulator.waitFor(/listening on (http:\/\/\S+)\/v1/, "stdout")
+  serviceUrl = /listening on (http:\/\/\S+)\/v1/.exec(out)![1]!
+}, 600_000)
+
+afterAll(async () => {
+  await stopAll()
+  removeTempDirs()
+})
+
+describe("switchboard mcp over stdio, used by the official client", { timeout: 120_000 }, () => {
+  it("lists the tools with schemas and true annotations, calls moderate, embed, generate_image and generate_video", async () => {
+    const journal = tempDir("mcp-journal")
+    const { client, stderr, transport } = await stdioClient(["--emulator", "--journal", journal, "--poll-interval", "20ms"])
+    const pid = transport.pid!
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name)).toEqual(["list_models", "moderate", "embed", "chat", "generate_image", "generate_video"])
+    const byName = new Map(tools.map((t) => [t.name, t]))
+    expect(byName.get("moderate")!.inputSchema).toMatchObject({
+      type: "object",
+      properties: { text: { type: "string", description: "The text to check" } },
+      required: ["text"]
+    })
+    expect(byName.get("moderate")!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false })
+    expect(byName.get("generate_video")!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false })
+    expect(byName.get("generate_image")!.annotations).toMatchObject({ readOnlyHint: false })
+
+    const moderation = JSON.parse(textOf(await client.callTool({ name: "moderate", arguments: { text: "hello there" } })))
+    expect(moderation.flagged).toBe(false)
+    const embedded = JSON.parse(textOf(await client.callTool({ name: "embed", arguments: { texts: ["a cat", "a dog"] } })))
+    expect(embedded.vectors).toHaveLength(2)
+    expect(embedded.vectors[0]).toHaveLength(embedded.dimensions)
+
+    const image = (await client.callTool({ name: "generate_image", arguments: { prompt: "a red fox", include_bytes: true } })) as CallToolResult
+    expect(JSON.parse(textOf(image)).urls).toHaveLength(1)
+    const picture = image.content.find((block) => block.type === "image")
+    expect(picture).toMatchObject({ type: "image" })
+    expect(Buffer.from((picture as { data: string }).data, "base64").length).toBeGreaterThan(0)
+
+    const updates: Array<Progress> = []
+    const video = await client.callTool({ name: "generate_video", arguments: { prompt: "a cat on a boat" } }, undefined, {
+      onprogress: (update) => updates.push(update)
+    })
+    const made = JSON.parse(textOf(video))
+    expect(made.video_url).toMatch(/\.mp4$/)
+    // Submitted (0), queued (0), processing (50); the last one may come after the result.
+    expect(updates.map((u) => u.progress).slice(0, 3)).toEqual([0, 0, 50])
+    expect(updates[0]!.message).toContain(made.task_id)
+
+    const refused = (await client.callTool({ name: "embed", arguments: { texts: "not a list" } }).catch((e: Error) => e)) as Error | CallToolResult
+    expect("message" in refused ? refused.message : textOf(refused)).toContain("invalid arguments for embed")
+
+    await client.close()
+    expect(stderr()).toContain("embedded emulator")
+    expect(alive(pid)).toBe(false)
+  })
+
+  it("a video task survives a restart: the new server follows it and gives its URL for the task id", async () => {
+    const journal = tempDir("mcp-resume")
+    const service = { SWITCHBOARD_BASE_URL: serviceUrl, SWITCHBOARD_API_KEY: apiKey }
+    const first = await stdioClient(["--journal", journal, "--poll-interval", "20ms"], service)
+    let taskId = ""
+    const call = first.client.callTool({ name: "generate_video", arguments: { prompt: "a slow sunrise" } }, undefined, {
+      onprogress: (update) => {
+        taskId ||= /task (\S+):/.exec(update.message ?? "")?.[1] ?? ""
+      }
+    })
+    call.catch(() => undefined)
+    while (taskId === "") await new Promise((resolve) => setImmediate(resolve))
+    await first.client.close()
+    expect(first.stderr()).not.toContain(apiKey)
+
+    const second = await stdioClient(["--journal", journal, "--poll-interval", "20ms"], service)
+    const result = JSON.parse(textOf(await second.client.callTool({ name: "generate_video", arguments: { task_id: taskId } })))
+    expect(result).toEqual({ task_id: taskId, video_url: expect.stringContaining(`${taskId}.mp4`) })
+    await second.client.close()
+    expect(second.stderr()).toContain(`Following 1 video task(s) from the journal: ${taskId}`)
+    expect(second.stderr()).not.toContain(apiKey)
+  })
+})
+
+describe("switchboard mcp --http", { timeout: 120_000 }, () => {
+  it("refuses requests without its token (401) and from origins not allowed (403); the official client with the token works; the key never shows", async () => {
+    const token = "mcp-token-for-the-test"
+    const server = start(["mcp", "--http", "--port", "0", "--token", token, "--allowed-origin", "http://localhost:5173", "--journal", tempDir("mcp-http")], {
+      env: { SWITCHBOARD_BASE_URL: serviceUrl, SWITCHBOARD_API_KEY: apiKey }
+    })
+    const out = await server.waitFor(/MCP server on (http:\/\/\S+)/)
+    const url = /MCP server on (http:\/\/\S+)/.exec(out)![1]!
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "curl", version: "0" } }
+    })
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" }
+    expect((await fetch(url, { method: "POST", headers, body: initialize })).status).toBe(401)
+    expect((await fetch(url, { method: "POST", headers: { ...headers, authorization: "Bearer wrong" }, body: initialize })).status).toBe(401)
+    const evil = await fetch(url, { method: "POST", headers: { ...headers, authorization: `Bearer ${token}`, origin: "https://evil.example" }, body: initialize })
+    expect(evil.status).toBe(403)
+
+    const client = new Client({ name: "mcp-test", version: "1.0.0" })
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }))
+    expect((await client.listTools()).tools).toHaveLength(6)
+    const models = textOf(await client.callTool({ name: "list_models", arguments: {} }))
+    expect(JSON.parse(models)).toContain("gpt-4o-mini")
+    const reply = textOf(await client.callTool({ name: "chat", arguments: { prompt: "Say hi" } }))
+    expect(reply).toContain("Say hi")
+    const failed = (await client.callTool({ name: "chat", arguments: { prompt: "hi", model: "no-such-model" } })) as CallToolResult
+    expect(failed.isError).toBe(true)
+    expect(textOf(failed)).not.toContain(apiKey)
+    await client.close()
+    server.signal("SIGINT")
+    const exited = await server.exited
+    expect(exited.stdout + exited.stderr).not.toContain(apiKey)
+  })
+})
