@@ -6,8 +6,10 @@
  * milliseconds against an emulator that holds its reply back for an hour.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { serve } from "@switchboard/test-support/Hostile"
 import * as Http from "node:http"
 import type * as Net from "node:net"
+import * as Zlib from "node:zlib"
 import { Chat, HttpWire, type Protocol } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
 import * as Effect from "effect/Effect"
@@ -95,3 +97,22 @@ const bigBodyServer = Effect.acquireRelease(
     server.close(() => resume(Effect.void))
   })
 )
+
+describe("NodeHttpWire's content-encoding lists", () => {
+  // A decompressor per coding holds its window: a hostile list of thousands
+  // would hold gigabytes. More than 5 (what undici's fetch takes) are refused.
+  it.live("a list of more than 5 codings is a decode failure, none decoded; 5 are decoded", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const wire = yield* HttpWire.HttpWire
+      for (const count of [5, 6, 2000]) {
+        const body = Array.from({ length: Math.min(count, 6) }).reduce<Buffer>((bytes) => Zlib.gzipSync(bytes), Buffer.from("{}"))
+        const { url } = yield* serve((_request, response) => {
+          response.writeHead(200, { "content-type": "application/json", "content-encoding": Array(count).fill("gzip").join(",") })
+          response.end(body)
+        })
+        const result = yield* Effect.result(wire.text({ method: "GET", url, headers: {} }))
+        if (count === 5) expect(result).toMatchObject({ _tag: "Success", success: { text: "{}" } })
+        else expect(result, `${count} codings`).toMatchObject({ _tag: "Failure", failure: { reason: "decode" } })
+      }
+    }).pipe(Effect.provide(NodeHttpWire.layer))))
+})

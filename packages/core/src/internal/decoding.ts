@@ -45,6 +45,9 @@ export const failure = (message: string) => new HttpWire.WireError({ reason: "de
 /** The names of a `content-encoding` list, in lower case, without the spaces around them. */
 const namesOf = (header: string): Array<string> => header.split(",").map((name) => name.trim().toLowerCase())
 
+/** Most names a `content-encoding` list may have, as undici's fetch takes. */
+const maxCodings = 5
+
 /** A name from the service as an error may show it: printable ASCII, short. */
 const printable = (name: string): string => JSON.stringify(name.slice(0, 40)).replace(/[^\x20-\x7e]/g, "?")
 
@@ -58,8 +61,13 @@ const printable = (name: string): string => JSON.stringify(name.slice(0, 40)).re
  */
 export const codingsOf = (header: string | undefined): ReadonlyArray<Coding> | HttpWire.WireError | undefined => {
   if (header === undefined) return undefined
+  const names = namesOf(header)
+  // A decompressor per coding holds its window: a hostile list of thousands would hold gigabytes.
+  if (names.length > maxCodings) {
+    return failure(`the reply's content-encoding lists ${names.length} codings; at most ${maxCodings} are taken`)
+  }
   const codings: Array<Coding> = []
-  for (const name of namesOf(header)) {
+  for (const name of names) {
     if (name === "" || name === "identity") continue
     if (name === "gzip" || name === "x-gzip") codings.unshift("gzip")
     else if (name === "deflate" || name === "br") codings.unshift(name)
