@@ -443,8 +443,10 @@ export const layer: Layer.Layer<Videos, never, Transport | TaskJournal.TaskJourn
 
 /**
  * Submits a video task and returns its id once it is recorded in the
- * journal. The journal is checked first: when it cannot be written, this
- * fails with `JournalError` and nothing is sent.
+ * journal. Room for the record is reserved first: when the journal cannot
+ * take it, this fails with `JournalError` (its `code` the system's reason)
+ * and nothing is sent. From sending to recording it is uninterruptible: an
+ * interruption waits for the record, so a paid task's id is never lost.
  *
  * @since 0.1.0
  * @category accessors

@@ -51,7 +51,7 @@ describe("bad input is rejected before anything is sent", () => {
       Embeddings.embedMany(["a", "b", ""], { model: "text-embedding-3-small" }),
       "input[2] must not be empty"
     ],
-    ["batch size", Embeddings.embedMany(["a"], { model: "text-embedding-3-small", batchSize: 0 }), "batchSize must be a positive integer"],
+    // batchSize is an option, not a field of the request: a ConfigurationError (options.test.ts).
     ["empty moderation input", Moderations.create({ input: "" }), "input must not be empty"]
   ]
 

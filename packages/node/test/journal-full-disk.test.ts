@@ -14,13 +14,13 @@
 import { Emulator } from "@switchboard/emulator"
 import type * as Context from "effect/Context"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as esbuild from "esbuild"
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { bundle } from "./journal/bundle.js"
 
 const here = Path.dirname(fileURLToPath(import.meta.url))
 const runtime = ManagedRuntime.make(Emulator.layer())
@@ -32,17 +32,7 @@ beforeAll(async () => {
   emulator = await runtime.runPromise(Emulator.Emulator)
   workDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-full-disk-"))
   worker = Path.join(workDir, "worker.mjs")
-  await esbuild.build({
-    entryPoints: [Path.join(here, "journal", "full-disk-worker.ts")],
-    outfile: worker,
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    target: "node20",
-    conditions: ["@switchboard/source"],
-    banner: { js: "import { createRequire as bannerRequire } from 'node:module'; const require = bannerRequire(import.meta.url);" },
-    logLevel: "silent"
-  })
+  await bundle(Path.join(here, "journal", "full-disk-worker.ts"), worker)
 }, 60_000)
 
 afterAll(async () => {

@@ -11,13 +11,13 @@ import { TaskJournal } from "@switchboard/core"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as esbuild from "esbuild"
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { bundle } from "./journal/bundle.js"
 import { NodeTaskJournal } from "../src/index.js"
 import type { Job } from "./journal/worker.js"
 
@@ -31,18 +31,7 @@ beforeAll(async () => {
   emulator = await runtime.runPromise(Emulator.Emulator)
   workDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-journal-processes-"))
   worker = Path.join(workDir, "worker.mjs")
-  await esbuild.build({
-    entryPoints: [Path.join(here, "journal", "worker.ts")],
-    outfile: worker,
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    target: "node20",
-    conditions: ["@switchboard/source"],
-    // Node's own modules and undici stay external; a CommonJS dependency needs `require`.
-    banner: { js: "import { createRequire as bannerRequire } from 'node:module'; const require = bannerRequire(import.meta.url);" },
-    logLevel: "silent"
-  })
+  await bundle(Path.join(here, "journal", "worker.ts"), worker)
 }, 60_000)
 
 const live = new Set<number>()
