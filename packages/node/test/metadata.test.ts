@@ -50,7 +50,7 @@ describe("response metadata", () => {
       const fiber = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
         const [stream, response] = yield* Switchboard.withResponse(Chat.stream(hello))
         yield* Deferred.succeed(got, response)
-        yield* Stream.runForEach(stream, (chunk) => Effect.sync(() => chunks.push(chunk.id)))
+        yield* Stream.runForEach(stream, (chunk) => Effect.sync(() => chunks.push(chunk.id ?? "")))
       })))
       const response = yield* Deferred.await(got)
       expect(chunks).toEqual([])
