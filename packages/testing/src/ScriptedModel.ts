@@ -198,7 +198,9 @@ export const make = (
             path,
             request: body,
             steps: steps.length,
-            message: `call ${index} is past the end of the script (${steps.length} steps): ${summary(request.method, path, body)}`
+            message: `call ${index} is past the end of the script (${steps.length} ${steps.length === 1 ? "step" : "steps"}): ${
+              summary(request.method, path, body)
+            }`
           })
         )
       }

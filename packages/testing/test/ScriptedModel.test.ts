@@ -182,7 +182,7 @@ describe("ScriptedModel: drift", () => {
       yield* Chat.create(ask("first"))
       const surfaced = yield* Effect.flip(Chat.create(ask("second")))
       expect(surfaced._tag).toBe("ResponseDecodeError")
-      expect(surfaced.message).toContain("call 1 is past the end of the script (1 steps)")
+      expect(surfaced.message).toContain("call 1 is past the end of the script (1 step)")
       const error = yield* Effect.flip(ScriptedModel.check(Chat.create(ask("third"))))
       expect(error._tag).toBe("UnexpectedCallError")
       expect(error).toMatchObject({ index: 1, path: "/chat/completions", steps: 1 })
