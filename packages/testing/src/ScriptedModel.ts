@@ -131,21 +131,6 @@ const summary = (method: string, path: string, request: unknown): string => {
   return `${method} ${path}${text.length > 240 ? `${text.slice(0, 240)}…` : text}`
 }
 
-const pathOf = (url: string): string => {
-  const pathname = new URL(url).pathname
-  const at = pathname.indexOf("/v1/")
-  return at === -1 ? pathname : pathname.slice(at + 3)
-}
-
-const parse = (body: HttpWire.Body | undefined): unknown => {
-  if (body === undefined) return undefined
-  try {
-    return JSON.parse(body.text)
-  } catch {
-    return body.text
-  }
-}
-
 const taskIdOf = (request: unknown): string | undefined => {
   if (typeof request !== "object" || request === null) return undefined
   const value = Object.values(request).find((v) => typeof v === "string")
@@ -172,9 +157,9 @@ export const make = (
 
     /** The call, answered: what goes back, or the kit's error. */
     const answer = (request: HttpWire.Request, streamed: boolean, created: number): Answered | ScriptError => {
-      const path = pathOf(request.url)
+      const path = Serve.pathOf(request.url)
       const kind = Serve.kindOf(path)
-      const body = parse(request.body)
+      const body = Serve.requestBody(request.body?.text)
       const chat = kind === "chat" ? body as Protocol.ChatRequest : undefined
       const index = calls.length
       const record = (step: number | undefined) => calls.push({ index, method: request.method, path, request: body, chat, streamed, step })
