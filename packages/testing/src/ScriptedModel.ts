@@ -162,7 +162,9 @@ export const make = (
       const body = Serve.requestBody(request.body?.text)
       const chat = kind === "chat" ? body as Protocol.ChatRequest : undefined
       const index = calls.length
-      const record = (step: number | undefined) => calls.push({ index, method: request.method, path, request: body, chat, streamed, step })
+      const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name.toLowerCase() !== "authorization"))
+      const record = (step: number | undefined) =>
+        calls.push({ index, method: request.method, path, headers, request: body, chat, streamed, step })
       const fail = (error: ScriptError) => {
         failures.push(error)
         return error
@@ -214,8 +216,9 @@ export const make = (
       return { served, timing: step.options }
     }
 
-    const exchange = (request: HttpWire.Request, streamed: boolean) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    // As every wire does: the current span's `traceparent` goes on the request.
+    const exchange = (sent: HttpWire.Request, streamed: boolean) =>
+      Effect.flatMap(Effect.zip(HttpWire.traced(sent), Clock.currentTimeMillis), ([request, now]) => {
         const answered = answer(request, streamed, Math.floor(now / 1000))
         if (answered instanceof UnexpectedCallError || answered instanceof StepMismatchError) {
           // A decode failure: never retried, and its message (the kit's) reaches the caller.
