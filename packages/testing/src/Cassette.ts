@@ -56,6 +56,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import * as Serve from "./internal/serve.js"
 
 /**
  * @since 1.0.0
@@ -310,21 +311,6 @@ const valueAt = (key: Key, field: string): unknown => {
 // The wire
 // ---------------------------------------------------------------------------
 
-const pathOf = (url: string): string => {
-  const pathname = new URL(url).pathname
-  const at = pathname.indexOf("/v1/")
-  return at === -1 ? pathname : pathname.slice(at + 3)
-}
-
-const parseBody = (text: string | undefined): unknown => {
-  if (text === undefined) return undefined
-  try {
-    return JSON.parse(text)
-  } catch {
-    return text
-  }
-}
-
 const bodyOf = (text: string): { readonly body: unknown } | { readonly text: string } => {
   try {
     return { body: JSON.parse(text) }
@@ -396,7 +382,7 @@ export const layerWire = (
     const normalize = options.normalize ?? ((key: Key) => key)
 
     const keyOf = (request: HttpWire.Request): Key =>
-      normalize({ method: request.method, path: pathOf(request.url), body: parseBody(request.body?.text) })
+      normalize({ method: request.method, path: Serve.pathOf(request.url), body: Serve.requestBody(request.body?.text) })
 
     const recordedKey = (entry: Interaction): Key =>
       normalize({ method: entry.request.method, path: entry.request.path, body: entry.request.body })

@@ -97,6 +97,8 @@ export interface Call {
   readonly method: string
   /** The path after `/v1`: `/chat/completions`, `/embeddings`, … */
   readonly path: string
+  /** The headers sent (`traceparent`, per-call headers), but `authorization`. */
+  readonly headers: Readonly<Record<string, string>>
   /** The request body, parsed (`undefined` for `GET /models`). */
   readonly request: unknown
   /** The request, when the call is a chat completion. */

@@ -131,21 +131,6 @@ const summary = (method: string, path: string, request: unknown): string => {
   return `${method} ${path}${text.length > 240 ? `${text.slice(0, 240)}…` : text}`
 }
 
-const pathOf = (url: string): string => {
-  const pathname = new URL(url).pathname
-  const at = pathname.indexOf("/v1/")
-  return at === -1 ? pathname : pathname.slice(at + 3)
-}
-
-const parse = (body: HttpWire.Body | undefined): unknown => {
-  if (body === undefined) return undefined
-  try {
-    return JSON.parse(body.text)
-  } catch {
-    return body.text
-  }
-}
-
 const taskIdOf = (request: unknown): string | undefined => {
   if (typeof request !== "object" || request === null) return undefined
   const value = Object.values(request).find((v) => typeof v === "string")
@@ -172,12 +157,14 @@ export const make = (
 
     /** The call, answered: what goes back, or the kit's error. */
     const answer = (request: HttpWire.Request, streamed: boolean, created: number): Answered | ScriptError => {
-      const path = pathOf(request.url)
+      const path = Serve.pathOf(request.url)
       const kind = Serve.kindOf(path)
-      const body = parse(request.body)
+      const body = Serve.requestBody(request.body?.text)
       const chat = kind === "chat" ? body as Protocol.ChatRequest : undefined
       const index = calls.length
-      const record = (step: number | undefined) => calls.push({ index, method: request.method, path, request: body, chat, streamed, step })
+      const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name.toLowerCase() !== "authorization"))
+      const record = (step: number | undefined) =>
+        calls.push({ index, method: request.method, path, headers, request: body, chat, streamed, step })
       const fail = (error: ScriptError) => {
         failures.push(error)
         return error
@@ -198,7 +185,9 @@ export const make = (
             path,
             request: body,
             steps: steps.length,
-            message: `call ${index} is past the end of the script (${steps.length} steps): ${summary(request.method, path, body)}`
+            message: `call ${index} is past the end of the script (${steps.length} ${steps.length === 1 ? "step" : "steps"}): ${
+              summary(request.method, path, body)
+            }`
           })
         )
       }
@@ -227,8 +216,9 @@ export const make = (
       return { served, timing: step.options }
     }
 
-    const exchange = (request: HttpWire.Request, streamed: boolean) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    // As every wire does: the current span's `traceparent` goes on the request.
+    const exchange = (sent: HttpWire.Request, streamed: boolean) =>
+      Effect.flatMap(Effect.zip(HttpWire.traced(sent), Clock.currentTimeMillis), ([request, now]) => {
         const answered = answer(request, streamed, Math.floor(now / 1000))
         if (answered instanceof UnexpectedCallError || answered instanceof StepMismatchError) {
           // A decode failure: never retried, and its message (the kit's) reaches the caller.

@@ -176,6 +176,28 @@ describe("Cassette", () => {
       expect(Fs.existsSync(file)).toBe(false)
     }))
 
+  it.live("passthrough sends every call and writes nothing", () =>
+    Effect.gen(function*() {
+      const file = tempFile()
+      const emulator = yield* Emulator.Emulator
+      yield* Effect.provide(Chat.create(ask("through")), over(file, "passthrough", emulator.url, emulator.apiKey))
+      expect((yield* emulator.requests).length).toBe(1)
+      expect(Fs.existsSync(file)).toBe(false)
+    }).pipe(Effect.provide(Emulator.layer())))
+
+  it.live("normalize decides what must match: a field left out may differ", () =>
+    Effect.gen(function*() {
+      const file = tempFile()
+      const withoutUser = (key: Cassette.Key): Cassette.Key => {
+        const { user: _user, ...body } = key.body as Record<string, unknown>
+        return { ...key, body }
+      }
+      const live = yield* recorded(file, Chat.create({ ...ask("Hi"), user: "alice" }))
+      const layer = Cassette.layer({ path: file, mode: "replay", baseUrl: live.url, apiKey: live.apiKey, normalize: withoutUser })
+        .pipe(Layer.provide(NodeHttpWire.layer))
+      expect(yield* Effect.provide(Chat.create({ ...ask("Hi"), user: "bob" }), layer)).toEqual(live.value)
+    }))
+
   it.live("a header marked secret, and its value anywhere, stay out of the file", () =>
     Effect.gen(function*() {
       const file = tempFile()

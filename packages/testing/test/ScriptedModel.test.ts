@@ -6,7 +6,9 @@ import * as Models from "@switchboard/core/Models"
 import * as Moderations from "@switchboard/core/Moderations"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as Videos from "@switchboard/core/Videos"
+import { recordingSpans } from "@switchboard/emulator/RecordingTracer"
 import * as Effect from "effect/Effect"
+import * as Switchboard from "@switchboard/core/Switchboard"
 import * as Stream from "effect/Stream"
 import { Reply, ScriptedModel, TestTime } from "@switchboard/testing"
 
@@ -123,6 +125,30 @@ describe("ScriptedModel: replies", () => {
     ]))))
 })
 
+describe("ScriptedModel: the SDK above the wire runs", () => {
+  it.effect("each call has its span, with the reply's usage; the traceparent and per-call headers are sent", () =>
+    Effect.gen(function*() {
+      const { result, spans } = yield* recordingSpans(
+        Chat.create(ask("Hi")).pipe(Switchboard.withRequestOptions({ headers: { "x-tenant": "acme" } }))
+      )
+      expect(result._tag).toBe("Success")
+      const span = spans.find((s) => s.name === "chat gpt-4o-mini")
+      expect(span?.attributes.get("gen_ai.usage.input_tokens")).toBe(3)
+      const [call] = yield* ScriptedModel.calls
+      expect(call?.headers["traceparent"]).toContain(span?.traceId)
+      expect(call?.headers["x-tenant"]).toBe("acme")
+      expect(Object.keys(call?.headers ?? {}).map((h) => h.toLowerCase())).not.toContain("authorization")
+    }).pipe(Effect.provide(ScriptedModel.layer([Reply.text("Hello", { usage: { prompt_tokens: 3, completion_tokens: 1 } })]))))
+
+  it.effect("a request the SDK refuses is never sent: the script is not touched", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Chat.create({ ...ask("Hi"), max_tokens: 0.5 }))
+      expect(error._tag).toBe("InvalidRequestError")
+      expect(yield* ScriptedModel.calls).toEqual([])
+      expect(yield* ScriptedModel.remaining).toBe(1)
+    }).pipe(Effect.provide(ScriptedModel.layer([Reply.text("unused")]))))
+})
+
 describe("ScriptedModel: faults and time", () => {
   it.effect("a 503 with retry-after is retried after the wait it asked, on the test clock", () =>
     TestTime.run(Effect.gen(function*() {
@@ -182,7 +208,7 @@ describe("ScriptedModel: drift", () => {
       yield* Chat.create(ask("first"))
       const surfaced = yield* Effect.flip(Chat.create(ask("second")))
       expect(surfaced._tag).toBe("ResponseDecodeError")
-      expect(surfaced.message).toContain("call 1 is past the end of the script (1 steps)")
+      expect(surfaced.message).toContain("call 1 is past the end of the script (1 step)")
       const error = yield* Effect.flip(ScriptedModel.check(Chat.create(ask("third"))))
       expect(error._tag).toBe("UnexpectedCallError")
       expect(error).toMatchObject({ index: 1, path: "/chat/completions", steps: 1 })

@@ -31,6 +31,23 @@ type Answer = Exclude<Reply.Step, { readonly _tag: "Respond" }>
 const json = { "content-type": "application/json" }
 const sse = { "content-type": "text/event-stream" }
 
+/** The path after `/v1` (`/chat/completions`), whatever the base URL's own path. */
+export const pathOf = (url: string): string => {
+  const pathname = new URL(url).pathname
+  const at = pathname.indexOf("/v1/")
+  return at === -1 ? pathname : pathname.slice(at + 3)
+}
+
+/** A request's body, parsed: JSON as a value, anything else as its text. */
+export const requestBody = (text: string | undefined): unknown => {
+  if (text === undefined) return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
 /** The kind of call a path is, by its end (the base URL may have any prefix). */
 export type Kind = "chat" | "embeddings" | "moderations" | "models" | "status" | "other"
 
