@@ -19,7 +19,7 @@
  * - servers live in the caller's scope: closing it ends the HTTP session and
  *   stops a stdio child (stdin closed, then SIGTERM, then SIGKILL).
  *
- * @since 1.1.0
+ * @since 0.3.0
  */
 import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as McpClient from "effect/ai/McpClient"
@@ -51,7 +51,7 @@ import { ToolTimeout } from "./internal/annotations.js"
  *
  * Annotations are the server's claims: trust them as far as you trust it.
  *
- * @since 1.1.0
+ * @since 0.3.0
  * @category models
  */
 export type ApprovalPolicy = "none" | "destructive" | "not-read-only"
@@ -59,7 +59,7 @@ export type ApprovalPolicy = "none" | "destructive" | "not-read-only"
 /**
  * What every server takes.
  *
- * @since 1.1.0
+ * @since 0.3.0
  * @category models
  */
 export interface ServerOptions {
@@ -90,7 +90,7 @@ export interface ServerOptions {
  * `TERM`), never the whole of the parent's: an API key in the parent's
  * environment does not reach the server unless given in `env`.
  *
- * @since 1.1.0
+ * @since 0.3.0
  * @category models
  */
 export interface StdioServer extends ServerOptions {
@@ -105,7 +105,7 @@ export interface StdioServer extends ServerOptions {
  * A server at a streamable HTTP endpoint; `headers` go with every request
  * (a bearer token, say).
  *
- * @since 1.1.0
+ * @since 0.3.0
  * @category models
  */
 export interface HttpServer extends ServerOptions {
@@ -115,19 +115,19 @@ export interface HttpServer extends ServerOptions {
 }
 
 /**
- * @since 1.1.0
+ * @since 0.3.0
  * @category models
  */
 export type Server = StdioServer | HttpServer
 
 /**
- * @since 1.1.0
+ * @since 0.3.0
  * @category constructors
  */
 export const stdio = (options: Omit<StdioServer, "_tag">): StdioServer => ({ ...options, _tag: "Stdio" })
 
 /**
- * @since 1.1.0
+ * @since 0.3.0
  * @category constructors
  */
 export const http = (options: Omit<HttpServer, "_tag">): HttpServer => ({ ...options, _tag: "Http" })
@@ -138,7 +138,7 @@ export const http = (options: Omit<HttpServer, "_tag">): HttpServer => ({ ...opt
  * tools, or a tool's schema is unusable (not an object, `$ref` cycles).
  * `server` is its label; `tool` the MCP tool, when one is to blame.
  *
- * @since 1.1.0
+ * @since 0.3.0
  * @category errors
  */
 export class McpServerError extends Schema.TaggedError<McpServerError>()("McpServerError", {
@@ -156,7 +156,7 @@ export class McpServerError extends Schema.TaggedError<McpServerError>()("McpSer
  * server said `isError` (`message` is its text), or the call could not be
  * completed (the server died, closed, or sent too much).
  *
- * @since 1.1.0
+ * @since 0.3.0
  * @category errors
  */
 export class McpToolError extends Schema.TaggedError<McpToolError>()("McpToolError", {
@@ -168,7 +168,7 @@ export class McpToolError extends Schema.TaggedError<McpToolError>()("McpToolErr
 /**
  * What a model-facing name calls.
  *
- * @since 1.1.0
+ * @since 0.3.0
  * @category models
  */
 export interface ToolName {
@@ -187,7 +187,7 @@ export interface ToolName {
  * An MCP tool as the model sees it: the server's JSON Schema, a text result,
  * `McpToolError` as its failure.
  *
- * @since 1.1.0
+ * @since 0.3.0
  * @category models
  */
 export type McpTool = Tool.Tool<string, {
@@ -202,7 +202,7 @@ export type McpTool = Tool.Tool<string, {
  * handlers bound: give `toolkit` to `Agent.run`, `Agent.stream`,
  * `Agent.resume`, `AgentWorkflow` or `LanguageModel.generateText` as it is.
  *
- * @since 1.1.0
+ * @since 0.3.0
  * @category models
  */
 export interface McpToolkit<Local extends Tool.Any = never> {
@@ -213,7 +213,7 @@ export interface McpToolkit<Local extends Tool.Any = never> {
 }
 
 /**
- * @since 1.1.0
+ * @since 0.3.0
  * @category models
  */
 export interface ConnectOptions<Local extends Record<string, Tool.Any> = {}> {
@@ -240,7 +240,7 @@ const inheritedEnv = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"]
  * })
  * const result = yield* Agent.run({ model, messages, toolkit: mcp.toolkit })
  * ```
- * @since 1.1.0
+ * @since 0.3.0
  * @category constructors
  */
 export const connect = <Local extends Record<string, Tool.Any> = {}>(
@@ -306,7 +306,14 @@ const connectAny = Effect.fnUntraced(function*(options: ConnectOptions<Record<st
   return { toolkit: toolkit as unknown as Toolkit.WithHandler<Record<string, McpTool>>, names } satisfies McpToolkit
 })
 
-/** A name the service accepts: other characters become `_`, a long one is cut and given a hash of the whole. */
+/**
+ * The name the model sees for an MCP tool name (after its prefix): as it is
+ * when the service accepts it; otherwise other characters become `_`, and a
+ * name longer than 64 is cut to 55 and given `_` and a hash of the whole.
+ *
+ * @since 0.3.0
+ * @category names
+ */
 export const modelName = (name: string): string => {
   if (namePattern.test(name)) return name
   const safe = name.replace(/[^A-Za-z0-9_-]/g, "_")
@@ -432,7 +439,7 @@ const refTarget = (ref: string): string | undefined => {
  * or `undefined`. A model, or a program building arguments from the schema,
  * could follow one forever.
  */
-export const refCycle = (schema: Record<string, unknown>): string | undefined => {
+const refCycle = (schema: Record<string, unknown>): string | undefined => {
   const nodes = new Map<string, unknown>([["#", schema]])
   for (const key of ["$defs", "definitions"] as const) {
     const defs = schema[key]
@@ -489,7 +496,7 @@ const validator = (schema: Record<string, unknown>): Schema.Top => {
 }
 
 /** Tool messages are text: text goes as it is, anything else is described. */
-export const toText = (result: McpSchema.CallToolResult): string => {
+const toText = (result: McpSchema.CallToolResult): string => {
   const parts = result.content.map((block) => {
     switch (block.type) {
       case "text":
