@@ -55,9 +55,11 @@ export const layer: Layer.Layer<Services, never, SwitchboardConfig | HttpWire | 
  * Per-call options for every call inside an effect or a stream: `timeout`,
  * `maxRetries`, `retryBaseDelay`, `maxRetryDelay`, `retry` (a `Retry.Rule`),
  * `headers`, `streamFirstByteTimeout`, `streamIdleTimeout`,
- * `streamTotalTimeout`. They win over the layer's configuration, which wins
+ * `streamTotalTimeout`, `onResponse` (a hook called with each reply's
+ * `ResponseMetadata`). They win over the layer's configuration, which wins
  * over the defaults; an inner `withRequestOptions` wins over an outer one
- * (headers are merged). Headers cannot replace `authorization`.
+ * (headers are merged, both hooks run). Headers cannot replace
+ * `authorization`.
  *
  * @example
  * ```ts

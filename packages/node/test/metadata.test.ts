@@ -97,6 +97,10 @@ describe("response metadata", () => {
       expect(error._tag).toBe("TransportError")
       expect(error.message).toContain("127.0.0.1:9")
       expect(error.message).not.toContain("sk-secret")
+      // No reply, no metadata: a stream's withResponse fails with the stream's error.
+      const streamed = yield* Effect.flip(Effect.scoped(Switchboard.withResponse(Chat.stream(hello))))
+      expect(streamed._tag).toBe("TransportError")
+      expect(ResponseMetadata.ofError(streamed)).toBeUndefined()
     }).pipe(Effect.provide(NodeSwitchboard.layer({ baseUrl: "http://127.0.0.1:9", apiKey: "sk-secret-key", maxRetries: 0 }))))
 })
 

@@ -1,17 +1,21 @@
 /**
- * The fleet's pacing budget in SQL (sqlite here: two clients of one file
- * stand for two processes; the same statements run on Postgres, whose row
- * lock is `FOR UPDATE`).
+ * The fleet's pacing budget in SQL: two clients of one database stand for
+ * two processes, on a sqlite file and on a private Postgres (whose row lock
+ * is `FOR UPDATE`; fails loudly when Debian's postgresql is missing).
  */
+import * as PgClient from "@effect/sql-pg/PgClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { afterAll, beforeAll } from "vitest"
 import { SqliteClient, SqlPacer } from "../src/index.js"
+import { type Postgres, startPostgres } from "./postgres.js"
 
 const database = Effect.acquireRelease(
   Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-pacing-"))),
@@ -55,4 +59,28 @@ describe("SqlPacer", () => {
       // ...until the count is stale.
       expect(yield* a.reserve(10 + Duration.toMillis(SqlPacer.staleAfter) + 1)).toBe(0)
     }).pipe(Effect.scoped))
+})
+
+let postgres: Postgres | undefined
+beforeAll(() => {
+  // Outside the ephemeral range, and apart from the ports of journals.test.ts (30000–31999) and processes.test.ts.
+  postgres = startPostgres(32000 + (process.pid % 500))
+}, 60_000)
+afterAll(() => postgres?.stop())
+
+describe("SqlPacer on Postgres", () => {
+  it.effect("processes share one budget; concurrent reserves take one request each", () =>
+    Effect.gen(function*() {
+      const url = Redacted.make(postgres!.database("pacing"))
+      const pacerOn = Effect.flatMap(Layer.build(PgClient.layer({ url })), (context) => Effect.provide(SqlPacer.make(), context))
+      const a = yield* pacerOn
+      const b = yield* pacerOn
+      expect(yield* a.reserve(0)).toBe(0)
+      yield* a.record({ limitRequests: 5, remainingRequests: 3, resetRequests: Duration.seconds(1) }, 0)
+      yield* a.release
+      // Three requests left: of six reserves at once across both, three go.
+      const waits = yield* Effect.all([a, b, a, b, a, b].map((p) => p.reserve(10)), { concurrency: "unbounded" })
+      expect(waits.filter((w) => w === 0)).toHaveLength(3)
+      expect(waits.filter((w) => w === 990)).toHaveLength(3)
+    }).pipe(Effect.scoped), 60_000)
 })
