@@ -172,7 +172,7 @@ describe("McpTools in Agent.run", () => {
         model,
         toolkit: mcp.toolkit,
         transcript: paused.transcript,
-        decisions: { [paused.pending[0]!.callId]: "deny" }
+        decisions: { [paused.pending[0]!.approvalId]: "deny" }
       })
       expect(resumed.status).toBe("completed")
       const denied = resumed.transcript.find((m) => m.role === "tool")

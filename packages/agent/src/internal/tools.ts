@@ -371,9 +371,10 @@ export const answer = (
 ): Effect.Effect<ToolResult, ToolDefect, unknown> => {
   const call = prepared.call
   if (prepared._tag === "Rejected") return Effect.succeed(result(call, prepared.outcome, errorContent(prepared.error)))
-  if (decision === "deny") {
+  if (decision === "deny" || (typeof decision === "object" && !decision.approved)) {
+    const reason = typeof decision === "object" && decision.reason ? `: ${decision.reason}` : ""
     return Effect.succeed(
-      result(call, "denied", errorContent(`the user denied this call to ${call.function.name}; it did not run`))
+      result(call, "denied", errorContent(`the user denied this call to ${call.function.name}; it did not run${reason}`))
     )
   }
   return execute(prepared.tool, call, prepared.params).pipe(
