@@ -54,7 +54,8 @@ describe("the agent", () => {
       const paused = yield* Agent.run({ ...options, messages: question })
       expect(paused.status).toBe("paused")
       expect(paused.pending.map((p) => [p.callId, p.name])).toEqual([["call_email", "send_email"]])
-      const done = yield* Agent.resume({ ...options, transcript: paused.transcript, decisions: { call_email: "approve" } })
+      const approvalId = paused.pending[0]!.approvalId
+      const done = yield* Agent.resume({ ...options, transcript: paused.transcript, decisions: { [approvalId]: "approve" } })
       expect(done.status).toBe("completed")
       expect(done.text).toBe("Sent: 18 degrees in Paris.")
       const calls = yield* ScriptedModel.calls
