@@ -12,8 +12,8 @@ const handlers = toolkit.toLayer({
   get_weather: ({ city }) => Effect.succeed({ city, celsius: 18 }),
   send_email: ({ to }) => Effect.sync(() => (sent.push(to), { sent: true }))
 })
-const approveAll = (pending: ReadonlyArray<{ readonly callId: string }>) =>
-  Effect.succeed(Object.fromEntries(pending.map((call) => [call.callId, "approve" as const])))
+const approveAll = (pending: ReadonlyArray<{ readonly approvalId: string }>) =>
+  Effect.succeed(Object.fromEntries(pending.map((call) => [call.approvalId, "approve" as const])))
 
 describe("the assistant, scripted (offline)", () => {
   it.effect("checks the weather, asks to send the email, sends it once approved", () =>
@@ -38,8 +38,8 @@ describe("the assistant, scripted (offline)", () => {
 
   it.effect("a denied email is not sent, and the model is told", () =>
     Effect.gen(function*() {
-      const denyAll = (pending: ReadonlyArray<{ readonly callId: string }>) =>
-        Effect.succeed(Object.fromEntries(pending.map((call) => [call.callId, "deny" as const])))
+      const denyAll = (pending: ReadonlyArray<{ readonly approvalId: string }>) =>
+        Effect.succeed(Object.fromEntries(pending.map((call) => [call.approvalId, "deny" as const])))
       const answer = yield* assistant("Email Ana", denyAll)
       expect(answer).toBe("I did not send it.")
       const calls = yield* ScriptedModel.calls
