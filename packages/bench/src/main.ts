@@ -1,7 +1,8 @@
 /**
  * `pnpm bench [--quick] [--only id,id] [--no-write]`: starts the loopback
  * server, runs every figure, prints the tables and regenerates
- * docs/performance.md.
+ * docs/performance.md, keeping the sections measured by their own commands
+ * (`lib/sections.ts`).
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -140,11 +141,11 @@ const main = async () => {
       const file = path.join(rootDir, "docs", "performance.md")
       fs.mkdirSync(path.dirname(file), { recursive: true })
       const previous = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
-      fs.writeFileSync(
-        file,
-        keepOwnSections(previous, markdown({ analysis, design, command: commandOf(args), machine: machine(), results, serverTotal, settings }))
-      )
+      const page = markdown({ analysis, design, command: commandOf(args), machine: machine(), results, serverTotal, settings })
+      const { missing, text } = keepOwnSections(previous, page)
+      fs.writeFileSync(file, text)
       console.log(`\nwrote ${path.relative(rootDir, file)}`)
+      for (const own of missing) console.log(`it has no section "${own.title.slice(3)}": \`${own.command}\` writes it`)
     } else if (!write) {
       console.log("\ndocs/performance.md not written (--no-write or --only)")
     }

@@ -1,9 +1,10 @@
 /**
- * `pnpm bench:pacing`: 100 concurrent agent steps against the emulator's
+ * `pnpm bench:pacing [rounds]` (default 3): 100 concurrent agent steps against the emulator's
  * limit mode (20 requests a second), without and with `Pacing.layer`; the
  * 429s the service answered, the runs that failed, and the wall time.
  * Prints the section "Pacing from the rate limits" and writes it into
- * docs/performance.md (`--no-write`: prints only); `pnpm bench` keeps it.
+ * docs/performance.md (`--no-write`: prints only); `pnpm bench` keeps it
+ * (`lib/sections.ts`).
  */
 import { Agent } from "@switchboard/agent"
 import { Pacing, type ResponseMetadata, Switchboard } from "@switchboard/core"
@@ -12,16 +13,12 @@ import { NodeSwitchboard } from "@switchboard/node"
 import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { performance } from "node:perf_hooks"
-import { rootDir } from "./lib/machine.js"
-import { ownSections, withSection } from "./lib/sections.js"
+import { measured, ownSections, publish, roundsArg } from "./lib/sections.js"
 
 const steps = 100
 const rateLimit = { requests: 20, window: "1 second" } as const
-const rounds = 3
+const rounds = roundsArg(3)
 const toolkit = Toolkit.make()
 
 interface Outcome {
@@ -53,7 +50,9 @@ const once = (paced: boolean): Promise<Outcome> =>
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
-const main = async (write: boolean) => {
+const own = ownSections[0]
+
+const main = async () => {
   const runs: Record<"off" | "on", Array<Outcome>> = { off: [], on: [] }
   // Interleaved, so that load on the machine falls on both alike.
   for (let round = 0; round < rounds; round++) {
@@ -65,14 +64,13 @@ const main = async (write: boolean) => {
       (median(outcomes.map((o) => o.millis)) / 1000).toFixed(2)
     } (${outcomes.map((o) => (o.millis / 1000).toFixed(2)).join(", ")}) |`
   const section = [
-    ownSections[0],
+    own.title,
     "",
-    `Measured by \`pnpm bench:pacing\` (packages/bench/src/pacing.ts) on ${new Date().toISOString().slice(0, 10)}, ` +
-      `${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(2)} at the end. ${steps} agent steps ` +
+    `${measured(own)} ${steps} agent steps ` +
       "(`Agent.run`, one model call each) started at once against the emulator in limit mode " +
       `(\`rateLimit: { requests: ${rateLimit.requests}, window: "${rateLimit.window}" }\`: the window opens at its first ` +
       "request; past its requests, a 429 with `retry-after` until it ends), each run on a fresh emulator, " +
-      `${rounds} interleaved rounds. The 429s are the replies with that status (\`RequestOptions.onResponse\`); a run ` +
+      `${rounds} interleaved round${rounds === 1 ? "" : "s"}. The 429s are the replies with that status (\`RequestOptions.onResponse\`); a run ` +
       "fails when its retries (default `maxRetries` 2) meet 429s too. Wall time is from the start to the last step's end, " +
       "failed ones included. `docs/metadata-and-pacing.md` says how pacing decides.",
     "",
@@ -82,11 +80,7 @@ const main = async (write: boolean) => {
     row("with `Pacing.layer`", runs.on),
     ""
   ].join("\n")
-  console.log(section)
-  if (!write) return
-  const file = path.join(rootDir, "docs", "performance.md")
-  fs.writeFileSync(file, withSection(fs.readFileSync(file, "utf8"), section))
-  console.log(`wrote the section into ${path.relative(rootDir, file)}`)
+  publish(section)
 }
 
-await main(!process.argv.includes("--no-write"))
+await main()

@@ -21,7 +21,7 @@ import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Transport from "@switchboard/core/Transport"
-import { isSecretHeader } from "@switchboard/core/internal/secrets"
+import { RefuseSecretHeaders, secretHeaderIn } from "@switchboard/core/internal/secrets"
 import * as BrowserHttpWire from "./BrowserHttpWire.js"
 import * as BrowserTaskJournal from "./BrowserTaskJournal.js"
 
@@ -42,7 +42,9 @@ export interface Options extends SwitchboardConfig.Options {
    * `password` or `session` in it.
    * Anyone who loads the page can read it, so only for a local emulator, a
    * throw-away key or a trusted internal tool. Default `false`: the layer
-   * fails with `ApiKeyInBrowserError`.
+   * fails with `ApiKeyInBrowserError`, and a call given such a header per
+   * call (`Switchboard.withRequestOptions`) with a `ConfigurationError` on
+   * `requestOptions.headers.<name>`, before anything is sent.
    */
   readonly allowApiKeyInBrowser?: boolean | undefined
   /**
@@ -83,23 +85,21 @@ export class ApiKeyInBrowserError extends Schema.TaggedError<ApiKeyInBrowserErro
 export const isApiKeyInBrowserError: (u: unknown) => u is ApiKeyInBrowserError = (u): u is ApiKeyInBrowserError =>
   Predicate.isTagged(u, "ApiKeyInBrowserError")
 
-const guardMessage = (where: string) =>
-  `BrowserSwitchboard.layer was given an API key (${where}). Anything a page holds can be read by whoever loads ` +
+const guardMessage = (subject: string, where: string) =>
+  `${subject} was given an API key (${where}). Anything a page holds can be read by whoever loads ` +
   `it, so the key would leak. Give the page no key and point baseUrl at a same-origin proxy that adds the key on ` +
   `your server (e.g. baseUrl: "/" with a server forwarding /v1/* to the service; see docs/browser.md). ` +
   `For a local emulator or a trusted internal tool, pass allowApiKeyInBrowser: true.`
 
 /**
  * The way a key was given, if one was: `apiKey`, or the first header that
- * `Transport` redacts as a secret (the same rule, `isSecretHeader`).
+ * `Transport` redacts as a secret (the same rule, `secretHeaderIn`).
  */
 const keyGiven = (options: Options): string | undefined => {
   const key = options.apiKey
   if (key !== undefined && (typeof key === "string" ? key : Redacted.value(key)).trim() !== "") return "apiKey"
-  for (const [name, value] of Object.entries(options.headers ?? {})) {
-    if (isSecretHeader(name) && typeof value === "string" && value.trim() !== "") return `headers.${name.toLowerCase()}`
-  }
-  return undefined
+  const header = secretHeaderIn(options.headers ?? {})
+  return header === undefined ? undefined : `headers.${header}`
 }
 
 /**
@@ -111,7 +111,7 @@ const keyGiven = (options: Options): string | undefined => {
  */
 export const checkApiKey = (options: Options): Effect.Effect<void, ApiKeyInBrowserError> => {
   const where = options.allowApiKeyInBrowser === true ? undefined : keyGiven(options)
-  return where === undefined ? Effect.void : Effect.fail(new ApiKeyInBrowserError({ where, message: guardMessage(where) }))
+  return where === undefined ? Effect.void : Effect.fail(new ApiKeyInBrowserError({ where, message: guardMessage("BrowserSwitchboard.layer", where) }))
 }
 
 /** `"/"` → `https://app.example/` in a page; absolute URLs are kept as they are. */
@@ -136,6 +136,18 @@ const configLayer = (
     SwitchboardConfig.SwitchboardConfig,
     Effect.andThen(checkApiKey(options), SwitchboardConfig.make({ ...options, baseUrl: resolveBaseUrl(options.baseUrl) }))
   )
+
+/**
+ * The same guard for each call: a secret header given per call
+ * (`Switchboard.withRequestOptions({ headers })`) fails that call with a
+ * `ConfigurationError` naming it (`requestOptions.headers.x-api-key`)
+ * before anything is sent. `Transport` applies it, so every capability and
+ * stream is covered; none with `allowApiKeyInBrowser: true`.
+ */
+const callGuard = (options: Options): Layer.Layer<never> =>
+  options.allowApiKeyInBrowser === true ?
+    Layer.empty :
+    Layer.succeed(RefuseSecretHeaders, (field: string) => guardMessage("A call under BrowserSwitchboard.layer", field))
 
 // Each SDK layer is fresh: Effect 4 memoizes layers by reference across nested
 // `Effect.provide`s, and `Switchboard.layer` (or `Chat.layer`) is one constant, so
@@ -163,6 +175,7 @@ export const layer = (
   EffectVersion.guard(Layer.fresh(Switchboard.layer.pipe(
     Layer.provideMerge(configLayer(options)),
     Layer.provideMerge(journalLayer(options.journal)),
+    Layer.provide(callGuard(options)),
     Layer.provide(BrowserHttpWire.layer)
   )))
 
@@ -194,5 +207,6 @@ export const layerChat = (options: Options): Layer.Layer<ChatServices, ApiKeyInB
   EffectVersion.guard(Layer.fresh(Chat.layer.pipe(
     Layer.provideMerge(Transport.layer),
     Layer.provideMerge(configLayer(options)),
+    Layer.provide(callGuard(options)),
     Layer.provide(BrowserHttpWire.layer)
   )))

@@ -364,6 +364,16 @@ describe("@switchboard/browser in Chromium", () => {
     expect(guard["message"]).not.toContain("sk-live-1234567890")
   })
 
+  it("a secret header given per call (withRequestOptions) is refused in the page: nothing reaches the service", async () => {
+    ready()
+    const guard = result("callGuard")
+    const refused = { tag: "ConfigurationError", field: "requestOptions.headers.x-api-key", leaked: false }
+    expect(guard).toMatchObject({ whole: refused, streamed: refused })
+    expect(guard["message"]).toContain("allowApiKeyInBrowser: true")
+    const requests = await runtime!.runPromise(emulator.requests)
+    expect(requests.filter((r) => JSON.stringify(r.body).includes("a key per call"))).toEqual([])
+  })
+
   it("a redirect (301, 302, 303, 307, 308) to another origin or the same is a ClientError, never followed", () => {
     ready()
     const redirects = result("redirects")

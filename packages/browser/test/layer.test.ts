@@ -5,7 +5,7 @@
  * `browser.test.ts` runs the same in Chromium.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chat, TaskJournal } from "@switchboard/core"
+import { Chat, Switchboard, TaskJournal } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -87,6 +87,49 @@ describe("the key guard", () => {
       // Headers that carry no secret are the page's to send.
       yield* build({ baseUrl: echo.url, headers: { "x-team": "a", "x-request-source": "page" } })
       expect(echo.requests()).toBe(secrets.length)
+    })))
+
+  // Issue 33, case 12's class: a secret header given per call leaves the page
+  // as surely as one in the layer's options. Every call refuses it, whole or
+  // streamed, in both layers, before anything reaches the server.
+  it.live("refuses a secret header given per call (withRequestOptions), before anything is sent, unless allowed", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const seen: Array<string | undefined> = []
+      const echo = yield* serve((request, response) => {
+        seen.push(request.headers["x-api-key"] as string | undefined)
+        json(response, 401, { error: { message: "bad credentials" } })
+      })
+      const request = { model: "m", messages: [{ role: "user" as const, content: "Hi" }] }
+      const secrets = ["x-api-key", "Api-Key", "x-auth-token", "cookie", "x-session-id"]
+      for (const name of secrets) {
+        const options = { headers: { "x-team": "a", [name]: "sk-page-secret-123" } }
+        for (const layer of [BrowserSwitchboard.layer, BrowserSwitchboard.layerChat]) {
+          const services = layer({ baseUrl: echo.url, maxRetries: 0 })
+          const whole = yield* Effect.flip(Effect.provide(Switchboard.withRequestOptions(Chat.create(request), options), services))
+          const streamed = yield* Effect.flip(
+            Effect.provide(Stream.runDrain(Switchboard.withRequestOptions(Chat.streamText(request), options)), services)
+          )
+          for (const error of [whole, streamed]) {
+            expect(error, name).toMatchObject({ _tag: "ConfigurationError", field: `requestOptions.headers.${name.toLowerCase()}` })
+            expect(error.message, name).toContain("same-origin proxy")
+            expect(error.message, name).toContain("allowApiKeyInBrowser: true")
+            expect(String(error), name).not.toContain("sk-page-secret-123")
+          }
+        }
+      }
+      expect(echo.requests()).toBe(0)
+      // Headers that carry no secret go; with allowApiKeyInBrowser the secret one goes too.
+      const plain = yield* Effect.flip(Effect.provide(
+        Switchboard.withRequestOptions(Chat.create(request), { headers: { "x-team": "a" } }),
+        BrowserSwitchboard.layer({ baseUrl: echo.url, maxRetries: 0 })
+      ))
+      expect(plain).toMatchObject({ _tag: "AuthenticationError" })
+      const allowed = yield* Effect.flip(Effect.provide(
+        Switchboard.withRequestOptions(Chat.create(request), { headers: { "x-api-key": "sk-page-secret-123" } }),
+        BrowserSwitchboard.layer({ baseUrl: echo.url, maxRetries: 0, allowApiKeyInBrowser: true })
+      ))
+      expect(allowed).toMatchObject({ _tag: "AuthenticationError" })
+      expect(seen).toEqual([undefined, "sk-page-secret-123"])
     })))
 
   it.effect("lets a page without a key, or one that allows it explicitly, through", () =>

@@ -30,7 +30,7 @@ import * as GenAi from "./internal/genAi.js"
 import * as Issue from "./internal/issue.js"
 import * as Json from "./internal/json.js"
 import * as Observe from "./internal/observe.js"
-import { isSecretHeader } from "./internal/secrets.js"
+import { isSecretHeader, RefuseSecretHeaders, secretHeaderIn } from "./internal/secrets.js"
 import { truncate } from "./internal/text.js"
 import * as Pacing from "./Pacing.js"
 import * as RequestOptions from "./RequestOptions.js"
@@ -245,12 +245,14 @@ const optionDuration = (field: keyof RequestOptions.RequestOptions, value: Durat
 
 /**
  * The layer's settings under per-call options, checked: a bad option is a
- * `ConfigurationError` naming it, and `authorization` cannot be replaced.
+ * `ConfigurationError` naming it, `authorization` cannot be replaced, and
+ * under `refuseSecrets` (the browser layer's) no secret header is added.
  */
 const resolve = (
   config: SwitchboardConfig.ResolvedConfig,
   base: Settings,
-  options: RequestOptions.RequestOptions
+  options: RequestOptions.RequestOptions,
+  refuseSecrets: ((field: string) => string) | undefined
 ): Result.Result<Settings, SwitchboardError.ConfigurationError> =>
   Result.gen(function*() {
     const extra = options.headers === undefined ? {} : lowerCaseNames(options.headers)
@@ -263,6 +265,11 @@ const resolve = (
             "requestOptions.headers.authorization cannot replace the layer's key: build a layer with that apiKey instead"
         })
       )
+    }
+    const secret = refuseSecrets === undefined ? undefined : secretHeaderIn(extra)
+    if (refuseSecrets !== undefined && secret !== undefined) {
+      const field = `requestOptions.headers.${secret}`
+      return yield* Result.fail(new SwitchboardError.ConfigurationError({ field, message: refuseSecrets(field) }))
     }
     const timeout = yield* optionDuration("timeout", options.timeout)
     const retryBaseDelay = yield* optionDuration("retryBaseDelay", options.retryBaseDelay)
@@ -695,6 +702,7 @@ export const make = Effect.gen(function*() {
   const config = yield* SwitchboardConfig.SwitchboardConfig
   const wire = yield* HttpWire.HttpWire
   const base = baseSettings(config)
+  const refuseSecrets = yield* RefuseSecretHeaders
 
   const site = Observe.site(config.apiUrl)
   // Where connection errors say they were going: the host and port, never the URL's credentials.
@@ -709,7 +717,7 @@ export const make = Effect.gen(function*() {
       const requested = fiber.getRef(RequestOptions.CurrentRequestOptions)
       const resolved = RequestOptions.isEmpty(requested) || RequestOptions.onlyHook(requested) ?
         Result.succeed(base) :
-        resolve(config, base, requested)
+        resolve(config, base, requested, refuseSecrets)
       if (Result.isFailure(resolved)) return Effect.fail(resolved.failure)
       const settings = resolved.success
       const { observation, spanOptions } = Observe.start(

@@ -1,10 +1,23 @@
 /**
- * Sections of docs/performance.md written by a bench of their own (`pnpm
- * bench:pacing`), kept when `pnpm bench` regenerates the page.
+ * Sections of docs/performance.md measured by a bench of their own, each
+ * with its command (`pnpm bench:pacing`, `pnpm bench:testing-kit`): the
+ * command prints its section and writes it into the page; `pnpm bench`
+ * keeps every one of them when it regenerates the rest, so no regeneration
+ * drops one. A section of the page comes from a figure of `pnpm bench`
+ * (`src/figures/*`) or from one of these; none is written by hand.
  */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { rootDir } from "./machine.js"
 
-/** The sections measured on their own, by title. */
-export const ownSections = ["## Pacing from the rate limits"] as const
+/** The sections measured on their own: their titles and the command that writes each. */
+export const ownSections = [
+  { title: "## Pacing from the rate limits", command: "pnpm bench:pacing", script: "pacing.ts" },
+  { title: "## The testing kit", command: "pnpm bench:testing-kit", script: "testing-kit.ts" }
+] as const
+
+export type OwnSection = (typeof ownSections)[number]
 
 /** The section titled `title` in `text` (up to the next `## `), or `undefined`. */
 export const sectionOf = (text: string, title: string): string | undefined => {
@@ -23,9 +36,33 @@ export const withSection = (text: string, section: string): string => {
   return missed < 0 ? `${text.trimEnd()}\n\n${section}` : `${text.slice(0, missed + 1)}${section}\n${text.slice(missed + 1)}`
 }
 
-/** The regenerated page `next`, with the own sections of the page it replaces. */
-export const keepOwnSections = (previous: string, next: string): string =>
-  ownSections.reduce((text, title) => {
-    const section = sectionOf(previous, title)
-    return section === undefined ? text : withSection(text, section)
-  }, next)
+/**
+ * The regenerated page `next`, with the own sections of the page it
+ * replaces; `missing` names those the old page lacked (their commands were
+ * never run there), for `pnpm bench` to say which command writes each.
+ */
+export const keepOwnSections = (previous: string, next: string): { readonly text: string; readonly missing: ReadonlyArray<OwnSection> } =>
+  ownSections.reduce<{ readonly text: string; readonly missing: ReadonlyArray<OwnSection> }>((page, own) => {
+    const section = sectionOf(previous, own.title)
+    return section === undefined ? { ...page, missing: [...page.missing, own] } : { ...page, text: withSection(page.text, section) }
+  }, { text: next, missing: [] })
+
+/** How an own section begins: its command, the script, the date and the machine's load. */
+export const measured = (own: OwnSection): string =>
+  `Measured by \`${own.command}\` (packages/bench/src/${own.script}) on ${new Date().toISOString().slice(0, 10)}, ` +
+  `${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(2)} at the end.`
+
+/** The rounds a script was asked for (its first argument that is a count), else `fallback`. */
+export const roundsArg = (fallback: number): number => {
+  const given = process.argv.slice(2).find((arg) => /^[1-9][0-9]*$/.test(arg))
+  return given === undefined ? fallback : Number(given)
+}
+
+/** Prints `section` and, unless `--no-write` was given, writes it into docs/performance.md. */
+export const publish = (section: string): void => {
+  console.log(section)
+  if (process.argv.includes("--no-write")) return
+  const file = path.join(rootDir, "docs", "performance.md")
+  fs.writeFileSync(file, withSection(fs.readFileSync(file, "utf8"), section))
+  console.log(`wrote the section into ${path.relative(rootDir, file)}`)
+}

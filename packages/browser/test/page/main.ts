@@ -7,7 +7,7 @@
  * key), `phase` (`main`; `resume` after a reload or in another tab; `hold`:
  * a tab that submits a task and keeps it).
  */
-import { Attachment, Chat, Embeddings, Images, Moderations, Videos } from "@switchboard/core"
+import { Attachment, Chat, Embeddings, Images, Moderations, Switchboard, Videos } from "@switchboard/core"
 import { Reply, ScriptedModel } from "@switchboard/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -320,6 +320,22 @@ const main = Effect.gen(function*() {
         viaSecretHeaders
       }
     }))
+
+  // A secret header given per call is refused too, before the request leaves the page.
+  yield* check("callGuard", ({ out }) =>
+    Effect.gen(function*() {
+      const request = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "a key per call" }] }
+      const perCall = Switchboard.withRequestOptions({ headers: { "X-Api-Key": "sk-live-1234567890" } })
+      const whole = yield* Effect.flip(perCall(Chat.create(request)))
+      const streamed = yield* Effect.flip(Stream.runDrain(perCall(Chat.streamText(request))))
+      out.textContent = whole.message
+      const shown = (error: typeof streamed) => ({
+        tag: error._tag,
+        field: error._tag === "ConfigurationError" ? error.field : undefined,
+        leaked: String(error).includes("sk-live-1234567890") || error.message.includes("sk-live-1234567890")
+      })
+      return { whole: shown(whole), streamed: shown(streamed), message: whole.message }
+    }), BrowserSwitchboard.layer({ baseUrl: api, journal: "memory", maxRetries: 0 }))
 
   // Same origin, so content-encoding is visible to the wire; the model names the coding.
   yield* check("compressed", ({ out }) =>
