@@ -7,3 +7,6 @@
 export * as Agent from "./Agent.js"
 export * as AgentError from "./AgentError.js"
 export * as Transcript from "./Transcript.js"
+export * as UiMessage from "./UiMessage.js"
+export * as UiServer from "./UiServer.js"
+export * as UiStream from "./UiStream.js"

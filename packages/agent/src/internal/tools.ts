@@ -151,7 +151,10 @@ export type Prepared =
   | { readonly _tag: "Ready"; readonly call: Protocol.ToolCall; readonly tool: Resolved; readonly params: unknown }
   | { readonly _tag: "Rejected"; readonly call: Protocol.ToolCall; readonly outcome: ToolResult["outcome"]; readonly error: string }
 
-const errorContent = (error: unknown): string => JSON.stringify({ error })
+export const errorContent = (error: unknown): string => JSON.stringify({ error })
+
+/** What the model reads for a denied call. */
+export const denial = (name: string): string => errorContent(`the user denied this call to ${name}; it did not run`)
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
@@ -333,7 +336,7 @@ export const answer = (
   if (prepared._tag === "Rejected") return Effect.succeed(result(call, prepared.outcome, errorContent(prepared.error)))
   if (decision === "deny") {
     return Effect.succeed(
-      result(call, "denied", errorContent(`the user denied this call to ${call.function.name}; it did not run`))
+      result(call, "denied", denial(call.function.name))
     )
   }
   return execute(prepared.tool, call, prepared.params).pipe(
