@@ -115,19 +115,15 @@ const readBody = (maxBytes: number) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<Result.Result<string, UiMessage.InvalidUiRequest>> => {
     const declared = Number(request.headers["content-length"])
     if (Number.isFinite(declared) && declared > maxBytes) return Effect.succeed(Result.fail(tooLarge(maxBytes)))
-    const chunks: Array<Uint8Array> = []
     let size = 0
     return request.stream.pipe(
-      Stream.runForEachWhile((chunk: Uint8Array) =>
-        Effect.sync(() => {
-          size += chunk.byteLength
-          if (size <= maxBytes) chunks.push(chunk)
-          return size <= maxBytes
-        })
-      ),
-      Effect.map(() =>
-        size > maxBytes ? Result.fail(tooLarge(maxBytes)) : Result.succeed(Buffer.concat(chunks).toString("utf8"))
-      ),
+      Stream.takeWhile((chunk: Uint8Array) => {
+        size += chunk.byteLength
+        return size <= maxBytes
+      }),
+      Stream.decodeText,
+      Stream.mkString,
+      Effect.map((text) => size > maxBytes ? Result.fail(tooLarge(maxBytes)) : Result.succeed(text)),
       Effect.orElseSucceed(() => Result.fail(new UiMessage.InvalidUiRequest({ field: "body", message: "could not be read" })))
     )
   })
@@ -260,6 +256,15 @@ export const chat = (
   })
 
 /**
+ * A web `Request` to a `Response` (named through `effect`, so this module
+ * needs no DOM types).
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export type WebHandler = (request: Parameters<ReturnType<typeof HttpEffect.toWebHandler>>[0]) => ReturnType<ReturnType<typeof HttpEffect.toWebHandler>>
+
+/**
  * A handler as a function from a web `Request` to a `Response` (for Deno,
  * Bun, Cloudflare Workers, Next.js route handlers), its services built once
  * from `layer`. An aborted request interrupts the run.
@@ -270,10 +275,10 @@ export const chat = (
 export const toWebHandler = <R, LE>(
   handler: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest>,
   layer: Layer.Layer<Exclude<R, HttpServerRequest.HttpServerRequest>, LE>
-): { readonly handler: (request: Request) => Promise<Response>; readonly dispose: () => Promise<void> } => {
+): { readonly handler: WebHandler; readonly dispose: () => Promise<void> } => {
   const built = HttpEffect.toWebHandlerLayerWith(layer, {
     toHandler: () => Effect.succeed<Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>>(handler as Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>)
   })
   // Every service comes from `layer`: nothing is left for a per-request context.
-  return { handler: built.handler as (request: Request) => Promise<Response>, dispose: built.dispose }
+  return { handler: built.handler as WebHandler, dispose: built.dispose }
 }

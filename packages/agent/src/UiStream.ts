@@ -342,8 +342,6 @@ const videoData = (update: TaskPoller.TaskUpdate) =>
     ? { status: "succeeded", videoUrl: update.videoUrl }
     : { status: "failed" }
 
-const encoder = new TextEncoder()
-
 /**
  * The parts as SSE frames (`data: <json>`), closed by `data: [DONE]`.
  *
@@ -354,7 +352,7 @@ export const encode = <E, R>(parts: Stream.Stream<UiPart, E, R>): Stream.Stream<
   parts.pipe(
     Stream.map((part) => `data: ${JSON.stringify(part)}\n\n`),
     Stream.concat(Stream.make("data: [DONE]\n\n")),
-    Stream.map((frame) => encoder.encode(frame))
+    Stream.encodeText
   )
 
 /**
@@ -374,7 +372,7 @@ export const agentSse = <A, E, R>(
     Stream.catchCause((cause) =>
       Stream.make(`event: error\ndata: ${JSON.stringify({ errorText: (failurePart(options)(causeError(cause)) as { errorText: string }).errorText })}\n\n`)
     ),
-    Stream.map((frame) => encoder.encode(frame))
+    Stream.encodeText
   )
 
 /**
@@ -392,5 +390,5 @@ export const agentText = <A, E, R>(
     Stream.filter((event) => event._tag === "TextDelta"),
     Stream.map((event) => event.text),
     Stream.catchCause((cause) => Stream.make(`\n[error] ${(failurePart(options)(causeError(cause)) as { errorText: string }).errorText}\n`)),
-    Stream.map((text) => encoder.encode(text))
+    Stream.encodeText
   )
