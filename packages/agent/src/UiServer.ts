@@ -204,8 +204,12 @@ export const agent = <T extends Agent.AnyTools, A = undefined, I = A>(
           pending: result.pending.map((p) => p.callId)
         })
         : Effect.void
+    // Looked for a chunk at a time: an effect per event would cost more than the mapping.
     const kept = <E, R>(events: Stream.Stream<Agent.AgentEvent<A>, E, R>) =>
-      Stream.tap(events, (event) => event._tag === "Finished" ? keep(event.result) : Effect.void)
+      Stream.mapArrayEffect(events, (chunk) => {
+        const finished = chunk.find((event) => event._tag === "Finished")
+        return finished?._tag === "Finished" ? Effect.as(keep(finished.result), chunk) : Effect.succeed(chunk)
+      })
     if (request.continues !== undefined) {
       const callIds = Object.keys(request.decisions)
       const paused = yield* store.take(request.chatId, callIds)

@@ -187,9 +187,8 @@ const safeText = (errorText: (error: unknown) => string, error: unknown) => {
   }
 }
 
-/** Parts for one agent event. */
-const agentParts = (writer: Writer, options: Options) => (event: AgentEvent<unknown>): ReadonlyArray<UiPart> => {
-  const out: Array<UiPart> = []
+/** Appends the parts of one agent event to `out`. */
+const agentParts = (writer: Writer, options: Options, event: AgentEvent<unknown>, out: Array<UiPart>): void => {
   const replay = options.resumed === true && "step" in event && event.step === 0
   switch (event._tag) {
     case "TextDelta":
@@ -205,14 +204,13 @@ const agentParts = (writer: Writer, options: Options) => (event: AgentEvent<unkn
       out.push(outputPart(event.result))
       break
     case "StepFinished":
-      if (replay || (options.resumed === true && event.step.index === 0)) break
+      if (options.resumed === true && event.step.index === 0) break
       writer.openStep(out)
       writer.closeStep(out)
       break
     case "Finished":
       out.push(...finishedParts(writer, event.result))
   }
-  return out
 }
 
 /** A paused run's last step: its calls, and an approval request for each pending one; then `finish`. */
@@ -250,13 +248,15 @@ export const fromAgent = <A, E, R>(
   events: Stream.Stream<AgentEvent<A>, E, R>,
   options: Options = {}
 ): Stream.Stream<UiPart, never, R> =>
-  Stream.suspend(() => {
-    const writer = new Writer("text-")
-    return Stream.make(startPart(options)).pipe(
-      Stream.concat(Stream.flatMap(events as Stream.Stream<AgentEvent<unknown>, E, R>, (event) => Stream.fromIterable(agentParts(writer, options)(event)))),
-      Stream.catchCause((cause) => Stream.make(failurePart(options)(causeError(cause))))
-    )
-  })
+  Stream.make<[UiPart]>(startPart(options)).pipe(
+    // A chunk of events at a time: the parts of a chunk are written as one.
+    Stream.concat(Stream.mapAccumArray(events as Stream.Stream<AgentEvent<unknown>, E, R>, () => new Writer("text-"), (writer, chunk) => {
+      const out: Array<UiPart> = []
+      for (const event of chunk) agentParts(writer, options, event, out)
+      return [writer, out] as const
+    })),
+    Stream.catchCause((cause) => Stream.make(failurePart(options)(causeError(cause))))
+  )
 
 const causeError = (cause: Cause.Cause<unknown>): unknown => {
   const failure = cause.reasons.find((reason) => reason._tag === "Fail")
@@ -275,45 +275,44 @@ export const fromChat = <E, R>(
   chunks: Stream.Stream<Protocol.ChatCompletionChunk, E, R>,
   options: Options & { readonly images?: boolean | undefined } = {}
 ): Stream.Stream<UiPart, never, R> =>
-  Stream.suspend(() => {
-    const writer = new Writer("text-")
-    let text = ""
-    let usage: Protocol.Usage | undefined
-    let reason: string | null | undefined
-    const body = Stream.flatMap(chunks, (chunk) => {
+  Stream.make<[UiPart]>(startPart(options)).pipe(
+    Stream.concat(Stream.mapAccumArray(chunks, () => new ChatState(), (state, chunk) => {
       const out: Array<UiPart> = []
-      if (chunk.usage) usage = chunk.usage
-      const choice = chunk.choices[0]
-      if (choice?.finish_reason) reason = choice.finish_reason
-      const delta = choice?.delta.content
-      if (delta) {
-        text += delta
-        writer.delta(out, delta)
-      }
-      return Stream.fromIterable(out)
-    })
-    const end = Stream.sync(() => {
-      const out: Array<UiPart> = []
-      writer.openStep(out)
-      writer.closeText(out)
-      if (options.images === true) {
-        for (const image of Images.parseImages(text)) out.push({ type: "file", url: image.url, mediaType: mediaTypeOf(image.url) })
-      }
-      writer.closeStep(out)
-      const metadataUsage = usageOf(usage)
-      out.push({
-        type: "finish",
-        finishReason: finishReason(reason),
-        messageMetadata: metadataUsage === undefined ? {} : { usage: metadataUsage }
-      })
-      return out
-    }).pipe(Stream.flatMap(Stream.fromIterable))
-    return Stream.make(startPart(options)).pipe(
-      Stream.concat(body),
-      Stream.concat(end),
-      Stream.catchCause((cause) => Stream.make(failurePart(options)(causeError(cause))))
-    )
-  })
+      for (const c of chunk) state.add(c, out)
+      return [state, out] as const
+    }, { onHalt: (state) => state.end(options.images === true) })),
+    Stream.catchCause((cause) => Stream.make(failurePart(options)(causeError(cause))))
+  )
+
+/** One reply being written: its text so far, usage and finish reason. */
+class ChatState {
+  private readonly writer = new Writer("text-")
+  private text = ""
+  private usage: Protocol.Usage | undefined = undefined
+  private reason: string | null | undefined = undefined
+  add(chunk: Protocol.ChatCompletionChunk, out: Array<UiPart>) {
+    if (chunk.usage) this.usage = chunk.usage
+    const choice = chunk.choices[0]
+    if (choice?.finish_reason) this.reason = choice.finish_reason
+    const delta = choice?.delta.content
+    if (delta) {
+      this.text += delta
+      this.writer.delta(out, delta)
+    }
+  }
+  end(images: boolean): ReadonlyArray<UiPart> {
+    const out: Array<UiPart> = []
+    this.writer.openStep(out)
+    this.writer.closeText(out)
+    if (images) {
+      for (const image of Images.parseImages(this.text)) out.push({ type: "file", url: image.url, mediaType: mediaTypeOf(image.url) })
+    }
+    this.writer.closeStep(out)
+    const usage = usageOf(this.usage)
+    out.push({ type: "finish", finishReason: finishReason(this.reason), messageMetadata: usage === undefined ? {} : { usage } })
+    return out
+  }
+}
 
 const mediaTypeOf = (url: string): string => /^data:([\w.+-]+\/[\w.+-]+)[;,]/.exec(url)?.[1] ?? "image/png"
 
@@ -350,10 +349,13 @@ const videoData = (update: TaskPoller.TaskUpdate) =>
  */
 export const encode = <E, R>(parts: Stream.Stream<UiPart, E, R>): Stream.Stream<Uint8Array, E, R> =>
   parts.pipe(
-    Stream.map((part) => `data: ${JSON.stringify(part)}\n\n`),
+    // One write per chunk of parts, not per part.
+    Stream.mapArray((chunk) => [chunk.map(frame).join("")] as const),
     Stream.concat(Stream.make("data: [DONE]\n\n")),
     Stream.encodeText
   )
+
+const frame = (part: UiPart) => `data: ${JSON.stringify(part)}\n\n`
 
 /**
  * The run as plain SSE: one event per `AgentEvent`, named by its `_tag`
