@@ -305,7 +305,9 @@ class ChatState {
     this.writer.openStep(out)
     this.writer.closeText(out)
     if (images) {
-      for (const image of Images.parseImages(this.text)) out.push({ type: "file", url: image.url, mediaType: mediaTypeOf(image.url) })
+      for (const image of Images.parseImages(this.text)) {
+        out.push({ type: "file", url: image.url, mediaType: image.mediaType ?? mediaTypeOf(image.url) })
+      }
     }
     this.writer.closeStep(out)
     const usage = usageOf(this.usage)
@@ -314,7 +316,17 @@ class ChatState {
   }
 }
 
-const mediaTypeOf = (url: string): string => /^data:([\w.+-]+\/[\w.+-]+)[;,]/.exec(url)?.[1] ?? "image/png"
+const imageTypes: ReadonlyArray<readonly [RegExp, string]> = [
+  [/\.jpe?g$/i, "image/jpeg"],
+  [/\.webp$/i, "image/webp"],
+  [/\.gif$/i, "image/gif"]
+]
+
+/** By the address's extension; PNG, what `image2` makes, otherwise. */
+const mediaTypeOf = (url: string): string => {
+  const path = url.split(/[?#]/)[0]!
+  return imageTypes.find(([pattern]) => pattern.test(path))?.[1] ?? "image/png"
+}
 
 /**
  * A video task's progress as `data-video` parts (one id per task, so the
