@@ -52,6 +52,37 @@ export type Requirements<T extends AnyTools> =
   | Tool.HandlersFor<T>
   | Tool.HandlerServices<T[keyof T]>
 
+/**
+ * What a run with a toolkit that carries its handlers needs (a
+ * `Toolkit.WithHandler`, as `McpClient.toolkit` gives): the chat service and
+ * what the tools ask of each call, no handlers.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type BoundRequirements<T extends AnyTools> = Chat.Chat | Tool.HandlerServices<T[keyof T]>
+
+/**
+ * The toolkit of a run: `effect/ai`'s `Toolkit`, its handlers in the context
+ * (`toolkit.toLayer(...)`), or a `Toolkit.WithHandler` that carries them
+ * (`yield* toolkit`, `McpClient.toolkit(client)`). Either way the agent
+ * decodes the arguments, asks for approvals and applies `ToolTimeout` and
+ * `ToolRetry`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type AnyToolkit<T extends AnyTools> = Toolkit.Toolkit<T> | Toolkit.WithHandler<T>
+
+/**
+ * What a run needs for its toolkit: `Requirements` for a `Toolkit`,
+ * `BoundRequirements` for a `Toolkit.WithHandler`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type RequirementsOf<T extends AnyTools, K> = K extends Toolkit.Any ? Requirements<T> : BoundRequirements<T>
+
 export {
   /**
    * A tool annotation: the limit for one call of the tool, retries included.
@@ -284,8 +315,11 @@ export interface RunOptions<T extends AnyTools, A = undefined, I = A> {
    */
   readonly name?: string | undefined
   readonly messages: ReadonlyArray<Protocol.Message>
-  /** An `effect/ai` toolkit; its handlers come from `toolkit.toLayer(...)`. */
-  readonly toolkit: Toolkit.Toolkit<T>
+  /**
+   * An `effect/ai` toolkit, its handlers from `toolkit.toLayer(...)`, or a
+   * `Toolkit.WithHandler` carrying its own (`McpClient.toolkit`, `yield* toolkit`).
+   */
+  readonly toolkit: AnyToolkit<T>
   /** `required` or a named function applies to the first model call, then `auto`. */
   readonly toolChoice?: Protocol.ToolChoice | undefined
   /** `max_tokens` of each model call (clamped to what `budget.totalTokens` has left). */
@@ -486,13 +520,13 @@ const create: Loop.Settings["complete"] = (request) => Chat.create(request)
  * @since 0.1.0
  * @category running
  */
-export const run = <T extends AnyTools, A = undefined, I = A>(
-  options: RunOptions<T, A, I>
-): Effect.Effect<AgentResult<A>, RunError<A>, Requirements<T>> =>
+export const run = <T extends AnyTools, A = undefined, I = A, K extends AnyToolkit<T> = AnyToolkit<T>>(
+  options: RunOptions<T, A, I> & { readonly toolkit: K }
+): Effect.Effect<AgentResult<A>, RunError<A>, RequirementsOf<T, K>> =>
   Effect.flatMap(
     Effect.fromResult(settings(options, {}, create, undefined)),
     (resolved) => Loop.run(resolved, options.messages)
-  ) as Effect.Effect<AgentResult<A>, RunError<A>, Requirements<T>>
+  ) as Effect.Effect<AgentResult<A>, RunError<A>, RequirementsOf<T, K>>
 
 /**
  * Continues from a transcript: runs the unanswered calls of its last
@@ -503,13 +537,13 @@ export const run = <T extends AnyTools, A = undefined, I = A>(
  * @since 0.1.0
  * @category running
  */
-export const resume = <T extends AnyTools, A = undefined, I = A>(
-  options: ResumeOptions<T, A, I>
-): Effect.Effect<AgentResult<A>, RunError<A>, Requirements<T>> =>
+export const resume = <T extends AnyTools, A = undefined, I = A, K extends AnyToolkit<T> = AnyToolkit<T>>(
+  options: ResumeOptions<T, A, I> & { readonly toolkit: K }
+): Effect.Effect<AgentResult<A>, RunError<A>, RequirementsOf<T, K>> =>
   Effect.flatMap(
     Effect.fromResult(settings(options, options.decisions ?? {}, create, undefined)),
     (resolved) => Loop.run(resolved, options.transcript)
-  ) as Effect.Effect<AgentResult<A>, RunError<A>, Requirements<T>>
+  ) as Effect.Effect<AgentResult<A>, RunError<A>, RequirementsOf<T, K>>
 
 /** A model call through `Chat.stream`, its text deltas emitted as they come. */
 const streamed = (emit: (event: AgentEvent<unknown>) => Effect.Effect<void>): Loop.Settings["complete"] => (request, step) =>
@@ -536,9 +570,9 @@ const streamed = (emit: (event: AgentEvent<unknown>) => Effect.Effect<void>): Lo
  * @since 0.1.0
  * @category running
  */
-export const stream = <T extends AnyTools, A = undefined, I = A>(
-  options: RunOptions<T, A, I>
-): Stream.Stream<AgentEvent<A>, StreamRunError<A>, Requirements<T>> =>
+export const stream = <T extends AnyTools, A = undefined, I = A, K extends AnyToolkit<T> = AnyToolkit<T>>(
+  options: RunOptions<T, A, I> & { readonly toolkit: K }
+): Stream.Stream<AgentEvent<A>, StreamRunError<A>, RequirementsOf<T, K>> =>
   // Typed loosely inside; the signature narrows the error when there is no `output`.
   Stream.callback<AgentEvent<unknown>, StreamRunError<unknown>, Loop.Requirements>((queue) => {
     const emit = (event: AgentEvent<unknown>) => Effect.asVoid(Queue.offer(queue, event))
@@ -547,7 +581,7 @@ export const stream = <T extends AnyTools, A = undefined, I = A>(
       Effect.flatMap((result) => emit({ _tag: "Finished", result })),
       Queue.into(queue)
     )
-  }, { bufferSize: 16 }) as Stream.Stream<AgentEvent<A>, StreamRunError<A>, Requirements<T>>
+  }, { bufferSize: 16 }) as Stream.Stream<AgentEvent<A>, StreamRunError<A>, RequirementsOf<T, K>>
 
 /**
  * Ends the run after `n` steps (status `stopped`).

@@ -110,7 +110,9 @@ export interface Options<T extends Agent.AnyTools> extends Omit<Agent.RunOptions
  * @since 0.1.0
  * @category constructors
  */
-export const make = <T extends Agent.AnyTools>(options: Options<T>) => {
+export const make = <T extends Agent.AnyTools, K extends Agent.AnyToolkit<T> = Agent.AnyToolkit<T>>(
+  options: Options<T> & { readonly toolkit: K }
+) => {
   const workflow = Workflow.make(options.name, {
     payload: { key: Schema.String, model: Schema.String, messages: Transcript },
     success: Outcome,
@@ -178,8 +180,8 @@ export const make = <T extends Agent.AnyTools>(options: Options<T>) => {
 
   return {
     workflow,
-    /** Registers the workflow on a runner, with the toolkit's handlers and `Chat` from context. */
-    layer: workflow.toLayer(body) as Layer.Layer<never, never, WorkflowEngine | Agent.Requirements<T>>,
+    /** Registers the workflow on a runner, with `Chat` and the toolkit's handlers (unless it carries them) from context. */
+    layer: workflow.toLayer(body) as Layer.Layer<never, never, WorkflowEngine | Agent.RequirementsOf<T, K>>,
     /** Starts the run with this key (or finds it); returns at once. */
     start: (key: string, model: string, messages: ReadonlyArray<Protocol.Message>) =>
       workflow.execute(payloadOf(key, model, messages), { discard: true }),

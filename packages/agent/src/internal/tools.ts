@@ -27,6 +27,7 @@ import * as Result from "effect/Result"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
+import * as Stream from "effect/Stream"
 import type { Decision, ToolResult } from "../Agent.js"
 import { ToolDefect } from "../AgentError.js"
 import type { Transcript } from "../Transcript.js"
@@ -42,6 +43,8 @@ export interface Resolved {
   readonly retry: Schedule.Schedule<unknown, unknown> | undefined
   /** Where `toolkit.toLayer` put the handler: the tool's `id`. */
   readonly handler: Context.Key<Tool.Handler<string>, Tool.Handler<string>>
+  /** For a toolkit that carries its handlers (`Toolkit.WithHandler`): runs the call through its `handle`. */
+  readonly bound: ((params: unknown, call: Protocol.ToolCall) => Effect.Effect<unknown, unknown, unknown>) | undefined
   /** The handler's success and failure as sent to the model (the tool's `successSchema`, its failure result schema). */
   readonly encodeSuccess: Encode
   readonly encodeFailure: Encode
@@ -100,6 +103,40 @@ const fixedFor = (tool: Tool.Any) => {
   return found
 }
 
+/**
+ * A toolkit as a run takes it: `effect/ai`'s `Toolkit` (handlers from the
+ * context, put there by `toolkit.toLayer`), or one that carries its handlers,
+ * a `Toolkit.WithHandler` (what `yield* toolkit` and `McpClient.toolkit` give).
+ */
+export type Input = Toolkit.Any | { readonly tools: Record<string, Tool.Any>; readonly handle: unknown }
+
+type Handle = (
+  name: string,
+  params: unknown,
+  toolCallId?: string
+) => Effect.Effect<Stream.Stream<Tool.HandlerResult<Tool.Any>, unknown, unknown>, unknown, unknown>
+
+/**
+ * A call through the toolkit's own `handle`, which decodes its parameters
+ * (so the decoded value is encoded back with the tool's schema) and streams
+ * preliminary results before the final one: only the final one counts.
+ */
+const boundRunner = (handle: Handle, tool: Tool.Any) => {
+  const encode = Schema.isSchema(tool.parametersSchema)
+    ? Schema.encodeUnknownEffect(tool.parametersSchema as Schema.Codec<unknown, unknown, never, unknown>)
+    : Effect.succeed
+  return (params: unknown, call: Protocol.ToolCall): Effect.Effect<unknown, unknown, unknown> =>
+    encode(params).pipe(
+      Effect.orDie,
+      Effect.flatMap((encoded) => handle(tool.name, encoded, call.id)),
+      Effect.flatMap((results) => Stream.runLast(Stream.filter(results, (r) => !r.preliminary))),
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.die(`${tool.name} gave no result`),
+        onSome: (r) => (r.isFailure ? Effect.fail(r.result) : Effect.succeed(r.result))
+      }))
+    )
+}
+
 const refuse = (name: string, message: string) =>
   Result.fail(new ConfigurationError({ field: `toolkit.tools.${name}`, message }))
 
@@ -109,8 +146,10 @@ const refuse = (name: string, message: string) =>
  * tool (the service runs none) or a timeout that makes no sense fails with a
  * `ConfigurationError` naming the tool.
  */
-export const resolve = (toolkit: Toolkit.Any): Result.Result<Tools, ConfigurationError> => {
+export const resolve = (toolkit: Input): Result.Result<Tools, ConfigurationError> => {
   const tools = new Map<string, Resolved>()
+  // A `Toolkit` has no `handle`: it is an Effect that gives a `WithHandler`.
+  const handle = "handle" in toolkit && typeof toolkit.handle === "function" ? (toolkit.handle as Handle) : undefined
   for (const tool of Object.values(toolkit.tools)) {
     if (!namePattern.test(tool.name)) {
       return refuse(tool.name, `tool name "${tool.name}" must be 1-64 letters, digits, _ or -`)
@@ -135,6 +174,7 @@ export const resolve = (toolkit: Toolkit.Any): Result.Result<Tools, Configuratio
     tools.set(tool.name, {
       tool,
       ...found,
+      bound: handle === undefined ? undefined : boundRunner(handle, tool),
       timeout: timeout?.success,
       retry: Context.getOrUndefined(tool.annotations, ToolRetry) as Schedule.Schedule<unknown, unknown> | undefined
     })
@@ -288,7 +328,7 @@ const handlerContext = (call: Protocol.ToolCall): Toolkit.HandlerContext<Tool.An
  * log level live in the context too, and must be the caller's.
  */
 const invoke = (resolved: Resolved, call: Protocol.ToolCall, params: unknown) => {
-  const handled = Effect.flatMap(Effect.service(resolved.handler), (handler) =>
+  const handled = resolved.bound !== undefined ? resolved.bound(params, call) : Effect.flatMap(Effect.service(resolved.handler), (handler) =>
     handler.handler(params, handlerContext(call)).pipe(
       Effect.updateContext((input: Context.Context<never>) => Context.merge(handler.context, input))
     ))
