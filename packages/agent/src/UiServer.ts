@@ -146,9 +146,9 @@ const sse = <R>(parts: Stream.Stream<UiStream.UiPart, never, R>) =>
  * A resumed run's events. Until `Agent.stream` takes a transcript, the run
  * is resumed as a whole and its steps replayed as events.
  */
-const resumeEvents = <T extends Agent.AnyTools, A, I>(
-  options: Agent.ResumeOptions<T, A, I>
-): Stream.Stream<Agent.AgentEvent<A>, Agent.RunError<A>, Agent.Requirements<T>> =>
+const resumeEvents = <T extends Agent.AnyTools, A, I, K extends Agent.AnyToolkit<T>>(
+  options: Agent.ResumeOptions<T, A, I> & { readonly toolkit: K }
+): Stream.Stream<Agent.AgentEvent<A>, Agent.RunError<A>, Agent.RequirementsOf<T, K>> =>
   Stream.flatMap(Stream.fromEffect(Agent.resume(options)), (result) =>
     Stream.fromIterable(replay(result)))
 
@@ -183,12 +183,12 @@ const replay = <A>(result: Agent.AgentResult<A>): ReadonlyArray<Agent.AgentEvent
  * @since 1.0.0
  * @category handlers
  */
-export const agent = <T extends Agent.AnyTools, A = undefined, I = A>(
-  options: AgentServeOptions<T, A, I>
+export const agent = <T extends Agent.AnyTools, A = undefined, I = A, K extends Agent.AnyToolkit<T> = Agent.AnyToolkit<T>>(
+  options: AgentServeOptions<T, A, I> & { readonly toolkit: K }
 ): Effect.Effect<
   HttpServerResponse.HttpServerResponse,
   never,
-  HttpServerRequest.HttpServerRequest | ApprovalStore | Agent.Requirements<T>
+  HttpServerRequest.HttpServerRequest | ApprovalStore | Agent.RequirementsOf<T, K>
 > =>
   Effect.gen(function*() {
     const decoded = yield* decodeRequest(options.limits)

@@ -9,10 +9,12 @@ import { NodeSwitchboard } from "@switchboard/node"
 import * as TaskPoller from "@switchboard/core/TaskPoller"
 import { InvalidRequestError } from "@switchboard/core/SwitchboardError"
 import * as Ai7 from "ai"
+import * as Tool from "effect/ai/Tool"
 import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -62,6 +64,23 @@ describe("UiServer.chat", () => {
     expect(files[0]).toMatchObject({ type: "file", mediaType: "image/png" })
     expect((files[0] as { url: string }).url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/files\/img_\w+_1024x1024\.png$/)
     expect((message!.metadata as { usage: { totalTokens: number } }).usage.totalTokens).toBeGreaterThan(0)
+  })
+})
+
+describe("UiServer.agent with a Toolkit.WithHandler", () => {
+  it("needs no handlers in its layer", async () => {
+    const Echo = Tool.make("echo", { parameters: Schema.Struct({ text: Schema.String }), success: Schema.String })
+    const kit = Toolkit.make(Echo)
+    const toolkit = await Effect.runPromise(kit.pipe(Effect.provide(kit.toLayer({ echo: ({ text }) => Effect.succeed(text) }))))
+    const { dispose, handler } = UiServer.toWebHandler(
+      UiServer.agent({ model: "gpt-4o-mini", toolkit }),
+      Layer.merge(NodeSwitchboard.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey }), UiServer.layerMemory())
+    )
+    const response = await handler(new Request("http://127.0.0.1/api/chat", { method: "POST", body: userBody("kit", "Use echo") }))
+    const text = await response.text()
+    await dispose()
+    expect(text).toContain("{\"type\":\"tool-output-available\",\"toolCallId\":")
+    expect(text).toContain("\"finishReason\":\"stop\"")
   })
 })
 
