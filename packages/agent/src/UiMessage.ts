@@ -166,7 +166,8 @@ export const decode = (text: string, limits: Limits = {}): Result.Result<Decoded
   if (Array.isArray(messages) && messages.length > maxMessages) {
     return invalid("messages", `has ${messages.length} messages, more than the limit of ${maxMessages}`)
   }
-  const body = decodeBody(json)
+  // Every failure, with its input, so the 400 names the deepest field and what it got.
+  const body = decodeBody(json, { errors: "all", reportInput: true })
   if (Result.isFailure(body)) {
     const leaf = Issue.leafOf(body.failure.issue)
     return invalid(formatPath(leaf.path) || "body", leaf.reason)

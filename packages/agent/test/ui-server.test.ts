@@ -283,6 +283,11 @@ describe("UiServer.agent bad input", () => {
     expect(await run(emulator.requests)).toEqual([])
   })
 
+  it("says what the field got", async () => {
+    const response = await post({ id: 7, messages: [] })
+    expect(await response.json()).toEqual({ error: { field: "id", message: "expected a string, got 7" } })
+  })
+
   it("answers an approval for a call that is not pending with 409, and runs nothing", async () => {
     await run(emulator.reset)
     const before = deleted.length
