@@ -17,16 +17,24 @@ import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
 import { duration } from "@switchboard/core/SwitchboardConfig"
-import { ConfigurationError, type RequestError, type StreamRequestError } from "@switchboard/core/SwitchboardError"
+import {
+  ConfigurationError,
+  type InvalidRequestError,
+  type RequestError,
+  type StreamRequestError
+} from "@switchboard/core/SwitchboardError"
 import type * as Tool from "effect/ai/Tool"
 import type * as Toolkit from "effect/ai/Toolkit"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
 import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { AgentError, ToolDefect } from "./AgentError.js"
+import * as Approvals from "./internal/approvals.js"
+import * as Input from "./internal/input.js"
 import * as Loop from "./internal/loop.js"
 import * as Tools from "./internal/tools.js"
 import type { Transcript } from "./Transcript.js"
@@ -153,28 +161,73 @@ export interface Step {
 }
 
 /**
- * A call waiting for a decision.
+ * A call waiting for a decision, typed per tool: `params` are the arguments
+ * decoded with the tool's parameters schema (narrow on `name`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface PendingApproval {
+export type PendingApproval<T extends AnyTools = AnyTools> = T extends AnyTools ? {
+    readonly [K in keyof T & string]: PendingCall<K, ParamsOf<T[K]>>
+  }[keyof T & string]
+  : never
+
+/** A tool's decoded parameters; `unknown` for a tool of no known type (`Tool.Any`). */
+type ParamsOf<X> = X extends Tool.Tool<infer _Name, infer Config, infer _R> ? Config["parameters"]["Type"] : unknown
+
+/**
+ * A pending call of the tool `Name`, whose decoded arguments are `Params`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface PendingCall<Name extends string, Params> {
+  /**
+   * What a decision is keyed by: made from the call's id, its tool's name and
+   * its arguments (canonical JSON), so a decision holds for this call with
+   * these arguments only (`effect/ai`'s approval id plays the same part).
+   */
+  readonly approvalId: string
   readonly callId: string
-  readonly name: string
+  readonly name: Name
+  /** The arguments as the model sent them (a JSON string). */
   readonly arguments: string
+  /** The arguments decoded with the tool's parameters schema. */
+  readonly params: Params
+}
+
+/**
+ * A decision on a pending call: `"approve"`, `"deny"`, or, in the shape of
+ * `effect/ai`'s and the AI SDK's approval responses, `{ approved, reason }`
+ * (a denial's `reason` is told to the model).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Decision: Schema.Codec<Decision> = Input.Decision
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Decision = "approve" | "deny" | { readonly approved: boolean; readonly reason?: string | undefined }
+
+/**
+ * Where a run's `invoke_agent` span is, to resume it in the same trace.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface TraceContext {
+  readonly traceId: string
+  readonly spanId: string
 }
 
 /**
  * @since 0.1.0
  * @category models
  */
-export type Decision = "approve" | "deny"
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface AgentResult<A = undefined> {
+export interface AgentResult<A = undefined, T extends AnyTools = AnyTools> {
   /**
    * - `completed`: the model answered without calling tools (and, with
    *   `output`, gave the value);
@@ -191,9 +244,11 @@ export interface AgentResult<A = undefined> {
   readonly transcript: Transcript
   /** Summed over the steps of this run, plus the `usage` given to `resume`. */
   readonly usage: Protocol.Usage
-  readonly pending: ReadonlyArray<PendingApproval>
+  readonly pending: ReadonlyArray<PendingApproval<T>>
   /** With `output`: the decoded value, when `completed`; otherwise `undefined`. */
   readonly output: A | undefined
+  /** The run's `invoke_agent` span: give it to `resume` (`trace`) to go on in the same trace. */
+  readonly trace: TraceContext
 }
 
 /**
@@ -371,10 +426,20 @@ export interface ResumeOptions<T extends AnyTools, A = undefined, I = A>
    */
   readonly usage?: Protocol.Usage | undefined
   /**
-   * By call id. Calls of tools that need approval run only when approved;
-   * `deny` works for any call. A missing decision pauses the run again.
+   * By `approvalId` (`PendingApproval.approvalId`, or `approvalId(call)` for
+   * a call that needs none). Calls of tools that need approval run only when
+   * approved; a denial works for any unanswered call. A missing decision
+   * pauses the run again. A key that is no unanswered call's approval id (a
+   * call id, a call whose arguments changed since) fails with
+   * `DecisionMismatch` before anything runs.
    */
   readonly decisions?: Readonly<Record<string, Decision>> | undefined
+  /**
+   * The paused run's `trace`: this run's span becomes a child of that run's,
+   * so that one conversation is one trace across pauses. Default: the
+   * current span, as for `run`.
+   */
+  readonly trace?: TraceContext | undefined
 }
 
 /**
@@ -424,16 +489,21 @@ export interface StepFinished {
  * @since 0.1.0
  * @category events
  */
-export interface Finished<A = undefined> {
+export interface Finished<A = undefined, T extends AnyTools = AnyTools> {
   readonly _tag: "Finished"
-  readonly result: AgentResult<A>
+  readonly result: AgentResult<A, T>
 }
 
 /**
  * @since 0.1.0
  * @category events
  */
-export type AgentEvent<A = undefined> = TextDelta | ToolCallStarted | ToolResultEvent | StepFinished | Finished<A>
+export type AgentEvent<A = undefined, T extends AnyTools = AnyTools> =
+  | TextDelta
+  | ToolCallStarted
+  | ToolResultEvent
+  | StepFinished
+  | Finished<A, T>
 
 const count = (field: string, value: number | undefined, fallback: number, min: number) => {
   const n = value ?? fallback
@@ -444,13 +514,13 @@ const count = (field: string, value: number | undefined, fallback: number, min: 
 
 /** The options with defaults filled in; a limit or a tool that makes no sense fails, naming it, before any call. */
 const settings = <T extends AnyTools, A, I>(
-  options: Omit<RunOptions<T, A, I>, "messages"> & { readonly usage?: Protocol.Usage | undefined },
-  decisions: Readonly<Record<string, Decision>>,
+  options: Omit<ResumeOptions<T, A, I>, "transcript"> & { readonly toolChoice?: Protocol.ToolChoice | undefined },
   complete: Loop.Settings["complete"],
   emit: Loop.Settings["emit"]
-): Result.Result<Loop.Settings, ConfigurationError> =>
+): Result.Result<Loop.Settings, ConfigurationError | InvalidRequestError> =>
   Result.gen(function*() {
     const budget = options.budget ?? {}
+    const decisions = yield* Input.decisions(options.decisions)
     const tools = yield* Tools.resolve(options.toolkit)
     return {
       model: options.model,
@@ -477,6 +547,7 @@ const settings = <T extends AnyTools, A, I>(
       guards: options.guards ?? [],
       intercept: options.intercept ?? Loop.noIntercept,
       decisions,
+      trace: options.trace,
       complete,
       emit
     }
@@ -505,6 +576,57 @@ export type StreamRunError<A = undefined> = RunError<A> | StreamRequestError
 
 const create: Loop.Settings["complete"] = (request) => Chat.create(request)
 
+/** A model call through `Chat.stream`, its text deltas emitted as they come. */
+const streamed = (emit: Emit): Loop.Settings["complete"] => (request, step) =>
+  Chat.accumulate(
+    Chat.stream(request, { includeUsage: true }).pipe(
+      Stream.tap((chunk) => {
+        const text = chunk.choices[0]?.delta.content
+        return text ? emit({ _tag: "TextDelta", step, text }) : Effect.void
+      })
+    )
+  )
+
+type Emit = (event: AgentEvent<unknown>) => Effect.Effect<void>
+
+/** What `run`, `resume` and their streams share: `resume`'s options, the start as `run` has it too. */
+type AnyOptions = Omit<ResumeOptions<AnyTools, unknown, unknown>, "transcript"> & {
+  readonly toolChoice?: Protocol.ToolChoice | undefined
+}
+
+/**
+ * The loop from `start` (the field it came in, decoded first), its events
+ * sent to `emit` (a stream's queue) when given, the model then streamed.
+ */
+const go = (
+  options: AnyOptions,
+  field: "messages" | "transcript",
+  start: unknown,
+  emit: Emit | undefined
+): Effect.Effect<AgentResult<unknown>, StreamRunError<unknown>, Loop.Requirements> =>
+  Effect.suspend(() =>
+    Effect.fromResult(Result.all([settings(options, emit === undefined ? create : streamed(emit), emit), Input.transcript(field, start)]))
+  ).pipe(
+    Effect.flatMap(([resolved, transcript]) => Loop.run(resolved, transcript)),
+    Effect.tap((result) => (emit === undefined ? Effect.void : emit({ _tag: "Finished", result })))
+  )
+
+/** `go` for `run` and `resume`, typed by their options: loosely typed inside, the signature narrows. */
+const runTyped = <T extends AnyTools, A, K>(options: object, field: "messages" | "transcript", start: unknown) =>
+  go(options as AnyOptions, field, start, undefined) as unknown as Effect.Effect<
+    AgentResult<A, T>,
+    RunError<A>,
+    RequirementsOf<T, K>
+  >
+
+/** `go` for `stream` and `resumeStream`: the loop's events into a stream's queue, the stream ending with the run. */
+const streamTyped = <T extends AnyTools, A, K>(options: object, field: "messages" | "transcript", start: unknown) =>
+  Stream.callback<AgentEvent<unknown>, StreamRunError<unknown>, Loop.Requirements>((queue) =>
+    go(options as AnyOptions, field, start, (event) => Effect.asVoid(Queue.offer(queue, event))).pipe(
+      Effect.asVoid,
+      Queue.into(queue)
+    ), { bufferSize: 16 }) as unknown as Stream.Stream<AgentEvent<A, T>, StreamRunError<A>, RequirementsOf<T, K>>
+
 /**
  * Runs the loop to an answer, a pause for approval, a stop condition, or a
  * typed error.
@@ -522,39 +644,23 @@ const create: Loop.Settings["complete"] = (request) => Chat.create(request)
  */
 export const run = <T extends AnyTools, A = undefined, I = A, K extends AnyToolkit<T> = AnyToolkit<T>>(
   options: RunOptions<T, A, I> & { readonly toolkit: K }
-): Effect.Effect<AgentResult<A>, RunError<A>, RequirementsOf<T, K>> =>
-  Effect.flatMap(
-    Effect.fromResult(settings(options, {}, create, undefined)),
-    (resolved) => Loop.run(resolved, options.messages)
-  ) as Effect.Effect<AgentResult<A>, RunError<A>, RequirementsOf<T, K>>
+): Effect.Effect<AgentResult<A, T>, RunError<A>, RequirementsOf<T, K>> =>
+  runTyped<T, A, K>(options, "messages", options.messages)
 
 /**
- * Continues from a transcript: runs the unanswered calls of its last
- * assistant message (approved, denied, or not needing approval), then goes on
- * as `run`. `maxSteps` and the tool-call and duration budgets count from
- * zero again; tokens go on from the `usage` given.
+ * Continues from a transcript, decoded first (a bad one fails with an
+ * `InvalidRequestError` naming the field): runs the unanswered calls of its
+ * last assistant message (approved, denied, or not needing approval), then
+ * goes on as `run`. `maxSteps` and the tool-call and duration budgets count
+ * from zero again; tokens go on from the `usage` given.
  *
  * @since 0.1.0
  * @category running
  */
 export const resume = <T extends AnyTools, A = undefined, I = A, K extends AnyToolkit<T> = AnyToolkit<T>>(
   options: ResumeOptions<T, A, I> & { readonly toolkit: K }
-): Effect.Effect<AgentResult<A>, RunError<A>, RequirementsOf<T, K>> =>
-  Effect.flatMap(
-    Effect.fromResult(settings(options, options.decisions ?? {}, create, undefined)),
-    (resolved) => Loop.run(resolved, options.transcript)
-  ) as Effect.Effect<AgentResult<A>, RunError<A>, RequirementsOf<T, K>>
-
-/** A model call through `Chat.stream`, its text deltas emitted as they come. */
-const streamed = (emit: (event: AgentEvent<unknown>) => Effect.Effect<void>): Loop.Settings["complete"] => (request, step) =>
-  Chat.accumulate(
-    Chat.stream(request, { includeUsage: true }).pipe(
-      Stream.tap((chunk) => {
-        const text = chunk.choices[0]?.delta.content
-        return text ? emit({ _tag: "TextDelta", step, text }) : Effect.void
-      })
-    )
-  )
+): Effect.Effect<AgentResult<A, T>, RunError<A>, RequirementsOf<T, K>> =>
+  runTyped<T, A, K>(options, "transcript", options.transcript)
 
 /**
  * The run as a stream of events, ending with `Finished` (whose result may be
@@ -572,16 +678,72 @@ const streamed = (emit: (event: AgentEvent<unknown>) => Effect.Effect<void>): Lo
  */
 export const stream = <T extends AnyTools, A = undefined, I = A, K extends AnyToolkit<T> = AnyToolkit<T>>(
   options: RunOptions<T, A, I> & { readonly toolkit: K }
-): Stream.Stream<AgentEvent<A>, StreamRunError<A>, RequirementsOf<T, K>> =>
-  // Typed loosely inside; the signature narrows the error when there is no `output`.
-  Stream.callback<AgentEvent<unknown>, StreamRunError<unknown>, Loop.Requirements>((queue) => {
-    const emit = (event: AgentEvent<unknown>) => Effect.asVoid(Queue.offer(queue, event))
-    return Effect.fromResult(settings(options, {}, streamed(emit), emit)).pipe(
-      Effect.flatMap((resolved) => Loop.run(resolved, options.messages)),
-      Effect.flatMap((result) => emit({ _tag: "Finished", result })),
-      Queue.into(queue)
+): Stream.Stream<AgentEvent<A, T>, StreamRunError<A>, RequirementsOf<T, K>> =>
+  streamTyped<T, A, K>(options, "messages", options.messages)
+
+/**
+ * `resume` as a stream of events, as `stream` gives them: a paused run goes
+ * on streaming, with its `usage` (and token budget) carried and, given
+ * `trace`, in the paused run's trace.
+ *
+ * @example
+ * ```ts
+ * Agent.resumeStream({ model, toolkit, transcript: paused.transcript, usage: paused.usage, trace: paused.trace, decisions })
+ * ```
+ * @since 0.3.0
+ * @category running
+ */
+export const resumeStream = <T extends AnyTools, A = undefined, I = A, K extends AnyToolkit<T> = AnyToolkit<T>>(
+  options: ResumeOptions<T, A, I> & { readonly toolkit: K }
+): Stream.Stream<AgentEvent<A, T>, StreamRunError<A>, RequirementsOf<T, K>> =>
+  streamTyped<T, A, K>(options, "transcript", options.transcript)
+
+/**
+ * Runs an agent's stream (`stream`, `resumeStream`), telling `f` each event
+ * as it comes, and gives the run's result: the `Finished` event's, with no
+ * guard to write.
+ *
+ * @example
+ * ```ts
+ * const result = yield* Agent.stream({ model, toolkit, messages }).pipe(
+ *   Agent.runForEach((event) => event._tag === "TextDelta" ? Console.log(event.text) : Effect.void)
+ * )
+ * ```
+ * @since 0.3.0
+ * @category running
+ */
+export const runForEach: {
+  <A, T extends AnyTools, E2, R2>(
+    f: (event: AgentEvent<A, T>) => Effect.Effect<void, E2, R2>
+  ): <E, R>(self: Stream.Stream<AgentEvent<A, T>, E, R>) => Effect.Effect<AgentResult<A, T>, E | E2, R | R2>
+  <A, T extends AnyTools, E, R, E2, R2>(
+    self: Stream.Stream<AgentEvent<A, T>, E, R>,
+    f: (event: AgentEvent<A, T>) => Effect.Effect<void, E2, R2>
+  ): Effect.Effect<AgentResult<A, T>, E | E2, R | R2>
+} = dual(2, <A, T extends AnyTools, E, R, E2, R2>(
+  self: Stream.Stream<AgentEvent<A, T>, E, R>,
+  f: (event: AgentEvent<A, T>) => Effect.Effect<void, E2, R2>
+): Effect.Effect<AgentResult<A, T>, E | E2, R | R2> =>
+  Effect.suspend(() => {
+    let result: AgentResult<A, T> | undefined
+    return Stream.runForEach(self, (event) => {
+      if (event._tag === "Finished") result = event.result
+      return f(event)
+    }).pipe(
+      // An agent's stream ends with `Finished` or fails: anything else is a stream that is not one.
+      Effect.flatMap(() => (result === undefined ? Effect.die(new Error("the stream ended without a Finished event")) : Effect.succeed(result)))
     )
-  }, { bufferSize: 16 }) as Stream.Stream<AgentEvent<A>, StreamRunError<A>, RequirementsOf<T, K>>
+  }))
+
+/**
+ * The approval id of a call (`PendingApproval.approvalId`): for a decision
+ * on a call that needs no approval (a denial), or to check one given back.
+ *
+ * @since 0.3.0
+ * @category approvals
+ */
+export const approvalId = (call: Protocol.ToolCall): Effect.Effect<string> =>
+  Effect.map(Approvals.approvalIds([call]), (ids) => ids[0]!)
 
 /**
  * Ends the run after `n` steps (status `stopped`).

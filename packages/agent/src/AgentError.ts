@@ -83,12 +83,37 @@ export class ToolDefect extends Schema.TaggedError<ToolDefect>()("ToolDefect", {
 }
 
 /**
+ * A decision given to `resume` is for no call awaiting one now: its key is
+ * no unanswered call's `approvalId` (a call id, an id from another run, or
+ * a call whose name or arguments differ from those the approver saw).
+ * Nothing of the run ran.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class DecisionMismatch extends Schema.TaggedError<DecisionMismatch>()("DecisionMismatch", {
+  approvalId: Schema.String,
+  transcript: Transcript
+}) {
+  override get message(): string {
+    return `no unanswered call has the approval id ${JSON.stringify(this.approvalId.slice(0, 80))}: ` +
+      "the decision is for another call, or for other arguments than those now pending"
+  }
+}
+
+/**
  * @since 0.1.0
  * @category errors
  */
-export type AgentError = MaxStepsExceeded | BudgetExceeded | LoopDetected | ToolDefect
+export type AgentError = MaxStepsExceeded | BudgetExceeded | LoopDetected | ToolDefect | DecisionMismatch
 
-const tags: ReadonlySet<string> = new Set(["MaxStepsExceeded", "BudgetExceeded", "LoopDetected", "ToolDefect"])
+const tags: ReadonlySet<string> = new Set([
+  "MaxStepsExceeded",
+  "BudgetExceeded",
+  "LoopDetected",
+  "ToolDefect",
+  "DecisionMismatch"
+])
 
 /**
  * @since 0.1.0

@@ -124,8 +124,8 @@ export const defaultLimits = { maxBodyBytes: 4 * 1024 * 1024, maxMessages: 1000 
 
 /**
  * A decoded body: the conversation as chat messages, and, when its last
- * message is the assistant's with approval responses, the decisions by call
- * id (`continues` is then that message's id).
+ * message is the assistant's with approval responses, the decisions by
+ * approval id (`continues` is then that message's id).
  *
  * @since 1.0.0
  * @category models
@@ -216,7 +216,7 @@ const assistantMessages = (
   at: string,
   last: boolean,
   seen: Set<string>,
-  decided: { decisions: Record<string, Decision>; fields: Record<string, string> }
+  decided: { readonly decisions: Map<string, Decision>; readonly fields: Map<string, string> }
 ): Result.Result<Array<Protocol.Message>, InvalidUiRequest> => {
   const out: Array<Protocol.Message> = []
   const steps: Array<Array<[UiPart, number]>> = [[]]
@@ -245,9 +245,11 @@ const assistantMessages = (
       }
       const open = last && s === steps.length - 1
       if (part.state === "approval-responded" && open) {
-        if (part.approval?.approved === undefined) return invalid(`${field}.approval.approved`, "is missing")
-        decided.decisions[part.toolCallId] = part.approval.approved ? "approve" : "deny"
-        decided.fields[part.toolCallId] = `${field}.approval`
+        const approval = part.approval
+        if (approval?.approved === undefined) return invalid(`${field}.approval.approved`, "is missing")
+        // Keyed by the approval id the server sent: the agent's, bound to the call and its arguments.
+        decided.decisions.set(approval.id, approval.reason === undefined ? { approved: approval.approved } : { approved: approval.approved, reason: approval.reason })
+        decided.fields.set(approval.id, `${field}.approval`)
       } else if (!open) {
         // A call left open before a later turn (the user typed instead of
         // deciding): the model reads it as denied, as the service needs every
@@ -265,7 +267,7 @@ const assistantMessages = (
 const toMessages = (body: UiChatRequest): Result.Result<Decoded, InvalidUiRequest> => {
   const messages: Array<Protocol.Message> = []
   const seen = new Set<string>()
-  const decided = { decisions: {} as Record<string, Decision>, fields: {} as Record<string, string> }
+  const decided = { decisions: new Map<string, Decision>(), fields: new Map<string, string>() }
   const lastIndex = body.messages.length - 1
   for (const [i, message] of body.messages.entries()) {
     const at = `messages[${i}]`
@@ -282,14 +284,14 @@ const toMessages = (body: UiChatRequest): Result.Result<Decoded, InvalidUiReques
     }
   }
   const last = body.messages.at(-1)
-  const continues = last?.role === "assistant" && Object.keys(decided.decisions).length > 0 ? last.id : undefined
+  const continues = last?.role === "assistant" && decided.decisions.size > 0 ? last.id : undefined
   if (messages.length === 0) return invalid("messages", "has no message to answer")
   return Result.succeed({
     chatId: body.id,
     trigger: body.trigger ?? "submit-message",
     messages,
-    decisions: decided.decisions,
-    decisionFields: decided.fields,
+    decisions: Object.fromEntries(decided.decisions),
+    decisionFields: Object.fromEntries(decided.fields),
     continues
   })
 }

@@ -40,21 +40,24 @@ import * as UiStream from "./UiStream.js"
 export interface Paused {
   readonly transcript: Transcript
   readonly usage: Protocol.Usage
-  /** The call ids awaiting a decision. */
+  /** The paused run's span, so that the resumed run is in the same trace. */
+  readonly trace: Agent.TraceContext
+  /** The approval ids awaiting a decision (`PendingApproval.approvalId`). */
   readonly pending: ReadonlyArray<string>
 }
 
 /**
  * Paused runs by chat id. `take` gives the run back (and forgets it) only
- * when every call id given is pending in it, so a response for a call that
- * is not pending, or a second response to the same request, finds nothing.
+ * when every approval id given is pending in it, so a response for a call
+ * that is not pending, or a second response to the same request, finds
+ * nothing.
  *
  * @since 1.0.0
  * @category services
  */
 export class ApprovalStore extends Context.Service<ApprovalStore, {
   readonly put: (chatId: string, paused: Paused) => Effect.Effect<void>
-  readonly take: (chatId: string, callIds: ReadonlyArray<string>) => Effect.Effect<Paused | undefined>
+  readonly take: (chatId: string, approvalIds: ReadonlyArray<string>) => Effect.Effect<Paused | undefined>
 }>()("@switchboard/agent/UiServer/ApprovalStore") {}
 
 /**
@@ -75,10 +78,10 @@ export const layerMemory = (options: { readonly maxChats?: number | undefined } 
           runs.set(chatId, paused)
           if (runs.size > max) runs.delete(runs.keys().next().value!)
         }),
-      take: (chatId, callIds) =>
+      take: (chatId, approvalIds) =>
         Effect.sync(() => {
           const paused = runs.get(chatId)
-          if (paused === undefined || !callIds.every((id) => paused.pending.includes(id))) return undefined
+          if (paused === undefined || !approvalIds.every((id) => paused.pending.includes(id))) return undefined
           runs.delete(chatId)
           return paused
         })
@@ -143,35 +146,6 @@ const sse = <R>(parts: Stream.Stream<UiStream.UiPart, never, R>) =>
     HttpServerResponse.stream(Stream.provideContext(UiStream.encode(parts), context), { headers: UiStream.headers }))
 
 /**
- * A resumed run's events. Until `Agent.stream` takes a transcript, the run
- * is resumed as a whole and its steps replayed as events.
- */
-const resumeEvents = <T extends Agent.AnyTools, A, I, K extends Agent.AnyToolkit<T>>(
-  options: Agent.ResumeOptions<T, A, I> & { readonly toolkit: K }
-): Stream.Stream<Agent.AgentEvent<A>, Agent.RunError<A>, Agent.RequirementsOf<T, K>> =>
-  Stream.flatMap(Stream.fromEffect(Agent.resume(options)), (result) =>
-    Stream.fromIterable(replay(result)))
-
-const replay = <A>(result: Agent.AgentResult<A>): ReadonlyArray<Agent.AgentEvent<A>> => {
-  const events: Array<Agent.AgentEvent<A>> = []
-  const steps = result.status === "paused" ? result.steps.slice(0, -1) : result.steps
-  for (const step of steps) {
-    for (const r of step.toolResults) {
-      events.push({ _tag: "ToolCallStarted", step: step.index, callId: r.callId, name: r.name, arguments: r.arguments })
-      events.push({ _tag: "ToolResult", step: step.index, result: r })
-    }
-    if (step.message.content) events.push({ _tag: "TextDelta", step: step.index, text: step.message.content })
-    events.push({ _tag: "StepFinished", step })
-  }
-  const last = result.steps.at(-1)
-  if (result.status === "paused" && last?.message.content) {
-    events.push({ _tag: "TextDelta", step: last.index, text: last.message.content })
-  }
-  events.push({ _tag: "Finished", result })
-  return events
-}
-
-/**
  * Serves an agent: each POST of `useChat` runs (or resumes) the agent on the
  * page's conversation and answers with the UI message stream.
  *
@@ -196,28 +170,36 @@ export const agent = <T extends Agent.AnyTools, A = undefined, I = A, K extends 
     const request = decoded.success
     const store = yield* ApprovalStore
     const { errorText, instructions, limits: _, ...run } = options
-    const keep = (result: Agent.AgentResult<A>) =>
+    const keep = (result: Agent.AgentResult<A, T>) =>
       result.status === "paused"
         ? store.put(request.chatId, {
           transcript: result.transcript,
           usage: result.usage,
-          pending: result.pending.map((p) => p.callId)
+          trace: result.trace,
+          pending: result.pending.map((p) => p.approvalId)
         })
         : Effect.void
     // Looked for a chunk at a time: an effect per event would cost more than the mapping.
-    const kept = <E, R>(events: Stream.Stream<Agent.AgentEvent<A>, E, R>) =>
+    const kept = <E, R>(events: Stream.Stream<Agent.AgentEvent<A, T>, E, R>) =>
       Stream.mapArrayEffect(events, (chunk) => {
         const finished = chunk.find((event) => event._tag === "Finished")
         return finished?._tag === "Finished" ? Effect.as(keep(finished.result), chunk) : Effect.succeed(chunk)
       })
     if (request.continues !== undefined) {
-      const callIds = Object.keys(request.decisions)
-      const paused = yield* store.take(request.chatId, callIds)
+      const approvalIds = Object.keys(request.decisions)
+      const paused = yield* store.take(request.chatId, approvalIds)
       if (paused === undefined) {
-        const field = request.decisionFields[callIds[0]!] ?? "messages"
+        const field = request.decisionFields[approvalIds[0]!] ?? "messages"
         return jsonError(409, field, "answers no pending approval of this chat")
       }
-      const events = resumeEvents({ ...run, transcript: paused.transcript, usage: paused.usage, decisions: request.decisions })
+      // From the stored transcript, not the page's: the page decides, it does not say what was asked.
+      const events = Agent.resumeStream({
+        ...run,
+        transcript: paused.transcript,
+        usage: paused.usage,
+        trace: paused.trace,
+        decisions: request.decisions
+      })
       return yield* sse(UiStream.fromAgent(kept(events), { messageId: request.continues, errorText, resumed: true }))
     }
     const events = Agent.stream({ ...run, messages: [...(instructions ?? []), ...request.messages] })

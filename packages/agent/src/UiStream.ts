@@ -223,8 +223,8 @@ const finishedParts = (writer: Writer, result: AgentResult<unknown>): ReadonlyAr
       out.push({ type: "tool-input-available", toolCallId: call.id, toolName: call.function.name, input: parsed(call.function.arguments) })
     }
     for (const pending of result.pending) {
-      // The call id serves as the approval id: one call, one decision.
-      out.push({ type: "tool-approval-request", approvalId: pending.callId, toolCallId: pending.callId })
+      // The agent's approval id (bound to the call's id, tool and arguments) is the page's.
+      out.push({ type: "tool-approval-request", approvalId: pending.approvalId, toolCallId: pending.callId })
     }
   }
   writer.closeStep(out)

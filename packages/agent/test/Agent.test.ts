@@ -357,13 +357,17 @@ describe("approvals", () => {
     Effect.gen(function*() {
       const paused = yield* Agent.run({ model, toolkit, messages: ask })
       expect(paused.status).toBe("paused")
-      expect(paused.pending).toEqual([
-        { callId: paused.message.tool_calls![0]!.id, name: "delete_file", arguments: `{"path": "/tmp/a.txt"}` }
-      ])
+      expect(paused.pending).toEqual([{
+        approvalId: yield* Agent.approvalId(paused.message.tool_calls![0]!),
+        callId: paused.message.tool_calls![0]!.id,
+        name: "delete_file",
+        arguments: `{"path": "/tmp/a.txt"}`,
+        params: { path: "/tmp/a.txt" }
+      }])
       expect(paused.transcript.at(-1)?.role).toBe("assistant")
       expect(yield* events).toEqual([])
 
-      const decisions = { [paused.pending[0]!.callId]: "approve" as const }
+      const decisions = { [paused.pending[0]!.approvalId]: "approve" as const }
       const done = yield* Agent.resume({ model, toolkit, transcript: paused.transcript, decisions })
       expect(done.status).toBe("completed")
       expect(done.steps[0]!.toolResults[0]).toMatchObject({ outcome: "success", content: `{"deleted":"/tmp/a.txt"}` })
@@ -373,7 +377,7 @@ describe("approvals", () => {
   it.effect("a denied call gets a tool message saying so and does not run", () =>
     Effect.gen(function*() {
       const paused = yield* Agent.run({ model, toolkit, messages: ask })
-      const decisions = { [paused.pending[0]!.callId]: "deny" as const }
+      const decisions = { [paused.pending[0]!.approvalId]: "deny" as const }
       const done = yield* Agent.resume({ model, toolkit, transcript: paused.transcript, decisions })
       expect(done.steps[0]!.toolResults[0]).toMatchObject({
         outcome: "denied",
@@ -409,7 +413,12 @@ describe("approvals", () => {
         Effect.provide(live)
       )
       expect(guarded.status).toBe("paused")
-      expect(guarded.pending).toEqual([{ callId: guarded.message.tool_calls![0]!.id, name: "remove", arguments: `{"path": "/etc/passwd"}` }])
+      expect(guarded.pending).toMatchObject([{
+        callId: guarded.message.tool_calls![0]!.id,
+        name: "remove",
+        arguments: `{"path": "/etc/passwd"}`,
+        params: { path: "/etc/passwd" }
+      }])
       // Asked once a call, with the conversation up to the reply that made it (user, assistant).
       expect(asked).toEqual([[free.steps[0]!.message.tool_calls![0]!.id, 2], [guarded.pending[0]!.callId, 2]])
     }).pipe(Effect.provide(emulated())))
@@ -422,7 +431,7 @@ describe("approvals", () => {
       // …another process…
       const transcript = yield* Transcript.fromJson(json)
       expect(transcript).toEqual(paused.transcript)
-      const decisions = { [paused.pending[0]!.callId]: "approve" as const }
+      const decisions = { [paused.pending[0]!.approvalId]: "approve" as const }
       const done = yield* Agent.resume({ model, toolkit, transcript, decisions })
       expect(done.status).toBe("completed")
       expect(done.transcript.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"])

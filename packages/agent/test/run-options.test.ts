@@ -67,7 +67,7 @@ describe("token budget and usage", () => {
     Effect.gen(function*() {
       const paused = yield* Agent.run({ model, toolkit, messages: ask })
       expect(paused.usage.total_tokens).toBeGreaterThan(0)
-      const decisions = { [paused.pending[0]!.callId]: "approve" as const }
+      const decisions = { [paused.pending[0]!.approvalId]: "approve" as const }
       const done = yield* Agent.resume({ model, toolkit, transcript: paused.transcript, decisions, usage: paused.usage })
       expect(done.usage.total_tokens).toBe(paused.usage.total_tokens + sumTokens(done.steps))
       const over = yield* Effect.flip(

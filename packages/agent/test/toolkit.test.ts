@@ -129,10 +129,17 @@ describe("types", () => {
     const run = Agent.run({ model: "m", messages: [], toolkit })
     expectTypeOf(run).toEqualTypeOf<
       Effect.Effect<
-        Agent.AgentResult,
+        Agent.AgentResult<undefined, typeof toolkit.tools>,
         AgentError.AgentError | RequestError,
         Chat.Chat | Tool.Handler<"get_forecast"> | Tool.Handler<"book">
       >
     >()
+    // A pending call's `params` are typed by its tool, told apart by `name`.
+    type Pending = Agent.PendingApproval<typeof toolkit.tools>
+    expectTypeOf<Extract<Pending, { readonly name: "book" }>["params"]>().toEqualTypeOf<{ readonly seats: number }>()
+    expectTypeOf<Pending["name"]>().toEqualTypeOf<"get_forecast" | "book">()
+    // And a typed result is still an `AgentResult` for code that does not care which tools.
+    expectTypeOf<Agent.AgentResult<undefined, typeof toolkit.tools>>().toExtend<Agent.AgentResult>()
+    expectTypeOf<Agent.PendingApproval["params"]>().toEqualTypeOf<unknown>()
   })
 })

@@ -175,7 +175,7 @@ describe.each([["ai 7", Ai7 as Ai], ["ai 6", Ai6 as Ai]])("UiServer.agent read b
         toolkit,
         transcript: start.transcript,
         usage: start.usage,
-        decisions: Object.fromEntries(start.pending.map((p) => [p.callId, "approve" as const]))
+        decisions: Object.fromEntries(start.pending.map((p) => [p.approvalId, "approve" as const]))
       }),
       layer as unknown as Layer.Layer<Agent.Requirements<typeof toolkit.tools>>
     ))
@@ -183,6 +183,8 @@ describe.each([["ai 7", Ai7 as Ai], ["ai 6", Ai6 as Ai]])("UiServer.agent read b
       texts: [...summary(start).texts, ...summary(resumed).texts],
       calls: summary(resumed).calls
     })
+    // The resumed run carries the paused one's usage: one total for the conversation.
+    expect((final.metadata as { usage: { totalTokens: number } }).usage.totalTokens).toBe(resumed.usage.total_tokens)
 
     // The same response again: nothing is pending any more.
     const served = deleted.length
@@ -234,6 +236,27 @@ const checkOrder = (all: ReadonlyArray<"[DONE]" | { type: string; id?: string }>
   expect(open.size).toBe(0)
   expect(step).toBe(false)
 }
+
+describe("UiServer.agent denial", () => {
+  it("a denied call does not run; the model reads the user's reason", async () => {
+    const chatId = "chat-deny"
+    const first = user("Use delete_file")
+    const paused = await send(Ai7, chatId, [first])
+    const before = deleted.length
+    const denied: Ai7.UIMessage = {
+      ...paused,
+      parts: paused.parts.map((p) =>
+        p.type === "tool-delete_file"
+          ? { ...p, state: "approval-responded", approval: { id: (p as unknown as ToolPart).approval!.id, approved: false, reason: "not that file" } } as typeof p
+          : p
+      )
+    }
+    const final = await send(Ai7, chatId, [first, structuredClone(denied)])
+    expect(deleted.length).toBe(before)
+    expect(toolParts(final).map((p) => p.state)).toEqual(["output-denied"])
+    expect(textOf(final).at(-1)).toContain("not that file")
+  })
+})
 
 describe("UiServer.agent frames", () => {
   it("keeps the order rules and the protocol headers", async () => {

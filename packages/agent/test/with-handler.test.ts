@@ -110,7 +110,7 @@ describe("a Toolkit.WithHandler", () => {
       const ask = [user(`Use delete_file({"path": "/tmp/a"})`)]
       const paused = yield* Agent.run({ model, toolkit, messages: ask })
       expect(paused.status).toBe("paused")
-      const callId = paused.pending[0]!.callId
+      const callId = paused.pending[0]!.approvalId
       const denied = yield* Agent.resume({ model, toolkit, transcript: paused.transcript, decisions: { [callId]: "deny" } })
       expect(denied.steps[0]!.toolResults[0]!.outcome).toBe("denied")
       expect(yield* seen).toEqual([])

@@ -107,6 +107,35 @@ describe("tool arguments: no prototype from the model's JSON", () => {
     }))
 })
 
+describe("a finish_reason named like a member of Object.prototype (issue 33, case 1)", () => {
+  const reply = (reason: string) => ({
+    id: "x",
+    choices: [{ index: 0, finish_reason: reason, message: { role: "assistant", content: "hi" } }]
+  })
+  for (const reason of ["constructor", "toString", "__proto__", "valueOf"]) {
+    it.live(`generateText: ${reason} is "other"`, () =>
+      Effect.gen(function*() {
+        const result = yield* against((_request, response) => json(response, 200, reply(reason)), LanguageModel.generateText({ prompt: "Hi" }))
+        expect(result.finishReason).toBe("other")
+      }))
+
+    it.live(`streamText: ${reason} is "other"`, () =>
+      Effect.gen(function*() {
+        const parts = yield* against(
+          (_request, response) => {
+            response.writeHead(200, { "content-type": "text/event-stream" })
+            response.end(
+              `data: ${JSON.stringify({ id: "x", choices: [{ index: 0, delta: { content: "hi" }, finish_reason: reason }] })}\n\n` +
+                "data: [DONE]\n\n"
+            )
+          },
+          Stream.runCollect(LanguageModel.streamText({ prompt: "Hi" }))
+        )
+        expect(parts.flatMap((p) => (p.type === "finish" ? [p.reason] : []))).toEqual(["other"])
+      }))
+  }
+})
+
 describe("strict tools: the model's nulls", () => {
   const Search = AiTool.make("search", {
     parameters: Schema.Struct({ query: Schema.String, limit: Schema.optionalKey(Schema.Number) }),

@@ -59,7 +59,7 @@ const WeatherApiLive = Layer.succeed(WeatherApi, {
 const approve = (pending: ReadonlyArray<Agent.PendingApproval>) =>
   Effect.as(
     Effect.forEach(pending, (call) => Console.log(`approve ${call.name}(${call.arguments})?`)),
-    Object.fromEntries(pending.map((call) => [call.callId, "approve" as const]))
+    Object.fromEntries(pending.map((call) => [call.approvalId, "approve" as const]))
   )
 
 const program = (question: string) =>

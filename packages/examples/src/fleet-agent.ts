@@ -40,7 +40,7 @@ const program = Effect.gen(function*() {
   // Later, anywhere (another process with an engine): someone decides.
   const { pending, token } = yield* Queue.take(inbox)
   yield* Console.log(`approve ${pending.map((call) => `${call.name}(${call.arguments})`).join(", ")}? yes`)
-  yield* Assistant.decide(token, Object.fromEntries(pending.map((call) => [call.callId, "approve" as const])))
+  yield* Assistant.decide(token, Object.fromEntries(pending.map((call) => [call.approvalId, "approve" as const])))
   // The run goes on from its pause; its result, by key, once complete.
   const result = yield* Assistant.result("ticket-42").pipe(
     Effect.flatMap((r) => (r?._tag === "Complete" ? Effect.succeed(r) : Effect.fail("not complete yet"))),

@@ -4,7 +4,9 @@
  * (`step-N/tool/{callId}`), so a run resumed on another runner repeats
  * nothing that finished. A call that needs approval pauses the run in a
  * durable wait: the decisions are given with `decide`, from any process, and
- * the run goes on wherever the workflow lives then.
+ * the run goes on wherever the workflow lives then. The token `decide` takes
+ * names a wait that holds a secret drawn at random when the run paused (and
+ * stored with it): knowing the run's key is not enough to decide.
  *
  * @since 0.1.0
  */
@@ -12,7 +14,7 @@ import * as Agent from "@switchboard/agent/Agent"
 import * as AgentError from "@switchboard/agent/AgentError"
 import { Transcript } from "@switchboard/agent/Transcript"
 import * as Protocol from "@switchboard/core/Protocol"
-import type { SwitchboardError } from "@switchboard/core/SwitchboardError"
+import { InvalidRequestError, type SwitchboardError } from "@switchboard/core/SwitchboardError"
 import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -24,6 +26,7 @@ import * as Activity from "effect/workflow/Activity"
 import * as DurableClock from "effect/workflow/DurableClock"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
+import * as Crypto from "node:crypto"
 import { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
 import * as Schemas from "./internal/schemas.js"
 
@@ -46,12 +49,12 @@ export const Outcome = Schema.Struct({
 export type Outcome = typeof Outcome.Type
 
 /**
- * Decisions by call id.
+ * Decisions by approval id (`Agent.PendingApproval.approvalId`).
  *
  * @since 0.1.0
  * @category models
  */
-export const Decisions = Schema.Record(Schema.String, Schema.Literals(["approve", "deny"]))
+export const Decisions = Schema.Record(Schema.String, Agent.Decision)
 
 /**
  * What `onApproval` is told when a run pauses: the calls to decide on, and
@@ -79,7 +82,8 @@ const RunError = Schema.Union([
   AgentError.MaxStepsExceeded,
   AgentError.BudgetExceeded,
   AgentError.LoopDetected,
-  AgentError.ToolDefect
+  AgentError.ToolDefect,
+  AgentError.DecisionMismatch
 ])
 
 /**
@@ -120,7 +124,16 @@ export const make = <T extends Agent.AnyTools, K extends Agent.AnyToolkit<T> = A
     idempotencyKey: ({ key }) => key
   })
   const recheck = Duration.fromInputUnsafe(options.recheck ?? "1 minute")
-  const approvals = (round: number) => DurableDeferred.make(`approval-${round}`, { success: Decisions })
+  /** The wait of pause `round`, its name holding the round's secret: what makes its token unguessable. */
+  const approvals = (name: string) => DurableDeferred.make(name, { success: Decisions })
+  const prefix = "approval-"
+  /** A secret per pause, drawn once: an activity's result is stored, so a replay gets the same. */
+  const secret = (round: number) =>
+    Activity.make({
+      name: `approval-${round}/secret`,
+      success: Schema.String,
+      execute: Effect.sync(() => `${prefix}${round}-${Crypto.randomBytes(32).toString("base64url")}`)
+    })
 
   /** Each model and tool call as an activity, numbered from `first` (the runs of one workflow count on). */
   const intercept = (first: number, context: WorkflowContext): Agent.Interceptor => ({
@@ -137,13 +150,17 @@ export const make = <T extends Agent.AnyTools, K extends Agent.AnyToolkit<T> = A
   })
 
   /** The decisions of pause `round`, once given; looks again every `recheck` in between. */
-  const awaitDecisions = (round: number, check = 0): Effect.Effect<typeof Decisions.Type, never, WorkflowEngine | WorkflowInstance> =>
+  const awaitDecisions = (
+    round: number,
+    name: string,
+    check = 0
+  ): Effect.Effect<typeof Decisions.Type, never, WorkflowEngine | WorkflowInstance> =>
     Effect.gen(function*() {
       const engine = yield* WorkflowEngine
-      const exit = yield* engine.deferredResult(approvals(round))
+      const exit = yield* engine.deferredResult(approvals(name))
       if (Option.isSome(exit) && Exit.isSuccess(exit.value)) return exit.value.value
       yield* DurableClock.sleep({ name: `approval-${round}/wait-${check}`, duration: recheck, inMemoryThreshold: Duration.zero })
-      return yield* awaitDecisions(round, check + 1)
+      return yield* awaitDecisions(round, name, check + 1)
     })
 
   const body = (payload: typeof workflow.payloadSchema.Type) =>
@@ -153,7 +170,8 @@ export const make = <T extends Agent.AnyTools, K extends Agent.AnyToolkit<T> = A
       let result = yield* Agent.run({ ...settings, messages: payload.messages, intercept: intercept(0, context) })
       let modelCalls = result.steps.length
       for (let round = 0; result.status === "paused"; round++) {
-        const token = yield* DurableDeferred.token(approvals(round))
+        const name = yield* secret(round)
+        const token = yield* DurableDeferred.token(approvals(name))
         const onApproval = options.onApproval
         if (onApproval !== undefined) {
           yield* Activity.make({
@@ -161,7 +179,7 @@ export const make = <T extends Agent.AnyTools, K extends Agent.AnyToolkit<T> = A
             execute: onApproval({ key: payload.key, token, pending: result.pending })
           })
         }
-        const decisions = yield* awaitDecisions(round)
+        const decisions = yield* awaitDecisions(round, name)
         // The resumed run's step 0 is the paused step: its calls run under its number.
         const first = modelCalls - 1
         result = yield* Agent.resume({
@@ -188,9 +206,16 @@ export const make = <T extends Agent.AnyTools, K extends Agent.AnyToolkit<T> = A
     /** Starts the run with this key (or joins it) and waits for its end. */
     run: (key: string, model: string, messages: ReadonlyArray<Protocol.Message>) =>
       workflow.execute(payloadOf(key, model, messages)) as Effect.Effect<Outcome, SwitchboardError | AgentError.AgentError, WorkflowEngine>,
-    /** Gives the decisions a paused run waits for (`token` from `onApproval`). */
+    /**
+     * Gives the decisions a paused run waits for (`token` from `onApproval`).
+     * A token that is not one of this workflow's approval tokens fails with
+     * an `InvalidRequestError` naming `token`.
+     */
     decide: (token: string, decisions: typeof Decisions.Type) =>
-      DurableDeferred.succeed(approvals(0), { token: DurableDeferred.Token.make(token), value: decisions }),
+      Effect.flatMap(parseToken(token), (parsed) =>
+        parsed.workflowName === options.name && parsed.deferredName.startsWith(prefix)
+          ? DurableDeferred.succeed(approvals(parsed.deferredName), { token: DurableDeferred.Token.make(token), value: decisions })
+          : Effect.fail(badToken)),
     /** The run's result: `undefined` before it starts, `Suspended` while it waits, `Complete` at the end. */
     result: (key: string) =>
       workflow.executionId(payloadOf(key, "-", [])).pipe(Effect.flatMap((id) => workflow.poll(id)), Effect.map(Option.getOrUndefined))
@@ -198,3 +223,8 @@ export const make = <T extends Agent.AnyTools, K extends Agent.AnyToolkit<T> = A
 }
 
 type WorkflowContext = Context.Context<WorkflowEngine | WorkflowInstance>
+
+const badToken = new InvalidRequestError({ field: "token", message: "token is not an approval token of this agent's runs" })
+
+const parseToken = (token: string) =>
+  Effect.mapError(Schema.decodeUnknownEffect(DurableDeferred.TokenParsed.FromString)(token), () => badToken)

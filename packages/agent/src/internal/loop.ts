@@ -17,6 +17,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import type * as Prompt from "effect/ai/Prompt"
 import * as Effect from "effect/Effect"
+import * as Tracer from "effect/Tracer"
 import type {
   AgentEvent,
   AgentResult,
@@ -30,10 +31,12 @@ import type {
   StepContext,
   StepSettings,
   StopCondition,
-  ToolResult
+  ToolResult,
+  TraceContext
 } from "../Agent.js"
-import { type AgentError, BudgetExceeded, LoopDetected, MaxStepsExceeded } from "../AgentError.js"
+import { type AgentError, BudgetExceeded, DecisionMismatch, LoopDetected, MaxStepsExceeded } from "../AgentError.js"
 import * as Transcript from "../Transcript.js"
+import * as Approvals from "./approvals.js"
 import * as Tools from "./tools.js"
 
 /** Everything a run is configured with, defaults resolved. */
@@ -59,7 +62,10 @@ export interface Settings {
   readonly loopLimit: number
   /** The caller's guards, run after the built-in ones. */
   readonly guards: ReadonlyArray<Guard>
-  readonly decisions: Readonly<Record<string, Decision>>
+  /** By approval id, for the unanswered calls a resumed run starts with. */
+  readonly decisions: ReadonlyMap<string, Decision>
+  /** The paused run's span, this run's parent. */
+  readonly trace: TraceContext | undefined
   readonly intercept: Interceptor
   /** One model call: `Chat.create`, or `Chat.stream` folded into a completion. */
   readonly complete: (request: Protocol.ChatRequest, step: number) => Effect.Effect<Protocol.ChatCompletion, StreamRequestError, Chat>
@@ -75,7 +81,18 @@ interface State {
   readonly startedAt: number
   /** Counted against `budget.totalTokens`: prior usage, then each step's `tokens`. */
   readonly tokens: number
+  /** The run's span. */
+  readonly trace: TraceContext
 }
+
+/** Decisions by call id: those of the calls a resumed run starts with; none for the model's later calls. */
+type Decided = ReadonlyMap<string, Decision>
+
+const undecided: Decided = new Map()
+
+/** Whether a decision lets the call run. */
+const denied = (decision: Decision | undefined) =>
+  decision === "deny" || (typeof decision === "object" && !decision.approved)
 
 type Next =
   | { readonly _tag: "Continue"; readonly state: State }
@@ -126,7 +143,8 @@ const finish = (
     transcript: state.transcript,
     usage: addUsage(settings.priorUsage ?? zeroUsage, totalUsage(state.steps)),
     pending,
-    output
+    output,
+    trace: state.trace
   }
 }
 
@@ -269,37 +287,46 @@ const runCalls = (
   settings: Settings,
   state: State,
   step: Omit<Step, "toolResults">,
-  calls: ReadonlyArray<Protocol.ToolCall>
+  calls: ReadonlyArray<Protocol.ToolCall>,
+  decided: Decided
 ): Effect.Effect<Next, Failure, Requirements> =>
   Effect.flatMap(Effect.forEach(calls, (call) => Tools.prepare(settings.tools, call)), (prepared) =>
-    Effect.flatMap(pendingOf(settings, prepared, state.transcript), (pending) => {
+    Effect.flatMap(pendingOf(prepared, state.transcript, decided), (pending) => {
       // Nothing of the step runs before every approval is given: results must
       // stay in call order, and a half-run step could not be resumed in order.
       if (pending.length > 0) {
         const paused: State = { ...state, steps: [...state.steps, { ...step, toolResults: [] }] }
         return Effect.succeed<Next>({ _tag: "Done", result: finish(settings, paused, "paused", pending) })
       }
-      return runPrepared(settings, state, step, prepared)
+      return runPrepared(settings, state, step, prepared, decided)
     }))
 
 /** The valid calls without a decision whose tool's `needsApproval` says so. */
 const pendingOf = (
-  settings: Settings,
   prepared: ReadonlyArray<Tools.Prepared>,
-  transcript: Transcript.Transcript
+  transcript: Transcript.Transcript,
+  decided: Decided
 ): Effect.Effect<ReadonlyArray<PendingApproval>> => {
   // Only calls of tools with a rule and no decision yet: most steps have none to ask.
-  const undecided = prepared.filter((p) =>
-    p._tag === "Ready" && p.tool.tool.needsApproval && settings.decisions[p.call.id] === undefined
+  const open = prepared.filter((p): p is Tools.Prepared & { readonly _tag: "Ready" } =>
+    p._tag === "Ready" && p.tool.tool.needsApproval !== undefined && p.tool.tool.needsApproval !== false &&
+    !decided.has(p.call.id)
   )
-  if (undecided.length === 0) return Effect.succeed([])
+  if (open.length === 0) return Effect.succeed([])
   // Made only for a `needsApproval` function, once per step.
   let prompt: ReadonlyArray<Prompt.Message> | undefined
   const messages = () => (prompt ??= Tools.toPrompt(transcript))
-  return Effect.map(
-    Effect.forEach(undecided, (p) => Effect.map(Tools.needsApproval(p, messages), (needed) => (needed ? [p.call] : []))),
-    (lists) => lists.flat().map((call) => ({ callId: call.id, name: call.function.name, arguments: call.function.arguments }))
-  )
+  return Effect.gen(function*() {
+    const asked = yield* Effect.filter(open, (p) => Tools.needsApproval(p, messages))
+    const ids = yield* Approvals.approvalIds(asked.map((p) => p.call))
+    return asked.map((p, i): PendingApproval => ({
+      approvalId: ids[i]!,
+      callId: p.call.id,
+      name: p.call.function.name,
+      arguments: p.call.function.arguments,
+      params: p.params
+    }))
+  })
 }
 
 /** Runs the prepared calls (concurrently, results in call order) and appends their `tool` messages. */
@@ -307,16 +334,17 @@ const runPrepared = (
   settings: Settings,
   state: State,
   step: Omit<Step, "toolResults">,
-  prepared: ReadonlyArray<Tools.Prepared>
+  prepared: ReadonlyArray<Tools.Prepared>,
+  decided: Decided
 ): Effect.Effect<Next, Failure, Requirements> => {
-  const runnable = prepared.filter((p) => p._tag === "Ready" && settings.decisions[p.call.id] !== "deny").length
+  const runnable = prepared.filter((p) => p._tag === "Ready" && !denied(decided.get(p.call.id))).length
   const maxCalls = settings.budget.toolCalls
   if (maxCalls !== undefined && state.toolCalls + runnable > maxCalls) {
     return Effect.fail(
       new BudgetExceeded({ limit: "toolCalls", max: maxCalls, used: state.toolCalls + runnable, transcript: state.transcript })
     )
   }
-  const run = (p: Tools.Prepared) => runOne(settings, step.index, p, state.transcript)
+  const run = (p: Tools.Prepared) => runOne(settings, step.index, p, state.transcript, decided.get(p.call.id))
   // A single call needs no fiber of its own (`forEach` would fork two): it runs in the step's.
   const results = prepared.length === 1
     ? Effect.map(run(prepared[0]!), (result) => [result])
@@ -340,9 +368,15 @@ const runPrepared = (
   )
 }
 
-const runOne = (settings: Settings, step: number, prepared: Tools.Prepared, transcript: Transcript.Transcript) => {
+const runOne = (
+  settings: Settings,
+  step: number,
+  prepared: Tools.Prepared,
+  transcript: Transcript.Transcript,
+  decision: Decision | undefined
+) => {
   const call = prepared.call
-  const run = settings.intercept.tool(step, call.id, Tools.answer(prepared, settings.decisions[call.id], transcript))
+  const run = settings.intercept.tool(step, call.id, Tools.answer(prepared, decision, transcript))
   const emit = settings.emit
   if (emit === undefined) return run
   return emit({ _tag: "ToolCallStarted", step, callId: call.id, name: call.function.name, arguments: call.function.arguments }).pipe(
@@ -419,7 +453,7 @@ const step = (
       return { _tag: "Done", result: yield* respond(settings, answered, output) } as const
     }
     yield* check(guards.tools, { ...next, calls })
-    return yield* runCalls(settings, next, base, calls)
+    return yield* runCalls(settings, next, base, calls, undecided)
   }).pipe(Effect.withSpan("Agent.step", { attributes: { "agent.step": state.steps.length } }, noTrace))
 
 /**
@@ -481,6 +515,32 @@ const withinDuration = <A, R>(settings: Settings, progress: Progress, run: Effec
 }
 
 /**
+ * The decisions of a resumed run by call id: each must be the approval id of
+ * one of the calls it starts with, or nothing runs (`DecisionMismatch`).
+ */
+const decide = (
+  decisions: ReadonlyMap<string, Decision>,
+  calls: ReadonlyArray<Protocol.ToolCall>,
+  transcript: Transcript.Transcript
+): Effect.Effect<Decided, DecisionMismatch> => {
+  if (decisions.size === 0) return Effect.succeed(undecided)
+  return Effect.flatMap(Approvals.approvalIds(calls), (ids) => {
+    const byApproval = new Map(ids.map((id, i) => [id, calls[i]!.id]))
+    const decided = new Map<string, Decision>()
+    for (const [approvalId, decision] of decisions) {
+      const callId = byApproval.get(approvalId)
+      if (callId === undefined) return Effect.fail(new DecisionMismatch({ approvalId, transcript }))
+      decided.set(callId, decision)
+    }
+    return Effect.succeed(decided)
+  })
+}
+
+/** The current span's ids: the run's, once inside it. */
+const currentTrace = Effect.map(Effect.option(Effect.currentSpan), (span): TraceContext =>
+  span._tag === "Some" ? { traceId: span.value.traceId, spanId: span.value.spanId } : { traceId: "", spanId: "" })
+
+/**
  * Runs from `transcript`: first the unanswered calls of its last assistant
  * message if any (a paused or interrupted run), then model calls until a stop.
  */
@@ -489,17 +549,19 @@ export const run = (
   transcript: Transcript.Transcript
 ): Effect.Effect<AgentResult<unknown>, Failure, Requirements> =>
   Effect.gen(function*() {
+    const open = Transcript.unansweredCalls(transcript)
+    const decided = yield* decide(settings.decisions, open?.calls ?? [], transcript)
     const state: State = {
       transcript,
       steps: [],
       modelCalls: 0,
       toolCalls: 0,
       startedAt: yield* Clock.currentTimeMillis,
-      tokens: settings.priorUsage?.total_tokens ?? 0
+      tokens: settings.priorUsage?.total_tokens ?? 0,
+      trace: yield* currentTrace
     }
     const progress: Progress = { transcript }
     const guards = guardsOf(settings)
-    const open = Transcript.unansweredCalls(transcript)
     if (open === undefined) return yield* withinDuration(settings, progress, loop(settings, guards, state, progress))
     const base = {
       index: 0,
@@ -509,7 +571,7 @@ export const run = (
       tokens: { total: 0, estimated: false }
     }
     return yield* withinDuration(settings, progress, Effect.gen(function*() {
-      const next = yield* runCalls(settings, state, base, open.calls).pipe(
+      const next = yield* runCalls(settings, state, base, open.calls, decided).pipe(
         Effect.withSpan("Agent.step", { attributes: { "agent.step": 0, "agent.resumed": true } }, noTrace)
       )
       if (next._tag === "Done") return next.result
@@ -518,7 +580,8 @@ export const run = (
     }))
   }).pipe(Effect.withSpan(Telemetry.spanName("invoke_agent", settings.name), {
     kind: "internal",
-    attributes: agentAttributes(settings)
+    attributes: agentAttributes(settings),
+    ...(settings.trace === undefined ? {} : { parent: Tracer.externalSpan(settings.trace) })
   }, noTrace))
 
 /** The run's span attributes, by the conventions for an agent invoked in process. */

@@ -193,8 +193,9 @@ export type Prepared =
 
 export const errorContent = (error: unknown): string => JSON.stringify({ error })
 
-/** What the model reads for a denied call. */
-export const denial = (name: string): string => errorContent(`the user denied this call to ${name}; it did not run`)
+/** What the model reads for a denied call; `reason` (`": …"` or empty) is the user's. */
+export const denial = (name: string, reason = ""): string =>
+  errorContent(`the user denied this call to ${name}; it did not run${reason}`)
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
@@ -374,9 +375,10 @@ export const answer = (
 ): Effect.Effect<ToolResult, ToolDefect, unknown> => {
   const call = prepared.call
   if (prepared._tag === "Rejected") return Effect.succeed(result(call, prepared.outcome, errorContent(prepared.error)))
-  if (decision === "deny") {
+  if (decision === "deny" || (typeof decision === "object" && !decision.approved)) {
+    const reason = typeof decision === "object" && decision.reason ? `: ${decision.reason}` : ""
     return Effect.succeed(
-      result(call, "denied", denial(call.function.name))
+      result(call, "denied", denial(call.function.name, reason))
     )
   }
   return execute(prepared.tool, call, prepared.params).pipe(

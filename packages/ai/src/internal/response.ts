@@ -38,17 +38,18 @@ export interface Origin {
   readonly endpoint: Endpoint
 }
 
-const finishReasons: Readonly<Record<string, Response.FinishReason>> = {
-  stop: "stop",
-  length: "length",
-  tool_calls: "tool-calls",
-  function_call: "tool-calls",
-  content_filter: "content-filter"
-}
+// A `Map`: the service names the reason, and `constructor` must be `other`, not `Object`.
+const finishReasons: ReadonlyMap<string, Response.FinishReason> = new Map([
+  ["stop", "stop"],
+  ["length", "length"],
+  ["tool_calls", "tool-calls"],
+  ["function_call", "tool-calls"],
+  ["content_filter", "content-filter"]
+])
 
 /** The service's `finish_reason` → `effect/ai`'s; `null` is `unknown`, anything else `other`. */
 export const finishReason = (reason: string | null | undefined): Response.FinishReason =>
-  reason == null ? "unknown" : finishReasons[reason] ?? "other"
+  reason == null ? "unknown" : finishReasons.get(reason) ?? "other"
 
 /** `usage` → `effect/ai`'s; totals are `undefined` when the service sent none. */
 export const usage = (usage: Protocol.Usage | null | undefined): Response.FinishPartEncoded["usage"] => ({
