@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
+import * as Tracer from "effect/Tracer"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Agent, UiServer } from "../src/index.js"
 
@@ -44,6 +45,15 @@ let layer: Layer.Layer<never>
 let handler: (request: Request) => Promise<Response>
 let dispose: () => Promise<void>
 const deleted: Array<string> = []
+/** Every span the served runs start: a span ends when its fiber does. */
+const spans: Array<Tracer.Span> = []
+const recording = Tracer.make({
+  span: (options) => {
+    const span = new Tracer.NativeSpan(options)
+    spans.push(span)
+    return span
+  }
+})
 let blockStarted: Deferred.Deferred<void>
 let blockInterrupted: Deferred.Deferred<void>
 
@@ -65,7 +75,8 @@ beforeAll(async () => {
     Layer.mergeAll(
       NodeSwitchboard.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey }),
       handlers,
-      UiServer.layerMemory()
+      UiServer.layerMemory(),
+      Layer.succeed(Tracer.Tracer, recording)
     )
   ))
   layer = built as unknown as Layer.Layer<never>
@@ -338,6 +349,7 @@ describe("UiServer.agent bad input", () => {
 describe("UiServer.agent disconnect", () => {
   it("a client that goes away interrupts the run: the tool stops and no further model call is made", async () => {
     await run(emulator.reset)
+    const firstSpan = spans.length
     const controller = new AbortController()
     const response = await post({ id: "gone", messages: [user("Use block")], trigger: "submit-message" }, controller.signal)
     const reader = response.body!.getReader()
@@ -345,6 +357,10 @@ describe("UiServer.agent disconnect", () => {
     await run(Deferred.await(blockStarted))
     controller.abort()
     await run(Deferred.await(blockInterrupted))
+    // The run's own spans (invoke_agent, its chat call, the tool) all end: nothing of it keeps running.
+    const ours = spans.slice(firstSpan)
+    while (ours.some((span) => span.status._tag === "Started")) await new Promise((resolve) => setImmediate(resolve))
+    expect(ours.map((span) => span.name)).toEqual(expect.arrayContaining(["invoke_agent", "execute_tool block"]))
     expect((await run(emulator.requests)).length).toBe(1)
   })
 })
