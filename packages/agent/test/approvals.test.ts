@@ -81,6 +81,18 @@ describe("a call named like a member of Object.prototype", () => {
   }
 })
 
+describe("a tool name like a member of Object.prototype", () => {
+  for (const name of inherited) {
+    it.live(`a call of the tool ${name}: an unknown tool, told to the model; nothing runs`, () =>
+      against([{ id: "call_1", type: "function", function: { name, arguments: "{}" } }], (deleted) =>
+        Effect.gen(function*() {
+          const result = yield* Agent.run({ model, toolkit: kit, messages: ask })
+          expect(result.steps[0]!.toolResults[0]).toMatchObject({ name, outcome: "unknown-tool" })
+          expect(yield* deleted).toEqual([])
+        })))
+  }
+})
+
 describe("a decision binds to the call the approver saw", () => {
   it.live("approved by its approval id, the call runs once", () =>
     against([call("call_1")], (deleted) =>

@@ -70,6 +70,16 @@ describe("a stored transcript that does not decode", () => {
     }).pipe(setup))
 })
 
+describe("a transcript that decodes", () => {
+  it.effect("is kept as it is: a gateway's extra field on a message still reaches the service", () =>
+    Effect.gen(function*() {
+      const message = { role: "user", content: "Hi", cache_control: { type: "ephemeral" } }
+      yield* Agent.run({ model, toolkit, messages: [message as Protocol.Message] })
+      const [request] = yield* Effect.flatMap(Emulator.Emulator, (e) => e.requests)
+      expect((request!.body as { readonly messages: ReadonlyArray<unknown> }).messages[0]).toEqual(message)
+    }).pipe(setup))
+})
+
 describe("two unanswered calls sharing one id", () => {
   it.effect("are refused, naming the second, before any approval: one decision cannot run both", () =>
     Effect.gen(function*() {

@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import * as Chat from "@switchboard/core/Chat"
+import * as ChatTool from "@switchboard/core/internal/tool"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as StructuredOutput from "@switchboard/core/StructuredOutput"
 import { defaultMaxResponseBytes } from "@switchboard/core/SwitchboardConfig"
@@ -16,7 +17,6 @@ import { Transport } from "@switchboard/core/Transport"
 import * as AiError from "effect/ai/AiError"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import * as Model from "effect/ai/Model"
-import { toCodecOpenAI } from "effect/ai/OpenAiStructuredOutput"
 import type * as Response from "effect/ai/Response"
 import * as Telemetry from "effect/ai/Telemetry"
 import * as Tool from "effect/ai/Tool"
@@ -30,7 +30,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { Span } from "effect/Tracer"
-import { endpoint, invalidRequest, toAiError } from "./internal/errors.js"
+import { endpoint, invalidRequest, type Site, toAiError } from "./internal/errors.js"
 import { toMessages } from "./internal/prompt.js"
 import * as Parts from "./internal/response.js"
 
@@ -121,20 +121,7 @@ const toolChoice = (choice: LanguageModel.ProviderOptions["toolChoice"]): Protoc
   return choice.mode === "required" ? "required" : "auto"
 }
 
-type Codec = Schema.ConstraintCodec<unknown, unknown, unknown, unknown>
-
-/**
- * A strict schema's codec: what the model sends (nullables for optionals) →
- * the value → the schema's own encoding, which `effect/ai` then decodes.
- */
-const strictReader = (schema: Codec) => {
-  const { codec, jsonSchema } = toCodecOpenAI(schema)
-  const decode = Schema.decodeUnknownResult(codec as Schema.ConstraintDecoder<unknown>)
-  const encode = Schema.encodeResult(schema as Schema.ConstraintEncoder<unknown>)
-  const read = (value: unknown): Result.Result<unknown, string> =>
-    Result.mapError(Result.flatMap(decode(value), (decoded) => encode(decoded)), (error) => error.message)
-  return { jsonSchema: jsonSchema as Record<string, unknown>, read }
-}
+type Codec = Schema.Codec<unknown, unknown, unknown, unknown>
 
 const unsupportedSchema = (method: string, error: unknown) =>
   AiError.make({
@@ -149,28 +136,24 @@ interface Tools {
   readonly readers: Map<string, (params: unknown) => Result.Result<unknown, string>>
 }
 
-const toolDefinitions = (method: string, tools: ReadonlyArray<Tool.Any>, strictByDefault: boolean) =>
-  Effect.try({
-    try: (): Tools => {
-      const readers = new Map<string, (params: unknown) => Result.Result<unknown, string>>()
-      const definitions = tools.map((tool): Protocol.Tool => {
-        const description = Tool.getDescription(tool)
-        const strict = Tool.getStrictMode(tool) ?? strictByDefault
-        let parameters = Tool.getJsonSchema(tool) as Record<string, unknown>
-        if (strict) {
-          const reader = strictReader(tool.parametersSchema as Codec)
-          readers.set(tool.name, reader.read)
-          parameters = reader.jsonSchema
-        }
-        return {
-          type: "function",
-          function: { name: tool.name, ...(description === undefined ? {} : { description }), parameters, ...(strict ? { strict } : {}) }
-        }
-      })
-      return { tools: definitions, readers }
-    },
-    catch: (error) => unsupportedSchema(method, error)
-  })
+/**
+ * The request's tools by core's conversion, the one the agent uses: one rule
+ * for names and strictness (`Tool.Strict` wins, else the config's `strict`).
+ * Parameters it cannot send are an `UnsupportedSchemaError`; anything else it
+ * refuses, before anything is sent, an invalid request naming `tools`.
+ */
+const toolDefinitions = (site: Site, tools: ReadonlyArray<Tool.Any>, strictByDefault: boolean) => {
+  const chat = ChatTool.fromTools(tools, strictByDefault)
+  if (Result.isFailure(chat)) {
+    const { kind, message } = chat.failure
+    return Effect.fail(kind === "schema" ? unsupportedSchema(site.method, message) : invalidRequest(site, "tools", message))
+  }
+  const readers = new Map<string, (params: unknown) => Result.Result<unknown, string>>()
+  for (const { definition, toEncoded } of chat.success) {
+    if (toEncoded !== undefined) readers.set(definition.function.name, toEncoded)
+  }
+  return Effect.succeed<Tools>({ tools: chat.success.map((t) => t.definition), readers })
+}
 
 interface Built {
   readonly request: Protocol.ChatRequest
@@ -211,7 +194,7 @@ const structured = Effect.fnUntraced(function*(
   const callName = plan.tool?.function.name
   if (config.strict !== true) return { request: applied.success, structured: { callName, wrapped: plan.wrapped } }
   const schema = (plan.wrapped ? Schema.Struct({ value: format.schema as Codec }) : format.schema) as Codec
-  const reader = yield* Effect.try({ try: () => strictReader(schema), catch: (error) => unsupportedSchema(origin.site.method, error) })
+  const reader = yield* Effect.try({ try: () => ChatTool.strictReader(schema), catch: (error) => unsupportedSchema(origin.site.method, error) })
   return {
     request: strictRequest(applied.success, plan, reader.jsonSchema),
     structured: { callName, wrapped: plan.wrapped, read: reader.read }
@@ -221,15 +204,10 @@ const structured = Effect.fnUntraced(function*(
 /** The chat request of a call: the prompt, tools and tool choice, the config, and structured output. */
 const build = Effect.fnUntraced(function*(origin: Parts.Origin, options: Options, provider: LanguageModel.ProviderOptions) {
   const { site } = origin
-  const method = site.method
   const config: ConfigService = { ...options.config, ...Option.getOrUndefined(yield* Effect.serviceOption(Config)) }
   const { firstByteTimeout: _f, idleTimeout: _i, structuredOutput: _s, strict, ...fields } = config
   const messages = yield* toMessages(site, provider.prompt)
-  const providerTool = provider.tools.find((tool) => Tool.isProviderDefined(tool))
-  if (providerTool !== undefined) {
-    return yield* Effect.fail(invalidRequest(site, "tools", `the provider-defined tool ${providerTool.name} is not supported`))
-  }
-  const { readers, tools } = yield* toolDefinitions(method, provider.tools, strict === true)
+  const { readers, tools } = yield* toolDefinitions(site, provider.tools, strict === true)
   const base: Protocol.ChatRequest = {
     ...fields,
     model: options.model,

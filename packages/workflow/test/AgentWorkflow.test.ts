@@ -91,6 +91,24 @@ describe("AgentWorkflow", () => {
       }).pipe(Effect.provide(layer))
     }))
 
+  it.effect("takes a toolkit that carries its handlers (Toolkit.WithHandler, as McpClient.toolkit gives)", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const bound = yield* toolkit.pipe(Effect.provide(toolkit.toLayer({
+        delete_file: ({ path }) => Effect.as(Ref.update(ran, (all) => [...all, `delete_file ${path}`]), { deleted: path }),
+        get_time: ({ zone }) => Effect.as(Ref.update(ran, (all) => [...all, `get_time ${zone}`]), "12:00")
+      })))
+      const agent = AgentWorkflow.make({ name: "BoundAgent", toolkit: bound })
+      // No handler layer: the toolkit has them.
+      const layer = agent.layer.pipe(Layer.provideMerge(WorkflowEngine.layerMemory), Layer.provideMerge(emulated()))
+      yield* Effect.gen(function*() {
+        const run = agent.run("bound-1", "gpt-4o-mini", [{ role: "user", content: `Use get_time({"zone": "Asia/Tokyo"})` }])
+        const outcome = yield* Effect.flatMap(Effect.forkChild(run), drive)
+        expect(outcome.status).toBe("completed")
+        expect(yield* Ref.get(ran)).toEqual(["get_time Asia/Tokyo"])
+      }).pipe(Effect.provide(layer))
+    }))
+
   it.effect("a token computed from the run's key decides nothing; the token onApproval got does", () =>
     Effect.gen(function*() {
       const { agent, layer, ran, requests } = yield* setup(emulated())

@@ -32,6 +32,9 @@ const canonicalArguments = (text: string): string => {
   return Result.isSuccess(parsed) ? canonical(parsed.success) : JSON.stringify(text)
 }
 
+// The build has no DOM or Node types; every runtime the SDK supports has it.
+declare const TextEncoder: new() => { readonly encode: (text: string) => Uint8Array }
+
 const encoder = new TextEncoder()
 
 /** The approval id of each call, in order. */

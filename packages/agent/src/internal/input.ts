@@ -41,6 +41,7 @@ const jsonSafe = (root: string, value: unknown): Result.Result<void, InvalidRequ
   return Result.fail(new InvalidRequestError({ field, message: `${field}${problem.message.slice(problem.field.length)}` }))
 }
 
+const isTranscript = SchemaParser.is(Transcript)
 const decodeTranscript = SchemaParser.decodeUnknownResult(Transcript, options)
 
 /**
@@ -67,12 +68,16 @@ const uniqueCallIds = (root: string, transcript: Transcript): Result.Result<Tran
   return Result.succeed(transcript)
 }
 
-/** The messages of `run` or the transcript of `resume`, decoded, each message's call ids unique. */
+/**
+ * The messages of `run` or the transcript of `resume`, decoded, each
+ * message's call ids unique. A valid one is kept as it is (as core's request
+ * encoder does), so a gateway's extra fields on a message still reach it.
+ */
 export const transcript = (root: string, value: unknown): Result.Result<Transcript, InvalidRequestError> =>
-  Result.flatMap(
-    jsonSafe(root, value),
-    () => Result.flatMap(Result.mapError(decodeTranscript(value), (issue) => invalid(root, issue)), (t) => uniqueCallIds(root, t))
-  )
+  Result.flatMap(jsonSafe(root, value), () => {
+    const decoded = isTranscript(value) ? Result.succeed(value) : Result.mapError(decodeTranscript(value), (issue) => invalid(root, issue))
+    return Result.flatMap(decoded, (t) => uniqueCallIds(root, t))
+  })
 
 const decodeDecisions = SchemaParser.decodeUnknownResult(Schema.Record(Schema.String, Decision), options)
 

@@ -9,12 +9,12 @@
  * @internal
  */
 import { formatPath } from "@switchboard/core/internal/path"
+import * as ChatTool from "@switchboard/core/internal/tool"
 import * as Protocol from "@switchboard/core/Protocol"
 import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import { duration } from "@switchboard/core/SwitchboardConfig"
 import * as Telemetry from "@switchboard/core/Telemetry"
 import * as AiError from "effect/ai/AiError"
-import { toCodecOpenAI } from "effect/ai/OpenAiStructuredOutput"
 import * as Prompt from "effect/ai/Prompt"
 import * as Tool from "effect/ai/Tool"
 import type * as Toolkit from "effect/ai/Toolkit"
@@ -38,7 +38,7 @@ export interface Resolved {
   readonly tool: Tool.Any
   readonly definition: Protocol.Tool
   /** Reads a call's arguments: the parameters schema, or for a strict tool its codec (nulls for optionals). */
-  readonly parameters: Schema.Codec<unknown, unknown, unknown>
+  readonly parameters: Schema.Codec<unknown, unknown, unknown, unknown>
   readonly timeout: Duration.Duration | undefined
   readonly retry: Schedule.Schedule<unknown, unknown> | undefined
   /** Where `toolkit.toLayer` put the handler: the tool's `id`. */
@@ -55,50 +55,25 @@ type Encode = (value: unknown) => Effect.Effect<unknown, Schema.SchemaError, unk
 /** The tools of a run by name, in the toolkit's order. */
 export type Tools = ReadonlyMap<string, Resolved>
 
-const namePattern = /^[A-Za-z0-9_-]{1,64}$/
-
-/**
- * The entry of `tools` sent for a tool and how its arguments are read, as
- * `@switchboard/ai` does for `LanguageModel`: the parameters' JSON Schema from
- * `effect/ai`'s `Tool.getJsonSchema`, or for a tool annotated `Tool.Strict`
- * the strict form of `toCodecOpenAI` (optionals as nullables, read back).
- */
-const fixedOf = (tool: Tool.Any): Fixed => {
-  const description = Tool.getDescription(tool)
-  const strict = Tool.getStrictMode(tool) === true
-  const schema = tool.parametersSchema as Schema.Codec<unknown, unknown, unknown>
-  const read = strict ? toCodecOpenAI(schema) : { codec: schema, jsonSchema: Tool.getJsonSchema(tool) }
-  return {
-    definition: {
-      type: "function",
-      function: {
-        name: tool.name,
-        ...(description === undefined ? {} : { description }),
-        parameters: read.jsonSchema as Protocol.Tool["function"]["parameters"],
-        ...(strict ? { strict } : {})
-      }
-    },
-    parameters: read.codec as Schema.Codec<unknown, unknown, unknown>,
-    handler: Context.Service<Tool.Handler<string>>(tool.id),
-    // Once per tool: `failureResultSchema` makes a new union, and so a new encoder, at each call.
-    encodeSuccess: Schema.encodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown, never, unknown>),
-    encodeFailure: Schema.encodeUnknownEffect(
-      Tool.failureResultSchema(tool) as unknown as Schema.Codec<unknown, unknown, never, unknown>
-    )
-  }
-}
-
-type Fixed = Pick<Resolved, "definition" | "parameters" | "handler" | "encodeSuccess" | "encodeFailure">
+/** What the loop makes of a tool beyond core's conversion: where its handler is, how its results are encoded. */
+const runnerOf = (tool: Tool.Any): Pick<Resolved, "handler" | "encodeSuccess" | "encodeFailure"> => ({
+  handler: Context.Service<Tool.Handler<string>>(tool.id),
+  // Once per tool: `failureResultSchema` makes a new union, and so a new encoder, at each call.
+  encodeSuccess: Schema.encodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown, never, unknown>),
+  encodeFailure: Schema.encodeUnknownEffect(
+    Tool.failureResultSchema(tool) as unknown as Schema.Codec<unknown, unknown, never, unknown>
+  )
+})
 
 // A tool never changes (`annotate` and the setters make a new one), so what
 // is made from it is made once; a tool dropped drops its entry.
-const fixed = new WeakMap<Tool.Any, Fixed>()
+const runners = new WeakMap<Tool.Any, ReturnType<typeof runnerOf>>()
 
-const fixedFor = (tool: Tool.Any) => {
-  let found = fixed.get(tool)
+const runnerFor = (tool: Tool.Any) => {
+  let found = runners.get(tool)
   if (found === undefined) {
-    found = fixedOf(tool)
-    fixed.set(tool, found)
+    found = runnerOf(tool)
+    runners.set(tool, found)
   }
   return found
 }
@@ -141,39 +116,28 @@ const refuse = (name: string, message: string) =>
   Result.fail(new ConfigurationError({ field: `toolkit.tools.${name}`, message }))
 
 /**
- * The toolkit's tools, checked before anything is sent: a name or parameters
- * the service would refuse, a schema with no JSON Schema, a provider-defined
- * tool (the service runs none) or a timeout that makes no sense fails with a
- * `ConfigurationError` naming the tool.
+ * The toolkit's tools, checked before anything is sent: what core's
+ * `internal/tool` refuses (a name or parameters the service would refuse, a
+ * schema with no JSON Schema, a provider-defined tool, two tools of one
+ * name), or a timeout that makes no sense, fails with a `ConfigurationError`
+ * naming the tool. The definition sent and the strictness rule are core's,
+ * shared with `@switchboard/ai`: a tool is strict when annotated `Tool.Strict`.
  */
 export const resolve = (toolkit: Input): Result.Result<Tools, ConfigurationError> => {
+  const chat = ChatTool.fromTools(toolkit.tools, false)
+  if (Result.isFailure(chat)) return refuse(chat.failure.tool, chat.failure.message)
   const tools = new Map<string, Resolved>()
   // A `Toolkit` has no `handle`: it is an Effect that gives a `WithHandler`.
   const handle = "handle" in toolkit && typeof toolkit.handle === "function" ? (toolkit.handle as Handle) : undefined
-  for (const tool of Object.values(toolkit.tools)) {
-    if (!namePattern.test(tool.name)) {
-      return refuse(tool.name, `tool name "${tool.name}" must be 1-64 letters, digits, _ or -`)
-    }
-    if (Tool.isProviderDefined(tool)) {
-      return refuse(tool.name, `the provider-defined tool ${tool.name} is not supported`)
-    }
-    let found: ReturnType<typeof fixedFor>
-    try {
-      found = fixedFor(tool)
-    } catch (error) {
-      // Effect's JSON Schema generation throws for a schema it cannot represent.
-      return refuse(tool.name, `the parameters of ${tool.name} have no JSON Schema: ${error instanceof Error ? error.message : String(error)}`)
-    }
-    if (found.definition.function.parameters["type"] !== "object") {
-      // `Schema.Struct({})` is any value but null; `effect/ai`'s default, `Tool.EmptyParams`, is an empty object.
-      return refuse(tool.name, `the parameters of ${tool.name} must be an object schema (a Schema.Struct with fields, or none)`)
-    }
+  for (const { decoder, definition, tool } of chat.success) {
     const timeoutInput = Context.getOrUndefined(tool.annotations, ToolTimeout)
     const timeout = timeoutInput === undefined ? undefined : duration(`toolkit.tools.${tool.name}.ToolTimeout`, timeoutInput)
     if (timeout !== undefined && Result.isFailure(timeout)) return Result.fail(timeout.failure)
     tools.set(tool.name, {
       tool,
-      ...found,
+      definition,
+      parameters: decoder,
+      ...runnerFor(tool),
       bound: handle === undefined ? undefined : boundRunner(handle, tool),
       timeout: timeout?.success,
       retry: Context.getOrUndefined(tool.annotations, ToolRetry) as Schedule.Schedule<unknown, unknown> | undefined
