@@ -7,7 +7,7 @@ import { useChat } from "@ai-sdk/react"
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai"
 import { useState } from "react"
 import { createRoot } from "react-dom/client"
-import { starter } from "../src/ServeTools.js"
+import { starter } from "../src/ServeStarter.js"
 
 
 type Part = UIMessage["parts"][number]

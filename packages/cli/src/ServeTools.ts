@@ -1,8 +1,6 @@
 /**
  * The demo agent of `switchboard serve`: two tools, one of which asks for
- * approval, and the starter message that makes the emulator call both (one
- * step each: docs/emulator.md, "Tools"). Shared by the command and its page,
- * so it imports nothing but `effect`.
+ * approval (the page's starter message, `ServeStarter`, calls both).
  *
  * @since 1.0.0
  */
@@ -11,12 +9,6 @@ import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
-/**
- * @since 1.0.0
- * @category constants
- */
-export const starter =
-  "Use get_weather({\"city\":\"Paris\"}) then send_email({\"to\":\"sam@example.com\",\"text\":\"Sunny in Paris\"})"
 
 /**
  * @since 1.0.0

@@ -17,7 +17,7 @@ import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildPage } from "../scripts/page.mjs"
 import * as Serve from "../src/Serve.js"
-import { starter } from "../src/ServeTools.js"
+import { starter } from "../src/ServeStarter.js"
 
 const executablePath = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
 let pageDir: string
