@@ -108,6 +108,13 @@ export interface AgentServeOptions<T extends Agent.AnyTools, A = undefined, I = 
 {
   /** Messages put before the page's (a system prompt, say). */
   readonly instructions?: ReadonlyArray<Protocol.Message> | undefined
+  /**
+   * The `ApprovalStore` key of a request's paused run. Default: the chat id
+   * the page sends. With signed-in users, add the user (from the request's
+   * session), so that nobody can answer another user's approval by sending
+   * their chat id.
+   */
+  readonly chatKey?: ((chatId: string, request: HttpServerRequest.HttpServerRequest) => string) | undefined
 }
 
 const jsonError = (status: number, field: string, message: string) =>
@@ -169,10 +176,11 @@ export const agent = <T extends Agent.AnyTools, A = undefined, I = A, K extends 
     if (Result.isFailure(decoded)) return jsonError(400, decoded.failure.field, decoded.failure.message)
     const request = decoded.success
     const store = yield* ApprovalStore
-    const { errorText, instructions, limits: _, ...run } = options
+    const { chatKey, errorText, instructions, limits: _, ...run } = options
+    const key = chatKey === undefined ? request.chatId : chatKey(request.chatId, yield* HttpServerRequest.HttpServerRequest)
     const keep = (result: Agent.AgentResult<A, T>) =>
       result.status === "paused"
-        ? store.put(request.chatId, {
+        ? store.put(key, {
           transcript: result.transcript,
           usage: result.usage,
           trace: result.trace,
@@ -187,7 +195,7 @@ export const agent = <T extends Agent.AnyTools, A = undefined, I = A, K extends 
       })
     if (request.continues !== undefined) {
       const approvalIds = Object.keys(request.decisions)
-      const paused = yield* store.take(request.chatId, approvalIds)
+      const paused = yield* store.take(key, approvalIds)
       if (paused === undefined) {
         const field = request.decisionFields[approvalIds[0]!] ?? "messages"
         return jsonError(409, field, "answers no pending approval of this chat")

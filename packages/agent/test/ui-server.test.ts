@@ -269,6 +269,43 @@ describe("UiServer.agent denial", () => {
   })
 })
 
+describe("UiServer.agent chatKey", () => {
+  it("keys paused runs by what chatKey makes of the request: another user's approval finds nothing", async () => {
+    const keyed = UiServer.toWebHandler(
+      UiServer.agent({ model, toolkit, chatKey: (chatId, request) => `${request.headers["x-user"] ?? ""}/${chatId}` }),
+      layer as unknown as Layer.Layer<UiServer.ApprovalStore | Agent.Requirements<typeof toolkit.tools>>
+    )
+    const as = (userName: string, messages: ReadonlyArray<unknown>) =>
+      keyed.handler(new Request("http://127.0.0.1/api/chat", {
+        method: "POST",
+        headers: { "x-user": userName },
+        body: JSON.stringify({ id: "shared-id", messages })
+      }))
+    const first = user("Use delete_file")
+    const text = await (await as("ann", [first])).text()
+    const request = JSON.parse(text.split("\n\n").find((f) => f.includes("tool-approval-request"))!.slice(6)) as {
+      approvalId: string
+      toolCallId: string
+    }
+    const answer = {
+      id: "a",
+      role: "assistant",
+      parts: [{ type: "step-start" }, {
+        type: "tool-delete_file",
+        toolCallId: request.toolCallId,
+        state: "approval-responded",
+        input: { path: "sample path" },
+        approval: { id: request.approvalId, approved: true }
+      }]
+    }
+    const before = deleted.length
+    expect((await as("bob", [first, answer])).status).toBe(409)
+    expect(deleted.length).toBe(before)
+    expect((await as("ann", [first, answer])).status).toBe(200)
+    await keyed.dispose()
+  })
+})
+
 describe("UiServer.agent frames", () => {
   it("keeps the order rules and the protocol headers", async () => {
     const response = await post({ id: "frames", messages: [user("Use get_weather for Rome")], trigger: "submit-message" })
