@@ -60,6 +60,8 @@ const run = async (spec: ClientSpec): Promise<Measured> => {
       return (await import("./clients/switchboard.js")).embed(spec)
     case "agent":
       return (await import("./clients/agent.js")).run(spec)
+    case "serve":
+      return (await import("./clients/serve.js")).run(spec)
   }
   throw new Error(`unknown client spec: ${JSON.stringify(spec)}`)
 }

@@ -20,6 +20,7 @@ import * as NonStreaming from "./figures/nonStreaming.js"
 import * as OpenStreams from "./figures/openStreams.js"
 import * as Profile from "./figures/profile.js"
 import * as Rss from "./figures/rss.js"
+import * as Serve from "./figures/serve.js"
 import * as Streaming from "./figures/streaming.js"
 import * as Tricks from "./figures/tricks.js"
 import type { Context, Figure, FigureResult, Settings } from "./lib/figure.js"
@@ -39,6 +40,7 @@ const figures: ReadonlyArray<Figure> = [
   Memory.figure,
   OpenStreams.figure,
   Agent.figure,
+  Serve.figure,
   BrowserBundle.figure,
   Tricks.figure,
   Profile.figure,

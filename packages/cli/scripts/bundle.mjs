@@ -14,21 +14,31 @@ import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:
 import process from "node:process"
 import { dirname, join } from "node:path"
 import { fileURLToPath, URL } from "node:url"
+import { buildPage } from "./page.mjs"
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url))
 const dist = `${packageDir}dist/`
 
 // `pnpm build` (and so `pnpm demo`) runs this every time: when no source of
 // the last bundle (its metafile's inputs) is newer than the bundle, keep it.
-const meta = `${dist}bundle/meta.json`
-const fresh = () => {
+const fresh = (meta, extra = []) => {
   if (!existsSync(meta)) return false
   const built = statSync(meta).mtimeMs
   const inputs = Object.keys(JSON.parse(readFileSync(meta, "utf8")).inputs)
-  const sources = [fileURLToPath(import.meta.url), ...inputs.map((input) => `${packageDir}${input}`)]
+  const sources = [fileURLToPath(import.meta.url), ...extra, ...inputs.map((input) => `${packageDir}${input}`)]
   return sources.every((source) => (statSync(source, { throwIfNoEntry: false })?.mtimeMs ?? Infinity) <= built)
 }
-if (fresh()) process.exit(0)
+
+// The chat page of `switchboard serve` (scripts/page.mjs) into dist/page.
+// Its metafile stays out of the published files.
+const pageMeta = `${dist}page/meta.json`
+if (!fresh(pageMeta, [`${packageDir}page/index.html`, `${packageDir}scripts/page.mjs`])) {
+  rmSync(`${dist}page`, { recursive: true, force: true })
+  writeFileSync(pageMeta, JSON.stringify(await buildPage(`${dist}page`)))
+}
+
+const meta = `${dist}bundle/meta.json`
+if (fresh(meta)) process.exit(0)
 
 // Chunk names carry a hash: remove the previous build's.
 rmSync(`${dist}bundle`, { recursive: true, force: true })

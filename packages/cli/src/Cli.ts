@@ -19,6 +19,7 @@ import * as Image from "./commands/image.js"
 import * as Mcp from "./commands/mcp.js"
 import * as Models from "./commands/models.js"
 import * as Moderate from "./commands/moderate.js"
+import * as Serve from "./commands/serve.js"
 import * as Video from "./commands/video.js"
 import * as Worker from "./commands/worker.js"
 import * as Errors from "./Errors.js"
@@ -41,6 +42,7 @@ export const subcommands = [
   Moderate.command,
   Emulator.command,
   Demo.command,
+  Serve.command,
   Worker.command,
   Mcp.command
 ] as const
@@ -62,14 +64,14 @@ export const version = "1.0.0"
 
 /**
  * The exit code of a run of `argv` (see `Errors`). Ctrl-C is how the
- * emulator and a worker are meant to stop, so there it exits 0; anywhere else 130.
+ * emulator, a worker and `serve` are meant to stop, so there it exits 0; anywhere else 130.
  *
  * @since 0.1.0
  * @category running
  */
 export const exitCode = (argv: ReadonlyArray<string>) => <A, E>(exit: Exit.Exit<A, E>): number => {
   const code = Errors.exitCode(exit)
-  return code === Errors.ExitCode.interrupted && (argv[2] === "emulator" || argv[2] === "worker" || argv[2] === "mcp") ? Errors.ExitCode.ok : code
+  return code === Errors.ExitCode.interrupted && (argv[2] === "emulator" || argv[2] === "worker" || argv[2] === "serve" || argv[2] === "mcp") ? Errors.ExitCode.ok : code
 }
 
 /**

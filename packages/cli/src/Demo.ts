@@ -473,4 +473,5 @@ export const run = Effect.fn("switchboard.demo.run")(function*(options: RunOptio
   yield* Output.line(
     `\n${Output.green("✔")} ${Output.bold("Demo finished")}: ${steps.length} steps in ${Output.seconds(elapsed)} against ${against}; files in ${out}`
   )
+  yield* Output.line(`Next, a chat page with this agent in your browser: ${Output.bold("pnpm serve")}, then open http://127.0.0.1:3000`)
 }, (self, options) => Errors.reported(options.verbose)(self))

@@ -572,6 +572,25 @@ describe.concurrent("switchboard video", { timeout: 90_000 }, () => {
   })
 })
 
+describe("switchboard serve", { timeout: 90_000 }, () => {
+  it("serves the built page and its API on a free port until Ctrl-C, which exits 0", async () => {
+    const server = start(["serve", "--port", "0"], { env: {} })
+    const url = /chat page on (http:\/\/127\.0\.0\.1:\d+)/.exec(await server.waitFor(/Ctrl-C stops it/, "stdout"))![1]!
+    expect(server.stdout()).toContain("against the embedded emulator")
+    const page = await fetch(`${url}/`)
+    expect(page.headers.get("content-type")).toContain("text/html")
+    expect(await page.text()).toContain("<script type=\"module\" src=\"/page.js\">")
+    const script = await fetch(`${url}/page.js`)
+    expect([script.status, script.headers.get("content-type")]).toEqual([200, "text/javascript; charset=utf-8"])
+    expect((await script.text()).length).toBeGreaterThan(1000)
+    const bad = await fetch(`${url}/api/chat`, { method: "POST", body: "{\"id\":1}" })
+    expect(bad.status).toBe(400)
+    expect(await bad.json()).toEqual({ error: { field: "id", message: "expected a string, got 1" } })
+    server.signal("SIGINT")
+    expect((await server.exited).code).toBe(0)
+  })
+})
+
 describe.concurrent("switchboard emulator", { timeout: 90_000 }, () => {
   it("serves on a free port until Ctrl-C, which exits 0", async () => {
     const server = start(["emulator", "--port", "0", "--api-key", "sk-local"])
@@ -649,7 +668,8 @@ describe("switchboard demo", { timeout: 90_000 }, () => {
     expect(result.stdout).toMatch(/→ get_weather\(.*\n.*→ get_local_time\(/)
     expect(result.stdout).toMatch(/2 calls ran side by side/)
     expect(result.stdout).toContain("InvalidRequestError (field n, nothing sent): n must be a positive integer")
-    expect(lines(result.stdout).at(-1)).toMatch(new RegExp(`^✔ Demo finished: 11 steps in .* against the embedded emulator; files in ${out}$`))
+    expect(lines(result.stdout).at(-2)).toMatch(new RegExp(`^✔ Demo finished: 11 steps in .* against the embedded emulator; files in ${out}$`))
+    expect(lines(result.stdout).at(-1)).toBe("Next, a chat page with this agent in your browser: pnpm serve, then open http://127.0.0.1:3000")
     expect(pngSize(Path.join(out, "fox-1.png"))).toEqual([1024, 1024])
     expect(pngSize(Path.join(out, "fox-sketch-1.png"))).toEqual([1792, 1024])
     expect(Fs.readdirSync(out).some((name) => /^task_\w+\.mp4$/.test(name))).toBe(true)

@@ -155,7 +155,11 @@ export type Prepared =
   | { readonly _tag: "Ready"; readonly call: Protocol.ToolCall; readonly tool: Resolved; readonly params: unknown }
   | { readonly _tag: "Rejected"; readonly call: Protocol.ToolCall; readonly outcome: ToolResult["outcome"]; readonly error: string }
 
-const errorContent = (error: unknown): string => JSON.stringify({ error })
+export const errorContent = (error: unknown): string => JSON.stringify({ error })
+
+/** What the model reads for a denied call; `reason` (`": …"` or empty) is the user's. */
+export const denial = (name: string, reason = ""): string =>
+  errorContent(`the user denied this call to ${name}; it did not run${reason}`)
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
@@ -338,7 +342,7 @@ export const answer = (
   if (decision === "deny" || (typeof decision === "object" && !decision.approved)) {
     const reason = typeof decision === "object" && decision.reason ? `: ${decision.reason}` : ""
     return Effect.succeed(
-      result(call, "denied", errorContent(`the user denied this call to ${call.function.name}; it did not run${reason}`))
+      result(call, "denied", denial(call.function.name, reason))
     )
   }
   return execute(prepared.tool, call, prepared.params).pipe(

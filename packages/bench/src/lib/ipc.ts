@@ -69,6 +69,14 @@ export type ClientSpec =
     readonly warmup: number
     readonly tools: number
   }
+  | Common & {
+    /** `Agent.stream` drained, or served as the UI message stream through `UiServer`'s web handler and read to the end. */
+    readonly workload: "serve"
+    readonly mode: "agent-stream" | "encoded" | "served"
+    readonly streams: number
+    readonly chunks: number
+    readonly warmupStreams: number
+  }
 
 /** What one client run measured, over its timed section only (CPU, time) or its whole life (RSS). */
 export interface Measured {

@@ -1,0 +1,278 @@
+/**
+ * HTTP handlers that serve a chat or an agent to a page using `useChat`
+ * (the AI SDK's UI message stream, `UiStream`), for Node (`HttpRouter`,
+ * `HttpServer`) and for anything that takes a web `Request` and returns a
+ * `Response` (`toWebHandler`).
+ *
+ * - A body that is not a UI chat is answered 400 with `{ "error": { "field",
+ *   "message" } }` before anything is sent to the service.
+ * - A tool that needs approval ends the response with `tool-approval-request`
+ *   and the paused run is kept in the `ApprovalStore` under the chat id; the
+ *   next request with the user's response resumes it from the stored
+ *   transcript (not the one the page sends). A response for a call that is
+ *   not pending is answered 409 and no tool runs.
+ * - A client that goes away interrupts the run, and with it the exchange
+ *   with the service.
+ *
+ * @since 1.0.0
+ */
+import * as Chat from "@switchboard/core/Chat"
+import type * as Protocol from "@switchboard/core/Protocol"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
+import * as HttpEffect from "effect/http/HttpEffect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Agent from "./Agent.js"
+import type { Transcript } from "./Transcript.js"
+import * as UiMessage from "./UiMessage.js"
+import * as UiStream from "./UiStream.js"
+
+/**
+ * A run paused for approval: what resuming it needs.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface Paused {
+  readonly transcript: Transcript
+  readonly usage: Protocol.Usage
+  /** The paused run's span, so that the resumed run is in the same trace. */
+  readonly trace: Agent.TraceContext
+  /** The approval ids awaiting a decision (`PendingApproval.approvalId`). */
+  readonly pending: ReadonlyArray<string>
+}
+
+/**
+ * Paused runs by chat id. `take` gives the run back (and forgets it) only
+ * when every approval id given is pending in it, so a response for a call
+ * that is not pending, or a second response to the same request, finds
+ * nothing.
+ *
+ * @since 1.0.0
+ * @category services
+ */
+export class ApprovalStore extends Context.Service<ApprovalStore, {
+  readonly put: (chatId: string, paused: Paused) => Effect.Effect<void>
+  readonly take: (chatId: string, approvalIds: ReadonlyArray<string>) => Effect.Effect<Paused | undefined>
+}>()("@switchboard/agent/UiServer/ApprovalStore") {}
+
+/**
+ * In this process's memory, at most `maxChats` (default 10,000) paused
+ * runs, the oldest forgotten first.
+ *
+ * @since 1.0.0
+ * @category layers
+ */
+export const layerMemory = (options: { readonly maxChats?: number | undefined } = {}): Layer.Layer<ApprovalStore> =>
+  Layer.sync(ApprovalStore, () => {
+    const max = options.maxChats ?? 10_000
+    const runs = new Map<string, Paused>()
+    return {
+      put: (chatId, paused) =>
+        Effect.sync(() => {
+          runs.delete(chatId)
+          runs.set(chatId, paused)
+          if (runs.size > max) runs.delete(runs.keys().next().value!)
+        }),
+      take: (chatId, approvalIds) =>
+        Effect.sync(() => {
+          const paused = runs.get(chatId)
+          if (paused === undefined || !approvalIds.every((id) => paused.pending.includes(id))) return undefined
+          runs.delete(chatId)
+          return paused
+        })
+    }
+  })
+
+/**
+ * @since 1.0.0
+ * @category models
+ */
+export interface ServeOptions {
+  /** Body size and message count limits (`UiMessage.defaultLimits`). */
+  readonly limits?: UiMessage.Limits | undefined
+  /** The `errorText` of a failure mid-stream; default generic (`UiStream.genericErrorText`). */
+  readonly errorText?: ((error: unknown) => string) | undefined
+}
+
+/**
+ * @since 1.0.0
+ * @category models
+ */
+export interface AgentServeOptions<T extends Agent.AnyTools, A = undefined, I = A>
+  extends Omit<Agent.RunOptions<T, A, I>, "messages">, ServeOptions
+{
+  /** Messages put before the page's (a system prompt, say). */
+  readonly instructions?: ReadonlyArray<Protocol.Message> | undefined
+  /**
+   * The `ApprovalStore` key of a request's paused run. Default: the chat id
+   * the page sends. With signed-in users, add the user (from the request's
+   * session), so that nobody can answer another user's approval by sending
+   * their chat id.
+   */
+  readonly chatKey?: ((chatId: string, request: HttpServerRequest.HttpServerRequest) => string) | undefined
+}
+
+const jsonError = (status: number, field: string, message: string) =>
+  HttpServerResponse.jsonUnsafe({ error: { field, message } }, { status })
+
+/** The body as text, refused once past `maxBytes` without reading the rest. */
+const readBody = (maxBytes: number) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<Result.Result<string, UiMessage.InvalidUiRequest>> => {
+    const declared = Number(request.headers["content-length"])
+    if (Number.isFinite(declared) && declared > maxBytes) return Effect.succeed(Result.fail(tooLarge(maxBytes)))
+    let size = 0
+    return request.stream.pipe(
+      Stream.takeWhile((chunk: Uint8Array) => {
+        size += chunk.byteLength
+        return size <= maxBytes
+      }),
+      Stream.decodeText,
+      Stream.mkString,
+      Effect.map((text) => size > maxBytes ? Result.fail(tooLarge(maxBytes)) : Result.succeed(text)),
+      Effect.orElseSucceed(() => Result.fail(new UiMessage.InvalidUiRequest({ field: "body", message: "could not be read" })))
+    )
+  })
+
+const tooLarge = (maxBytes: number) =>
+  new UiMessage.InvalidUiRequest({ field: "body", message: `is larger than the limit of ${maxBytes} bytes` })
+
+/** The request decoded, or the 400 that answers it. */
+const decodeRequest = (limits: UiMessage.Limits = {}) =>
+  Effect.map(
+    readBody(limits.maxBodyBytes ?? UiMessage.defaultLimits.maxBodyBytes),
+    (text) => Result.flatMap(text, (body) => UiMessage.decode(body, limits))
+  )
+
+const sse = <R>(parts: Stream.Stream<UiStream.UiPart, never, R>) =>
+  Effect.map(Effect.context<R>(), (context) =>
+    HttpServerResponse.stream(Stream.provideContext(UiStream.encode(parts), context), { headers: UiStream.headers }))
+
+/**
+ * Serves an agent: each POST of `useChat` runs (or resumes) the agent on the
+ * page's conversation and answers with the UI message stream.
+ *
+ * @example
+ * ```ts
+ * const handler = UiServer.agent({ model: "gpt-4o-mini", toolkit })
+ * HttpRouter.add("POST", "/api/chat", handler)
+ * ```
+ * @since 1.0.0
+ * @category handlers
+ */
+export const agent = <T extends Agent.AnyTools, A = undefined, I = A, K extends Agent.AnyToolkit<T> = Agent.AnyToolkit<T>>(
+  options: AgentServeOptions<T, A, I> & { readonly toolkit: K }
+): Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  never,
+  HttpServerRequest.HttpServerRequest | ApprovalStore | Agent.RequirementsOf<T, K>
+> =>
+  Effect.gen(function*() {
+    const decoded = yield* decodeRequest(options.limits)
+    if (Result.isFailure(decoded)) return jsonError(400, decoded.failure.field, decoded.failure.message)
+    const request = decoded.success
+    const store = yield* ApprovalStore
+    const { chatKey, errorText, instructions, limits: _, ...run } = options
+    const key = chatKey === undefined ? request.chatId : chatKey(request.chatId, yield* HttpServerRequest.HttpServerRequest)
+    const keep = (result: Agent.AgentResult<A, T>) =>
+      result.status === "paused"
+        ? store.put(key, {
+          transcript: result.transcript,
+          usage: result.usage,
+          trace: result.trace,
+          pending: result.pending.map((p) => p.approvalId)
+        })
+        : Effect.void
+    // Looked for a chunk at a time: an effect per event would cost more than the mapping.
+    const kept = <E, R>(events: Stream.Stream<Agent.AgentEvent<A, T>, E, R>) =>
+      Stream.mapArrayEffect(events, (chunk) => {
+        const finished = chunk.find((event) => event._tag === "Finished")
+        return finished?._tag === "Finished" ? Effect.as(keep(finished.result), chunk) : Effect.succeed(chunk)
+      })
+    if (request.continues !== undefined) {
+      const approvalIds = Object.keys(request.decisions)
+      const paused = yield* store.take(key, approvalIds)
+      if (paused === undefined) {
+        const field = request.decisionFields[approvalIds[0]!] ?? "messages"
+        return jsonError(409, field, "answers no pending approval of this chat")
+      }
+      // From the stored transcript, not the page's: the page decides, it does not say what was asked.
+      const events = Agent.resumeStream({
+        ...run,
+        transcript: paused.transcript,
+        usage: paused.usage,
+        trace: paused.trace,
+        decisions: request.decisions
+      })
+      return yield* sse(UiStream.fromAgent(kept(events), { messageId: request.continues, errorText, resumed: true }))
+    }
+    const events = Agent.stream({ ...run, messages: [...(instructions ?? []), ...request.messages] })
+    return yield* sse(UiStream.fromAgent(kept(events), { errorText }))
+  })
+
+/**
+ * @since 1.0.0
+ * @category models
+ */
+export interface ChatServeOptions extends ServeOptions {
+  readonly model: string
+  readonly instructions?: ReadonlyArray<Protocol.Message> | undefined
+  readonly maxTokens?: number | undefined
+  /** Write the images of the reply as `file` parts (for `image2`). Default: when the model is `image2`. */
+  readonly images?: boolean | undefined
+}
+
+/**
+ * Serves a chat without tools: each POST streams one reply (`Chat.stream`).
+ *
+ * @since 1.0.0
+ * @category handlers
+ */
+export const chat = (
+  options: ChatServeOptions
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest | Chat.Chat> =>
+  Effect.gen(function*() {
+    const decoded = yield* decodeRequest(options.limits)
+    if (Result.isFailure(decoded)) return jsonError(400, decoded.failure.field, decoded.failure.message)
+    const chunks = Chat.stream({
+      model: options.model,
+      messages: [...(options.instructions ?? []), ...decoded.success.messages],
+      ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens })
+    }, { includeUsage: true })
+    return yield* sse(UiStream.fromChat(chunks, {
+      errorText: options.errorText,
+      images: options.images ?? options.model === "image2"
+    }))
+  })
+
+/**
+ * A web `Request` to a `Response` (named through `effect`, so this module
+ * needs no DOM types).
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export type WebHandler = (request: Parameters<ReturnType<typeof HttpEffect.toWebHandler>>[0]) => ReturnType<ReturnType<typeof HttpEffect.toWebHandler>>
+
+/**
+ * A handler as a function from a web `Request` to a `Response` (for Deno,
+ * Bun, Cloudflare Workers, Next.js route handlers), its services built once
+ * from `layer`. An aborted request interrupts the run.
+ *
+ * @since 1.0.0
+ * @category converting
+ */
+export const toWebHandler = <R, LE>(
+  handler: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest>,
+  layer: Layer.Layer<Exclude<R, HttpServerRequest.HttpServerRequest>, LE>
+): { readonly handler: WebHandler; readonly dispose: () => Promise<void> } => {
+  const built = HttpEffect.toWebHandlerLayerWith(layer, {
+    toHandler: () => Effect.succeed<Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>>(handler as Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>)
+  })
+  // Every service comes from `layer`: nothing is left for a per-request context.
+  return { handler: built.handler as WebHandler, dispose: built.dispose }
+}
