@@ -7,6 +7,7 @@
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { describe, expect, it } from "@effect/vitest"
 import { UiServer } from "@switchboard/agent"
+import type { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -43,7 +44,7 @@ const databasesOf = {
 }
 
 /** A store on a connection of its own, as another server would have. */
-const server = (client: Layer.Layer<SqlClient.SqlClient, SqlError>) =>
+const server = (client: Layer.Layer<SqlClient.SqlClient, SqlError | ConfigurationError>) =>
   Effect.map(Layer.build(Layer.provideMerge(SqlApprovalStore.layer, client)), (context) => ({
     store: Context.get(context, UiServer.ApprovalStore),
     sql: Context.get(context, SqlClient.SqlClient)
