@@ -110,11 +110,16 @@ with three concurrent tools costs. Core's speed-ups made the chat call cheaper t
 step's CPU (1.65 × at 5a79f12; core's own alternated runs 1.56 × and 1.64 ×).
 `,
   "browser-bundle": `
-**\`effect\` is two thirds of the page.** The full layer's entry is 68 % \`effect\` (runtime, \`Stream\`, \`Schema\`, its
-tracer and metrics) and 28 % \`@switchboard/core\`; the floor row (\`effect\` alone with a \`Schema\` decode and a \`Stream\`,
-no request) is already 28 KB of gzip. Effect 4 took the chat page from 93.9 to about 55 KB and the full one from 101
-to 66.6 KB against the Effect 3 edition; the 45 and 55 KB targets would take about 10 KB more off each. What
-\`@switchboard/browser\`'s owner measured and did not take is in docs/browser.md.
+**\`effect\` is two thirds of the page.** The chat entry is 67 % \`effect\` (runtime, \`Stream\`, \`Schema\`, its
+tracer and metrics) and 29 % \`@switchboard/core\`; the floor row (\`effect\` alone with a \`Schema\` decode and a
+\`Stream\`, no request) is already 28 KB of gzip, and the chat page adds Duration and Schedule (retries), Metric and the
+tracer (a span and the GenAI metrics per call), and the schemas of a chat request, reply and chunk. Nothing of another
+capability is left in it: the heaviest module of ours is \`Transport\` (10 KB minified). The 45 and 55 KB targets
+would take about 13 and 15 KB of gzip more off, that is, most of what the SDK adds to \`effect\`'s floor. **The
+package indexes** (\`import { Chat } from "@switchboard/core"\`) cost 21 KB more with \`layerChat\`: esbuild keeps
+every export of a namespace that an index re-exports (evanw/esbuild#1420), so \`Chat.createObject\`'s JSON Schema
+and \`BrowserSwitchboard.layer\`'s capabilities come along; Vite's production build (Rollup) shakes both forms to
+the same bytes. The docs' page imports by module path (docs/browser.md).
 `,
   "stream-memory": `
 **Constant memory, not constant RSS.** The decoder holds one read's events at a time, and the Node wire holds at most
@@ -122,8 +127,12 @@ to 66.6 KB against the Effect 3 edition; the 45 and 55 KB targets would take abo
 RSS plateaus.
 `,
   "embed-many": `
-**The batched path is per request, not per input.** Both modes do the same per-input work (\`JSON.parse\` of the reply,
-the hand checks); the ratio moves with the cost of one request, which the machine's load moves most. In the port's
-full runs it was 24.9 × and 26.2 × at loads of 5–9 and 11.3 × at 14–16 (batched CPU per input 4.2–5.7 µs throughout).
+**The batched path is per input, the other per request; the ratio is their quotient.** Warm, over 200,000 inputs,
+a batched input costs about 1.1–1.6 µs of client CPU (raw undici with \`JSON.parse\`: 0.8) and a request of one
+input 31–40 µs (raw: 21), above 20 × in CPU; a quarter of the batched cost is \`JSON.parse\` of the replies, an
+eighth the collector. Measured over 20,000 inputs after one warm-up run, the batched run lasted about 80 ms after
+about 160 warm-up requests, mostly JIT warm-up (3.2–3.7 µs an input), hence the larger batched run and its two
+warm-up runs. The inputs/s ratio also counts the server's CPU, and a cheaper request lowers it: the non-streaming
+work makes this ratio smaller, not larger (docs/decisions.md).
 `
 }

@@ -2,7 +2,8 @@
  * Bundle size of a minimal page: one chat call and one streamed chat,
  * rendered into the document. The same page is written three times
  * (`packages/bench/bundle/`): with `@switchboard/browser`, with the `openai`
- * client, and with `ai` + `@ai-sdk/openai-compatible`. Each is bundled with
+ * client, and with `ai` + `@ai-sdk/openai-compatible` (ours also imported
+ * from the package indexes, which esbuild keeps whole). Each is bundled with
  * esbuild (minified, ESM, browser platform) and measured minified and
  * gzipped (zlib, level 9); for ours, esbuild's metafile says which packages
  * and modules weigh what.
@@ -57,6 +58,16 @@ export const entryPoints: ReadonlyArray<Entry> = [
     name: "switchboard-all",
     file: "switchboard-all.ts",
     description: "@switchboard/browser, `BrowserSwitchboard.layer` (every capability)"
+  },
+  {
+    name: "switchboard-index",
+    file: "switchboard-index.ts",
+    description: "the same, imported from the package indexes (`import { Chat } from \"@switchboard/core\"`), `layerChat`"
+  },
+  {
+    name: "switchboard-index-all",
+    file: "switchboard-index-all.ts",
+    description: "the same, imported from the package indexes, `layer` (every capability)"
   },
   { name: "openai", file: "openai.ts", description: "openai" },
   { name: "ai-sdk", file: "ai-sdk.ts", description: "ai + @ai-sdk/openai-compatible" },

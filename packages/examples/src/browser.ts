@@ -1,5 +1,5 @@
-import { Chat } from "@switchboard/core"
-import { BrowserSwitchboard } from "@switchboard/browser"
+import * as Chat from "@switchboard/core/Chat"
+import * as BrowserSwitchboard from "@switchboard/browser/BrowserSwitchboard"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodeFileSystem from "@effect/platform-node-shared/NodeFileSystem"
 import * as Attachment from "@switchboard/core/Attachment"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"

@@ -32,7 +32,8 @@ export const figure: Figure = {
     const method =
       "The same page (one `Chat.create`-like call and one streamed chat, rendered into the document) written with each " +
       "client (`packages/bench/bundle/*.ts`), bundled by esbuild (minified, ESM, browser platform, es2022) and " +
-      "compressed with zlib gzip level 9 and brotli. Deterministic: not affected by the machine's load."
+      "compressed with zlib gzip level 9 and brotli. Deterministic: not affected by the machine's load. Alone: " +
+      "`pnpm build && node packages/bench/dist/bundle-size.js` (or `pnpm bench --only browser-bundle`)."
     const all: Array<Measured> = []
     for (const entry of entryPoints) all.push(await measure(entry))
     const ours = all.find((m) => m.name === "switchboard-all")

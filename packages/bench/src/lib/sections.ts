@@ -1,6 +1,7 @@
 /**
  * Sections of docs/performance.md measured by a bench of their own, each
- * with its command (`pnpm bench:pacing`, `pnpm bench:testing-kit`): the
+ * with its command (`pnpm bench:pacing`, `pnpm bench:testing-kit`, the install footprint's
+ * script): the
  * command prints its section and writes it into the page; `pnpm bench`
  * keeps every one of them when it regenerates the rest, so no regeneration
  * drops one. A section of the page comes from a figure of `pnpm bench`
@@ -13,8 +14,9 @@ import { rootDir } from "./machine.js"
 
 /** The sections measured on their own: their titles and the command that writes each. */
 export const ownSections = [
-  { title: "## Pacing from the rate limits", command: "pnpm bench:pacing", script: "pacing.ts" },
-  { title: "## The testing kit", command: "pnpm bench:testing-kit", script: "testing-kit.ts" }
+  { title: "## Pacing from the rate limits", command: "pnpm bench:pacing", script: "packages/bench/src/pacing.ts" },
+  { title: "## The testing kit", command: "pnpm bench:testing-kit", script: "packages/bench/src/testing-kit.ts" },
+  { title: "## Install footprint", command: "pnpm build && node scripts/install-footprint.mjs", script: "scripts/install-footprint.mjs" }
 ] as const
 
 export type OwnSection = (typeof ownSections)[number]
@@ -49,7 +51,7 @@ export const keepOwnSections = (previous: string, next: string): { readonly text
 
 /** How an own section begins: its command, the script, the date and the machine's load. */
 export const measured = (own: OwnSection): string =>
-  `Measured by \`${own.command}\` (packages/bench/src/${own.script}) on ${new Date().toISOString().slice(0, 10)}, ` +
+  `Measured by \`${own.command}\` (${own.script}) on ${new Date().toISOString().slice(0, 10)}, ` +
   `${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(2)} at the end.`
 
 /** The rounds a script was asked for (its first argument that is a count), else `fallback`. */
