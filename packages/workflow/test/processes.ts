@@ -26,8 +26,11 @@ export const startRunner = (env: Readonly<Record<string, string>>): Runner =>
 export interface LogEvent {
   readonly pid: number
   readonly at: number
-  readonly ev: "submit" | "status" | "status-end" | "approval" | "tool"
-  readonly taskId: string
+  readonly ev: "submitting" | "submit" | "status" | "status-end" | "approval" | "tool"
+  /** Absent on `submitting`: the service has not answered yet. */
+  readonly taskId?: string
+  /** `submitting` and `submit`: the request's prompt, which names its task in the fleet tests. */
+  readonly prompt?: string
   readonly pending?: ReadonlyArray<string>
   readonly activity?: string
   readonly tag?: string
