@@ -131,9 +131,11 @@ describe("a fleet of runners on Postgres", () => {
       await settled(database, 3)
       client = startRunner({ ...env, CLIENT: "1", START: "1", FOLLOW: "1" })
       void client.exited.then((e) => ended.set(client!.pid, e))
-      await awaitRequests(runtime, emulator, (submissions, polls) => submissions >= 200 && polls >= 250)
+      // The victim polled 20 times: it holds tasks. Whatever else is under way
+      // then (submissions too, on a fast machine or a slow one) is what the
+      // verdict is drawn from.
       const victim = runners[2]!
-      expect(readLog(log).some((e) => e.pid === victim.pid)).toBe(true)
+      await awaitRequests(runtime, emulator, () => readLog(log).filter((e) => e.ev === "status" && e.pid === victim.pid).length >= 20)
       await victim.kill()
       return client.waitFor(/^complete /m, "stdout")
     })(), async () => {
@@ -143,6 +145,7 @@ describe("a fleet of runners on Postgres", () => {
         return `${r.pid}: ${e ? `exited ${e.code ?? e.signal}: ${(e.stdout + e.stderr).slice(-600)}` : "running"}`
       })
       return `the fleet did not finish: ${client?.stdout().match(/progress \d+\/\d+ ended/g)?.at(-1) ?? "no progress line"}, ` +
+        `${client?.stdout().match(/^ended .*/gm)?.slice(0, 5).join("; ") ?? "none ended in a failure"}, ` +
         `${requests.filter((r) => r.path.endsWith("/chat/completions")).length} submissions, ` +
         `${requests.filter((r) => r.path.endsWith("/chat/task/status")).length} status calls; processes: ${exits.join("; ")}`
     })
