@@ -164,6 +164,23 @@ describe.concurrent("switchboard chat", { timeout: 90_000 }, () => {
     expect(result.code).toBe(0)
     expect(result.stdout).toContain("You said: \"Hi\"")
   })
+
+  it("takes the key from --api-key-file (its first line), out of the process list; with --api-key too it is a usage error", async () => {
+    const file = Path.join(tempDir("api-key-file"), "key")
+    Fs.writeFileSync(file, `${emulator.apiKey}\n`, { mode: 0o600 })
+    const chat = start(["chat", "Hi from a file", "--base-url", emulator.url, "--api-key-file", file], { unset: ["SWITCHBOARD_API_KEY"] })
+    const argv = Fs.readFileSync(`/proc/${chat.pid}/cmdline`, "utf8")
+    expect(argv).toContain("--api-key-file")
+    expect(argv).not.toContain(emulator.apiKey)
+    const result = await chat.exited
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain("You said: \"Hi from a file\"")
+    const both = await run(["chat", "Hi", "--api-key", emulator.apiKey, "--api-key-file", file], { env })
+    expect(both.code).toBe(2)
+    expect(both.stderr.trim()).toBe("✖ --api-key and --api-key-file give the key twice: pass one")
+    const help = await run(["chat", "--help"], { env })
+    expect(help.stdout).toContain("--api-key-file")
+  })
 })
 
 describe.concurrent("errors", { timeout: 90_000 }, () => {

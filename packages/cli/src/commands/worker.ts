@@ -12,7 +12,7 @@ import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as FileSystem from "effect/FileSystem"
+import type * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
@@ -62,18 +62,6 @@ export interface DatabaseFlags {
 
 const usage = (message: string) => new Errors.UsageError({ message })
 
-/** The first line of `path` that is not blank, trimmed; a usage error naming the flag when there is none. */
-const readDatabaseFile = (path: string) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const text = yield* Effect.mapError(
-      fs.readFileString(path),
-      (error) => usage(`--database-file ${path} cannot be read: ${error.message}`)
-    )
-    const line = text.split(/\r?\n/).map((l) => l.trim()).find((l) => l !== "")
-    return line === undefined ? yield* usage(`--database-file ${path} is empty: write the database URL on its first line`) : Redacted.make(line)
-  })
-
 /**
  * The database the flags give: `--database`, else the first line of
  * `--database-file`, else (with `environment`) `$SWITCHBOARD_DATABASE_URL`;
@@ -91,7 +79,7 @@ export const databaseOf = (
     return Effect.fail(usage("--database and --database-file give the database twice: pass one"))
   }
   if (Option.isSome(given)) return Effect.succeedSome(Redacted.make(given.value))
-  if (Option.isSome(flags.databaseFile)) return Effect.asSome(readDatabaseFile(flags.databaseFile.value))
+  if (Option.isSome(flags.databaseFile)) return Effect.asSome(Inputs.secretFile("database-file", flags.databaseFile.value))
   if (!environment) return Effect.succeedNone
   return Config.option(Config.Redacted(databaseVariable)).pipe(
     Effect.map(Option.filter((url) => Redacted.value(url).trim() !== "")),
