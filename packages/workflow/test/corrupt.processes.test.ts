@@ -23,7 +23,7 @@ import { DatabaseSync } from "node:sqlite"
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest"
 import { awaitRequests } from "./fleet.js"
 import { type Postgres, startPostgres } from "./postgres.js"
-import { build, readLog, startRunner, stopAll } from "./processes.js"
+import { build, explainAfter, readLog, startRunner, stopAll } from "./processes.js"
 
 let postgres: Postgres | undefined
 const dirs: Array<string> = []
@@ -40,15 +40,6 @@ afterAll(async () => {
 
 const runtime = ManagedRuntime.make(Emulator.layer())
 afterAll(() => runtime.dispose())
-
-/** `promise`, or after `millis` a failure that says where things stand (a diagnosis, not a measured duration). */
-const explainAfter = <A>(millis: number, promise: Promise<A>, explain: () => string): Promise<A> => {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(explain())), millis)
-  })
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
-}
 
 const count = 6
 const broken = "corrupt-0"
@@ -123,7 +114,7 @@ const scenario = async (database: string, store: Store, more: Record<string, str
   expect(await store.corrupt()).toBe(1)
 
   const second = startRunner({ ...env, FOLLOW: "1" })
-  const out = await explainAfter(150_000, second.waitFor(/^complete /m, "stdout"), () =>
+  const out = await explainAfter(150_000, second.waitFor(/^complete .*\n/m, "stdout"), () =>
     `the restarted runner did not finish: ${(second.stdout() + second.stderr()).slice(-1500)}; ` +
     `${readLog(log).filter((e) => e.pid === second.pid && e.ev === "status").length} status calls by it`)
   const output = second.stdout() + second.stderr()

@@ -31,7 +31,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Postgres, settled, startPostgres } from "./postgres.js"
-import { build, type LogEvent, readLog, type Runner, startRunner } from "./processes.js"
+import { build, explainAfter, type LogEvent, readLog, type Runner, startRunner } from "./processes.js"
 
 /** Longer than the test: without the handover by the workflow itself, the newcomer never gets a shard. */
 const NEVER = "10 minutes"
@@ -123,7 +123,7 @@ const fleet = async (name: string, pollMs: number) => {
   return { dir, svc, log, env, runner }
 }
 
-describe("a runner joins a fleet of two on Postgres", { timeout: 240_000 }, () => {
+describe("a runner joins a fleet of two on Postgres", { timeout: 480_000 }, () => {
   it("every task that moves is handed over without waiting for its run to end: polled by the newcomer, never again by its old owner", async () => {
     const { env, log, runner, svc } = await fleet("join_run", 500)
     try {
@@ -141,11 +141,20 @@ describe("a runner joins a fleet of two on Postgres", { timeout: 240_000 }, () =
       const c = runner(3, { TERMINATION_TIMEOUT: NEVER })
       await c.waitFor(/^ready$/m, "stdout")
       const upAt = Date.now()
+      const where = () => {
+        const since = statusCalls(log).filter((e) => e.at > upAt)
+        return `since the newcomer was up: ${since.length} status calls, ${since.filter((e) => e.pid === c.pid).length} by it; ` +
+          `runners' stderr: ${[a, b, c].map((r) => r.stderr().slice(-400)).join(" | ")}`
+      }
       // Each runner holds its share: the old owners let go of every shard
       // assigned to the newcomer (waiting for their entities would take NEVER).
-      await settled(env.DATABASE, 3)
+      await explainAfter(200_000, settled(env.DATABASE, 3), () => `the fleet did not settle with the newcomer: ${where()}`)
       const settledAt = Date.now()
-      await until(() => new Set(statusCalls(log).filter((e) => e.at > settledAt).map((e) => e.taskId)).size === tasks)
+      await explainAfter(
+        200_000,
+        until(() => new Set(statusCalls(log).filter((e) => e.at > settledAt).map((e) => e.taskId)).size === tasks),
+        () => `not every task was polled once the fleet settled: ${where()}`
+      )
       const calls = statusCalls(log)
       const owner = new Map(calls.filter((e) => e.at > settledAt).map((e) => [e.taskId, e.pid]))
       const moved = [...owner].filter(([, pid]) => pid === c.pid).map(([id]) => id)
@@ -198,7 +207,7 @@ describe("a runner joins a fleet of two on Postgres", { timeout: 240_000 }, () =
       expect(svc.held()).toBe(held)
       expect(readLog(log).filter((e) => e.ev === "submit")).toHaveLength(regular)
       svc.answerHeld()
-      const complete = await follower.waitFor(/^complete /m, "stdout")
+      const complete = await follower.waitFor(/^complete .*\n/m, "stdout")
       const ends = JSON.parse(/^complete (.*)$/m.exec(complete)![1]!) as ReadonlyArray<{ key: string; exit: string; cause?: string }>
       expect(ends.filter((end) => end.exit !== "Success")).toEqual([])
       expect(ends).toHaveLength(held)

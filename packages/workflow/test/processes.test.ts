@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { AgentWorkflow, Cluster } from "../src/index.js"
 import { awaitRequests, checkPolls } from "./fleet.js"
 import { type Postgres, settled, startPostgres } from "./postgres.js"
-import { build, type Exited, type LogEvent, readLog, type Runner, startRunner, stopAll } from "./processes.js"
+import { build, type Exited, explainAfter, type LogEvent, readLog, type Runner, startRunner, stopAll } from "./processes.js"
 
 let postgres: Postgres | undefined
 const dirs: Array<string> = []
@@ -52,15 +52,6 @@ const portBase = (offset: number) => 20000 + (process.pid % 1000) * 10 + offset
 const polledTasks = (events: ReadonlyArray<LogEvent>) => new Set(events.filter((e) => e.ev === "status").map((e) => e.taskId)).size
 
 const kill = (runners: ReadonlyArray<Runner>) => Promise.all(runners.map((runner) => runner.kill()))
-
-/** `promise`, or after `millis` a failure that says where things stand (a diagnosis, not a measured duration). */
-const explainAfter = <A>(millis: number, promise: Promise<A>, explain: () => Promise<string>): Promise<A> => {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => void explain().then((why) => reject(new Error(why)), reject), millis)
-  })
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
-}
 
 describe("a single runner on sqlite", () => {
   const runtime = ManagedRuntime.make(Emulator.layer())
@@ -91,7 +82,7 @@ describe("a single runner on sqlite", () => {
     expect(readLog(log).filter((e) => e.ev === "status-end" && e.tag === "Succeeded").length).toBeLessThan(50)
 
     const second = startRunner({ ...env, FOLLOW: "1" })
-    const out = await second.waitFor(/^complete /m, "stdout")
+    const out = await second.waitFor(/^complete .*\n/m, "stdout")
     await second.kill()
     const ends = JSON.parse(out.match(/complete (.*)/)![1]!) as ReadonlyArray<{ key: string; exit: string }>
     const submissions = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions")).length
@@ -137,7 +128,7 @@ describe("a fleet of runners on Postgres", () => {
       const victim = runners[2]!
       await awaitRequests(runtime, emulator, () => readLog(log).filter((e) => e.ev === "status" && e.pid === victim.pid).length >= 20)
       await victim.kill()
-      return client.waitFor(/^complete /m, "stdout")
+      return client.waitFor(/^complete .*\n/m, "stdout")
     })(), async () => {
       const requests = await runtime.runPromise(emulator.requests)
       const exits = [...runners, ...(client ? [client] : [])].map((r) => {
