@@ -1,6 +1,7 @@
 /**
  * Where the service is, for every command that talks to it: `--base-url` and
- * `--api-key`, else `SWITCHBOARD_BASE_URL` and `SWITCHBOARD_API_KEY`; and the
+ * `--api-key` (or `--api-key-file`), else `SWITCHBOARD_BASE_URL` and
+ * `SWITCHBOARD_API_KEY`; and the
  * one place that builds the Node layer from them and reports a command's
  * failure.
  *
@@ -11,6 +12,7 @@ import { NodeMedia, NodeSwitchboard } from "@switchboard/node"
 import * as Flag from "effect/cli/Flag"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -30,7 +32,12 @@ export const flags = {
   ),
   apiKey: Flag.Redacted("api-key").pipe(
     Flag.withMetavar("key"),
-    Flag.withDescription("The API key (default: $SWITCHBOARD_API_KEY)"),
+    Flag.withDescription("The API key (default: $SWITCHBOARD_API_KEY; here it shows in the process list)"),
+    Flag.optional
+  ),
+  apiKeyFile: Inputs.text("api-key-file").pipe(
+    Flag.withMetavar("path"),
+    Flag.withDescription("Read the API key from this file's first line (keeps it out of the process list)"),
     Flag.optional
   ),
   verbose: Inputs.boolean("verbose").pipe(Flag.withDescription("Print the details of an error"))
@@ -43,6 +50,8 @@ export const flags = {
 export interface Flags {
   readonly baseUrl: Option.Option<string>
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  /** `--api-key-file`: read when `--api-key` is not given, before the environment. */
+  readonly apiKeyFile?: Option.Option<string> | undefined
   readonly verbose: boolean
 }
 
@@ -63,16 +72,27 @@ const fromEnvironment = Config.all({
   apiKey: Config.option(Config.Redacted("SWITCHBOARD_API_KEY"))
 }).pipe(Effect.orElseSucceed(() => ({ baseUrl: Option.none<string>(), apiKey: Option.none<Redacted.Redacted<string>>() })))
 
+/** `--api-key`, else the first line of `--api-key-file` (both at once is a usage error). */
+const keyOfFlags = (flags: Pick<Flags, "apiKey" | "apiKeyFile">) => {
+  const given = nonEmpty(flags.apiKey, Redacted.value)
+  const file = flags.apiKeyFile ?? Option.none()
+  if (Option.isSome(given) && Option.isSome(file)) {
+    return Effect.fail(new Errors.UsageError({ message: "--api-key and --api-key-file give the key twice: pass one" }))
+  }
+  return Option.isSome(file) ? Effect.asSome(Inputs.secretFile("api-key-file", file.value)) : Effect.succeed(given)
+}
+
 /**
- * Flags first, then the environment; `None` for what neither gives.
+ * Flags first (`--api-key`, else `--api-key-file`), then the environment;
+ * `None` for what neither gives.
  *
  * @since 0.1.0
  * @category settings
  */
-export const lookup = (flags: Pick<Flags, "baseUrl" | "apiKey">) =>
-  Effect.map(fromEnvironment, (env) => ({
+export const lookup = (flags: Pick<Flags, "baseUrl" | "apiKey" | "apiKeyFile">) =>
+  Effect.zipWith(fromEnvironment, keyOfFlags(flags), (env, apiKey) => ({
     baseUrl: Option.orElse(nonEmpty(flags.baseUrl, String), () => nonEmpty(env.baseUrl, String)),
-    apiKey: Option.orElse(nonEmpty(flags.apiKey, Redacted.value), () => nonEmpty(env.apiKey, Redacted.value))
+    apiKey: Option.orElse(apiKey, () => nonEmpty(env.apiKey, Redacted.value))
   }))
 
 /**
@@ -81,7 +101,9 @@ export const lookup = (flags: Pick<Flags, "baseUrl" | "apiKey">) =>
  * @since 0.1.0
  * @category settings
  */
-export const settings = (flags: Pick<Flags, "baseUrl" | "apiKey">): Effect.Effect<Settings, Errors.MissingConfigurationError> =>
+export const settings = (
+  flags: Pick<Flags, "baseUrl" | "apiKey" | "apiKeyFile">
+): Effect.Effect<Settings, Errors.MissingConfigurationError | Errors.UsageError, FileSystem.FileSystem> =>
   Effect.flatMap(lookup(flags), ({ apiKey, baseUrl }) => {
     if (Option.isSome(baseUrl) && Option.isSome(apiKey)) return Effect.succeed({ baseUrl: baseUrl.value, apiKey: apiKey.value })
     const missing = [
@@ -132,7 +154,7 @@ export const layerFrom = (settings: Settings, options: LayerOptions = {}) =>
  * @since 0.1.0
  * @category layers
  */
-export const layer = (flags: Pick<Flags, "baseUrl" | "apiKey">, options: LayerOptions = {}) =>
+export const layer = (flags: Pick<Flags, "baseUrl" | "apiKey" | "apiKeyFile">, options: LayerOptions = {}) =>
   Layer.unwrap(Effect.map(settings(flags), (s) => layerFrom(s, options)))
 
 /**
@@ -154,5 +176,5 @@ export const run = <A, E, R>(
   flags: Flags,
   program: Effect.Effect<A, E, R>,
   options: LayerOptions = {}
-): Effect.Effect<A, Errors.Reported, Exclude<R, Services>> =>
+): Effect.Effect<A, Errors.Reported, Exclude<R, Services> | FileSystem.FileSystem> =>
   program.pipe(Effect.provide(layer(flags, options)), Errors.reported(flags.verbose))

@@ -416,7 +416,7 @@ const runSteps = (context: Context, verbose: boolean) =>
  * @since 0.1.0
  * @category models
  */
-export interface RunOptions extends Pick<Connection.Flags, "baseUrl" | "apiKey" | "verbose"> {
+export interface RunOptions extends Pick<Connection.Flags, "baseUrl" | "apiKey" | "apiKeyFile" | "verbose"> {
   /** Where files go; default a new temporary directory. */
   readonly out?: string | undefined
   readonly videoModel: string

@@ -12,6 +12,7 @@ import * as Duration from "effect/Duration"
 import type * as LogLevelModule from "effect/LogLevel"
 import * as Logger from "effect/Logger"
 import * as Path from "effect/Path"
+import * as Redacted from "effect/Redacted"
 import * as References from "effect/References"
 import { NodeMedia } from "@switchboard/node"
 import { Cluster, VideoWorkflow } from "@switchboard/workflow"
@@ -26,7 +27,8 @@ import * as Output from "./Output.js"
  * @category models
  */
 export interface WorkerOptions {
-  readonly database: string
+  /** The database's URL, `Redacted`: it may hold a password. */
+  readonly database: Redacted.Redacted<string>
   readonly host?: string | undefined
   readonly port?: number | undefined
   readonly poll: TaskPoller.PollOptions<SwitchboardError.SwitchboardError>
@@ -136,7 +138,7 @@ export const logging = (level: LogLevel = "warning") => <A, E, R>(self: Effect.E
 /** A flag's bad value, said as the flag; a database that cannot be used stays a `DatabaseError`. */
 const usage = (e: ConfigurationError) => new Errors.UsageError({ message: `--${e.field} ${e.message}` })
 
-const databaseOf = (url: string) => Effect.mapError(Cluster.parseDatabase(url), usage)
+const databaseOf = (url: Redacted.Redacted<string>) => Effect.mapError(Cluster.parseDatabase(Redacted.value(url)), usage)
 
 /** A layer whose `ConfigurationError` is said as the flag (effect 4 has no `Layer.mapError`). */
 const withUsage = <A>(layer: Layer.Layer<A, ConfigurationError | Cluster.DatabaseError>) =>

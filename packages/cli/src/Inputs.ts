@@ -10,7 +10,10 @@ import * as CliError from "effect/cli/CliError"
 import * as Flag from "effect/cli/Flag"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
+import * as Errors from "./Errors.js"
 
 /**
  * A usage error of a flag's value, as the one line to print.
@@ -204,3 +207,24 @@ export const attachment = (
     )
     : NodeAttachment.fromFile(source, mediaType === undefined ? {} : { mediaType })
 }
+
+/**
+ * A secret given as a file (`--api-key-file`, `--database-file`): its first
+ * line that is not blank, trimmed, `Redacted`. A file that cannot be read or
+ * holds nothing is a usage error naming the flag (never quoting the file).
+ *
+ * @since 1.2.0
+ * @category secrets
+ */
+export const secretFile = (flag: string, path: string): Effect.Effect<Redacted.Redacted<string>, Errors.UsageError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* Effect.mapError(
+      fs.readFileString(path),
+      (error) => new Errors.UsageError({ message: `--${flag} ${path} cannot be read: ${error.message}` })
+    )
+    const line = text.split(/\r?\n/).map((l) => l.trim()).find((l) => l !== "")
+    return line === undefined
+      ? yield* new Errors.UsageError({ message: `--${flag} ${path} is empty: write the value on its first line` })
+      : Redacted.make(line)
+  })

@@ -164,6 +164,23 @@ describe.concurrent("switchboard chat", { timeout: 90_000 }, () => {
     expect(result.code).toBe(0)
     expect(result.stdout).toContain("You said: \"Hi\"")
   })
+
+  it("takes the key from --api-key-file (its first line), out of the process list; with --api-key too it is a usage error", async () => {
+    const file = Path.join(tempDir("api-key-file"), "key")
+    Fs.writeFileSync(file, `${emulator.apiKey}\n`, { mode: 0o600 })
+    const chat = start(["chat", "Hi from a file", "--base-url", emulator.url, "--api-key-file", file], { unset: ["SWITCHBOARD_API_KEY"] })
+    const argv = Fs.readFileSync(`/proc/${chat.pid}/cmdline`, "utf8")
+    expect(argv).toContain("--api-key-file")
+    expect(argv).not.toContain(emulator.apiKey)
+    const result = await chat.exited
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain("You said: \"Hi from a file\"")
+    const both = await run(["chat", "Hi", "--api-key", emulator.apiKey, "--api-key-file", file], { env })
+    expect(both.code).toBe(2)
+    expect(both.stderr.trim()).toBe("✖ --api-key and --api-key-file give the key twice: pass one")
+    const help = await run(["chat", "--help"], { env })
+    expect(help.stdout).toContain("--api-key-file")
+  })
 })
 
 describe.concurrent("errors", { timeout: 90_000 }, () => {
@@ -776,6 +793,82 @@ describe.concurrent("switchboard worker", { timeout: 120_000 }, () => {
     expect(result.stderr).toMatch(/port/)
     expect(result.stderr).toMatch(/32768–60999/)
     expectOneLine(result.stderr)
+  })
+})
+
+describe("switchboard worker: the database's password stays out of argv", { timeout: 180_000 }, () => {
+  // A Postgres that asks for the password: a worker that connects was given it.
+  const password = "pw-Kq7-secret"
+  let postgres: Postgres
+  beforeAll(() => {
+    postgres = startPostgres(25443, { password })
+  })
+  afterAll(async () => {
+    await stopAll()
+    postgres?.stop()
+  })
+
+  /** Starts a worker, waits until it runs, checks its argv and output hold no password, stops it. */
+  const serves = async (args: ReadonlyArray<string>, more: Record<string, string>, name: string) => {
+    const worker = start(["worker", "--port", "24158", ...args], { env: { ...env, ...more } })
+    const stdout = await worker.waitFor(/Ctrl-C stops it/, "stdout")
+    expect(stdout).toContain(`on Postgres 127.0.0.1:25443/${name}, reachable`)
+    const argv = Fs.readFileSync(`/proc/${worker.pid}/cmdline`, "utf8").split("\0")
+    expect(argv).toContain("worker")
+    expect(argv.join(" ")).not.toContain(password)
+    worker.signal("SIGINT")
+    const exited = await worker.exited
+    expect(exited.code).toBe(0)
+    expect(exited.stdout + exited.stderr).not.toContain(password)
+  }
+
+  it("from $SWITCHBOARD_DATABASE_URL: the worker connects, the password is in neither /proc/<pid>/cmdline nor its output", async () => {
+    await serves([], { SWITCHBOARD_DATABASE_URL: postgres.database("secret_env") }, "secret_env")
+  })
+
+  it("from --database-file (its first line): the worker connects, the password is in neither /proc/<pid>/cmdline nor its output", async () => {
+    const file = Path.join(tempDir("database-file"), "database-url")
+    Fs.writeFileSync(file, `\n${postgres.database("secret_file")}\n`, { mode: 0o600 })
+    // The flag wins over the variable.
+    await serves(["--database-file", file], { SWITCHBOARD_DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" }, "secret_file")
+  })
+
+  it("a wrong password: one ✖ line with the address, never the password; exit 1", async () => {
+    const url = postgres.database("secret_wrong").replace(encodeURIComponent(password), "pw-Wrong-9z")
+    const result = await run(["worker", "--port", "24159"], { env: { ...env, SWITCHBOARD_DATABASE_URL: url } })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/^✖ Cannot use the database 127\.0\.0\.1:25443\/secret_wrong: .*password authentication failed/)
+    expect(result.stderr + result.stdout).not.toMatch(/pw-Wrong-9z|pw-Kq7-secret/)
+    expectOneLine(result.stderr)
+  })
+})
+
+describe.concurrent("switchboard worker: where the database is given", { timeout: 60_000 }, () => {
+  it("--help names --database-file and $SWITCHBOARD_DATABASE_URL", async () => {
+    const help = await run(["worker", "--help"], { env })
+    expect(help.stdout).toContain("--database-file")
+    expect(help.stdout).toContain("$SWITCHBOARD_DATABASE_URL")
+  })
+
+  it.each([
+    [[], /^✖ No database: pass --database <url> or --database-file <path>, or set SWITCHBOARD_DATABASE_URL$/],
+    [["--database", "sqlite:a.sqlite", "--database-file", "url.txt"], /^✖ --database and --database-file give the database twice: pass one$/],
+    [["--database-file", "/nonexistent/url.txt"], /^✖ --database-file \/nonexistent\/url\.txt cannot be read/],
+    [["--database-file", "/dev/null"], /^✖ --database-file \/dev\/null is empty/]
+  ])("%j: one ✖ line naming the flags, exit 2", async (flags, message) => {
+    const result = await run(["worker", ...flags], { env, unset: ["SWITCHBOARD_DATABASE_URL"] })
+    expect(result.code).toBe(2)
+    expect(result.stderr.trim()).toMatch(message)
+    expectOneLine(result.stderr)
+  })
+
+  it("video takes --database-file too: the task runs as a workflow", async () => {
+    const dir = tempDir("video-database-file")
+    Fs.writeFileSync(Path.join(dir, "url.txt"), "sqlite:tasks.sqlite\n")
+    const result = await run(["video", "A heron by file", "--database-file", "url.txt", "--poll-interval", "10ms"], { env, cwd: dir })
+    expect(result.code).toBe(0)
+    expect(result.stderr).toMatch(/Started video workflow/)
+    expect(Fs.existsSync(Path.join(dir, "tasks.sqlite"))).toBe(true)
   })
 })
 

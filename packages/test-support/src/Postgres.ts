@@ -24,18 +24,24 @@ export interface Postgres {
   readonly stop: () => void
 }
 
-const asPostgres = (command: string, args: ReadonlyArray<string>) => {
+const asPostgres = (command: string, args: ReadonlyArray<string>, password?: string) => {
   const root = process.getuid?.() === 0
   execFileSync(root ? "runuser" : Path.join(bin, command), root ? ["-u", "postgres", "--", Path.join(bin, command), ...args] : args, {
-    stdio: "pipe"
+    stdio: "pipe",
+    env: password === undefined ? process.env : { ...process.env, PGPASSWORD: password }
   })
 }
 
 /**
  * `port` must be outside the ephemeral range (32768–60999), like the
  * runners'. `logStatements` logs every statement, to check what runners ask.
+ * With `password`, the `postgres` user must give it (scram-sha-256), and the
+ * URLs of `database` hold it.
  */
-export const startPostgres = (port: number, options: { readonly logStatements?: boolean } = {}): Postgres => {
+export const startPostgres = (
+  port: number,
+  options: { readonly logStatements?: boolean; readonly password?: string } = {}
+): Postgres => {
   if (!Fs.existsSync(Path.join(bin, "initdb"))) {
     throw new Error(`no Postgres at ${bin}: install Debian's postgresql (apt-get install -y postgresql), as .ci/run does`)
   }
@@ -46,12 +52,23 @@ export const startPostgres = (port: number, options: { readonly logStatements?: 
   const settings = `-p ${port} -k ${dir} -h 127.0.0.1 -c fsync=off -c max_connections=200${
     options.logStatements ? " -c log_statement=all" : ""
   }`
-  asPostgres("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"])
+  const { password } = options
+  const pwfile = Path.join(dir, "pwfile")
+  if (password !== undefined) Fs.writeFileSync(pwfile, `${password}\n`, { mode: 0o644 })
+  asPostgres("initdb", [
+    "-D",
+    data,
+    "-U",
+    "postgres",
+    "--no-sync",
+    ...(password === undefined ? ["-A", "trust"] : ["-A", "scram-sha-256", `--pwfile=${pwfile}`])
+  ])
   asPostgres("pg_ctl", ["-D", data, "-o", settings, "-w", "-l", log, "start"])
+  const user = password === undefined ? "postgres" : `postgres:${encodeURIComponent(password)}`
   return {
     database: (name) => {
-      asPostgres("createdb", ["-h", dir, "-p", String(port), name])
-      return `postgres://postgres@127.0.0.1:${port}/${name}`
+      asPostgres("createdb", ["-h", dir, "-p", String(port), name], password)
+      return `postgres://${user}@127.0.0.1:${port}/${name}`
     },
     log: () => Fs.readFileSync(log, "utf8"),
     stop: () => {

@@ -13,8 +13,11 @@ import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as Cause from "effect/Cause"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import * as RunnerAddress from "effect/cluster/RunnerAddress"
-import type * as ShardingConfig from "effect/cluster/ShardingConfig"
-import * as SingleRunner from "effect/cluster/SingleRunner"
+import * as RunnerHealth from "effect/cluster/RunnerHealth"
+import * as Runners from "effect/cluster/Runners"
+import * as Sharding from "effect/cluster/Sharding"
+import * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as SqlRunnerStorage from "effect/cluster/SqlRunnerStorage"
 import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -27,6 +30,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
+import * as MessageStorage from "./internal/messageStorage.js"
 import * as SqliteClient from "./SqliteClient.js"
 
 /**
@@ -248,36 +252,46 @@ const overDatabase = <A, E, R, E2, R2>(
     )
   )
 
+/**
+ * effect/cluster's SQL storage of messages (with a message that cannot be
+ * read set aside, `internal/messageStorage.ts`) and of runners.
+ */
+const storage = (sharding: Partial<ShardingConfig.ShardingConfig["Service"]>) =>
+  Layer.merge(MessageStorage.layer, Layer.orDie(SqlRunnerStorage.layer)).pipe(
+    Layer.provide(ShardingConfig.layerFromEnv(sharding)),
+    // The message storage hashes over-long deduplication keys.
+    Layer.provide(NodeCrypto.layerDigest)
+  )
+
+/** effect's `SingleRunner.layer`, over `storage`. */
 const sqlite = (database: Extract<Database, { _tag: "Sqlite" }>, options: Options) =>
   overDatabase(
     database,
     ClusterWorkflowEngine.layer.pipe(
-      Layer.provideMerge(SingleRunner.layer({ runnerStorage: "sql", shardingConfig: shardingOf(options) })),
-      // The message storage hashes over-long deduplication keys.
-      Layer.provide(NodeCrypto.layerDigest)
+      Layer.provideMerge(Sharding.layer),
+      Layer.provideMerge(Runners.layerNoop),
+      Layer.provideMerge(storage(shardingOf(options))),
+      Layer.provide([RunnerHealth.layerNoop, ShardingConfig.layerFromEnv(shardingOf(options))])
     ),
     SqliteClient.layer({ filename: database.filename })
   )
 
 const postgres = (database: Extract<Database, { _tag: "Postgres" }>, options: Options, clientOnly: boolean) =>
   Layer.unwrap(
-    Effect.map(checkPort(options.port ?? 24100), (port) =>
-      overDatabase(
+    Effect.map(checkPort(options.port ?? 24100), (port) => {
+      const shardingConfig = {
+        ...(clientOnly ? {} : { runnerAddress: Option.some(RunnerAddress.make(options.host ?? "127.0.0.1", port)) }),
+        ...shardingOf(options)
+      }
+      return overDatabase(
         database,
         ClusterWorkflowEngine.layer.pipe(
-          Layer.provideMerge(
-            NodeClusterSocket.layer({
-              clientOnly,
-              storage: "sql",
-              shardingConfig: {
-                ...(clientOnly ? {} : { runnerAddress: Option.some(RunnerAddress.make(options.host ?? "127.0.0.1", port)) }),
-                ...shardingOf(options)
-              }
-            })
-          )
+          Layer.provideMerge(NodeClusterSocket.layer({ clientOnly, storage: "byo", shardingConfig })),
+          Layer.provideMerge(storage(shardingConfig))
         ),
         pgClient(database.url)
-      ))
+      )
+    })
   )
 
 /**

@@ -26,6 +26,7 @@ import * as Entity from "effect/cluster/Entity"
 import * as Sharding from "effect/cluster/Sharding"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Pull from "effect/Pull"
@@ -36,6 +37,7 @@ import * as DurableClock from "effect/workflow/DurableClock"
 import * as Workflow from "effect/workflow/Workflow"
 import type { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
 import { createHash } from "node:crypto"
+import * as MessageStorage from "./internal/messageStorage.js"
 import * as Schemas from "./internal/schemas.js"
 
 /**
@@ -385,7 +387,9 @@ export const generate = (
 
 /**
  * The result of the workflow with this key: `undefined` when it never ran,
- * `Suspended` while it waits, `Complete` with its exit at the end.
+ * `Suspended` while it waits, `Complete` with its exit at the end. A
+ * workflow whose stored message could not be read, and was set aside, is
+ * `Complete` with a defect that says so.
  *
  * @since 0.1.0
  * @category running
@@ -393,5 +397,11 @@ export const generate = (
 export const result = (key: string) =>
   VideoWorkflow.executionId({ key, request: { model: "-", prompt: "-" } }).pipe(
     Effect.flatMap((id) => VideoWorkflow.poll(id)),
+    // effect/workflow's `poll` dies with the defect a run ended in.
+    Effect.catchDefect((defect) =>
+      MessageStorage.isSetAside(defect)
+        ? Effect.succeed(Option.some(new Workflow.Complete({ exit: Exit.die(defect) })))
+        : Effect.die(defect)
+    ),
     Effect.map(Option.getOrUndefined)
   )

@@ -2,8 +2,12 @@
  * The workflows across real processes (`fixtures/runner.mjs` over the built
  * package), against the emulator in this process, one scenario after the
  * other (one build, one private Postgres):
- * - one runner on sqlite, killed (SIGKILL) while polling 50 tasks, started again;
- * - a fleet of 3 runners on Postgres, 200 tasks, 10 % status faults, one killed;
+ * - one runner on sqlite, killed (SIGKILL) while polling 50 tasks (once
+ *   every submission is stored), started again;
+ * - a fleet of 3 runners on Postgres, 200 tasks, 10 % status faults, one
+ *   killed whenever the machine's speed puts it: the verdict is drawn from
+ *   what the kill found (the runners' log, the emulator's record), so a
+ *   submission in flight there may end in `SubmissionOutcomeUnknownError`;
  * - an agent run paused for approval, its runner killed, then approved.
  * Each prints its figures.
  */
@@ -20,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { AgentWorkflow, Cluster } from "../src/index.js"
 import { awaitRequests, checkPolls } from "./fleet.js"
 import { type Postgres, settled, startPostgres } from "./postgres.js"
-import { build, type Exited, readLog, type Runner, startRunner, stopAll } from "./processes.js"
+import { build, type Exited, explainAfter, type LogEvent, readLog, type Runner, startRunner, stopAll } from "./processes.js"
 
 let postgres: Postgres | undefined
 const dirs: Array<string> = []
@@ -44,16 +48,10 @@ const tempDir = (prefix: string) => {
 /** Ports outside the ephemeral range, apart for each scenario. */
 const portBase = (offset: number) => 20000 + (process.pid % 1000) * 10 + offset
 
-const kill = (runners: ReadonlyArray<Runner>) => Promise.all(runners.map((runner) => runner.kill()))
+/** How many tasks have been polled at least once. */
+const polledTasks = (events: ReadonlyArray<LogEvent>) => new Set(events.filter((e) => e.ev === "status").map((e) => e.taskId)).size
 
-/** `promise`, or after `millis` a failure that says where things stand (a diagnosis, not a measured duration). */
-const explainAfter = <A>(millis: number, promise: Promise<A>, explain: () => Promise<string>): Promise<A> => {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => void explain().then((why) => reject(new Error(why)), reject), millis)
-  })
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
-}
+const kill = (runners: ReadonlyArray<Runner>) => Promise.all(runners.map((runner) => runner.kill()))
 
 describe("a single runner on sqlite", () => {
   const runtime = ManagedRuntime.make(Emulator.layer())
@@ -76,13 +74,15 @@ describe("a single runner on sqlite", () => {
     onTestFinished(stopAll)
     const first = startRunner({ ...env, START: "1" })
     await first.waitFor(/^started /m, "stdout")
-    // Every task submitted, a third of the polls made: then the crash.
-    await awaitRequests(runtime, emulator, (submissions, polls) => submissions >= 50 && polls >= 180)
+    // Every task's submission stored (a task is polled only once its task id
+    // is), a third of the polls made: then the crash, while polling and never
+    // while submitting, whatever the machine's speed.
+    await awaitRequests(runtime, emulator, (_, polls) => polls >= 180 && polledTasks(readLog(log)) === 50)
     await first.kill()
     expect(readLog(log).filter((e) => e.ev === "status-end" && e.tag === "Succeeded").length).toBeLessThan(50)
 
     const second = startRunner({ ...env, FOLLOW: "1" })
-    const out = await second.waitFor(/^complete /m, "stdout")
+    const out = await second.waitFor(/^complete .*\n/m, "stdout")
     await second.kill()
     const ends = JSON.parse(out.match(/complete (.*)/)![1]!) as ReadonlyArray<{ key: string; exit: string }>
     const submissions = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions")).length
@@ -103,7 +103,7 @@ describe("a fleet of runners on Postgres", () => {
   )
   afterAll(() => runtime.dispose())
 
-  it("finishes 200/200 with one runner killed, exactly 200 submissions", async () => {
+  it("one runner killed: each of 200 tasks ends with its video, or in SubmissionOutcomeUnknownError when its submission's answer was not stored; none sent twice", async () => {
     const emulator = await runtime.runPromise(Emulator.Emulator)
     const log = Path.join(tempDir("fleet"), "log.jsonl")
     const database = postgres!.database("fleet")
@@ -122,11 +122,13 @@ describe("a fleet of runners on Postgres", () => {
       await settled(database, 3)
       client = startRunner({ ...env, CLIENT: "1", START: "1", FOLLOW: "1" })
       void client.exited.then((e) => ended.set(client!.pid, e))
-      await awaitRequests(runtime, emulator, (submissions, polls) => submissions >= 200 && polls >= 250)
+      // The victim polled 20 times: it holds tasks. Whatever else is under way
+      // then (submissions too, on a fast machine or a slow one) is what the
+      // verdict is drawn from.
       const victim = runners[2]!
-      expect(readLog(log).some((e) => e.pid === victim.pid)).toBe(true)
+      await awaitRequests(runtime, emulator, () => readLog(log).filter((e) => e.ev === "status" && e.pid === victim.pid).length >= 20)
       await victim.kill()
-      return client.waitFor(/^complete /m, "stdout")
+      return client.waitFor(/^complete .*\n/m, "stdout")
     })(), async () => {
       const requests = await runtime.runPromise(emulator.requests)
       const exits = [...runners, ...(client ? [client] : [])].map((r) => {
@@ -134,29 +136,57 @@ describe("a fleet of runners on Postgres", () => {
         return `${r.pid}: ${e ? `exited ${e.code ?? e.signal}: ${(e.stdout + e.stderr).slice(-600)}` : "running"}`
       })
       return `the fleet did not finish: ${client?.stdout().match(/progress \d+\/\d+ ended/g)?.at(-1) ?? "no progress line"}, ` +
+        `${client?.stdout().match(/^ended .*/gm)?.slice(0, 5).join("; ") ?? "none ended in a failure"}, ` +
         `${requests.filter((r) => r.path.endsWith("/chat/completions")).length} submissions, ` +
         `${requests.filter((r) => r.path.endsWith("/chat/task/status")).length} status calls; processes: ${exits.join("; ")}`
     })
     const victim = runners[2]!
     await kill([client!, ...runners])
-    const ends = JSON.parse(out.match(/complete (.*)/)![1]!) as ReadonlyArray<{ key: string; exit: string }>
+    const ends = JSON.parse(out.match(/complete (.*)/)![1]!) as ReadonlyArray<{ key: string; exit: string; error?: string }>
 
     const requests = await runtime.runPromise(emulator.requests)
-    const submissions = requests.filter((r) => r.path.endsWith("/chat/completions")).length
+    const sent = requests.filter((r) => r.path.endsWith("/chat/completions"))
+    const submissions = sent.length
     const faulted = requests.filter((r) => r.fault !== undefined).length
     const events = readLog(log)
-    const taskIds = events.filter((e) => e.ev === "submit").map((e) => e.taskId)
     const { handovers, repeated } = checkPolls(events)
     const byVictim = new Set(events.filter((e) => e.pid === victim.pid && e.ev === "status").map((e) => e.taskId)).size
+    // What the kill found, task by task: which runners were about to submit it
+    // (the log), what reached the service (the emulator's record).
+    const tasks = ends.map((end) => {
+      const prompt = `a video number ${end.key.replace(/^fleet-/, "")}`
+      const answered = events.filter((e) => e.ev === "submit" && e.prompt === prompt)
+      return {
+        ...end,
+        submitters: new Set(events.filter((e) => e.ev === "submitting" && e.prompt === prompt).map((e) => e.pid)),
+        received: sent.filter((r) => JSON.stringify(r.body).includes(JSON.stringify(prompt))).length,
+        polled: answered.some((a) => events.some((e) => e.ev === "status" && e.taskId === a.taskId))
+      }
+    })
+    const unknown = tasks.filter((task) => task.exit === "Failure")
+    const byVictimUnknown = unknown.filter((task) => task.submitters.has(victim.pid)).length
     console.log(
-      `postgres fleet: ${ends.filter((e) => e.exit === "Success").length}/200 ended, ${submissions} submissions, ` +
-        `${submissions - 200} duplicates, ${faulted} status calls faulted, ${byVictim} tasks polled by the killed runner, ` +
-        `${handovers} handovers, ${repeated} polls repeated`
+      `postgres fleet: ${ends.filter((e) => e.exit === "Success").length}/200 ended with a video, ${unknown.length} in an unknown ` +
+        `submission outcome (${byVictimUnknown} begun by the killed runner), ${submissions} submissions, ${faulted} status calls faulted, ` +
+        `${byVictim} tasks polled by the killed runner, ${handovers} handovers, ${repeated} polls repeated`
     )
-    expect(ends.filter((e) => e.exit === "Success")).toHaveLength(200)
-    expect(submissions).toBe(200)
-    expect(new Set(taskIds).size).toBe(200)
-    expect(taskIds).toHaveLength(200)
+    expect(ends).toHaveLength(200)
+    // Each task reached the service at most once, and those that ended with a video exactly once.
+    for (const task of tasks) expect(task.received, task.key).toBeLessThanOrEqual(1)
+    expect(tasks.filter((task) => task.exit === "Success" && task.received !== 1)).toEqual([])
+    // A task without its video ended in SubmissionOutcomeUnknownError: its
+    // intent was stored and its answer was not, and nobody sent it again. That
+    // is the killed runner's submissions in flight, and (docs/fleet.md,
+    // "Submissions") a submission activity run again in one run: at load 44,
+    // with shards lost and retaken, most were begun by live runners. Its task
+    // id was never stored, so it was never polled.
+    for (const task of unknown) {
+      expect(task.error, task.key).toBe("SubmissionOutcomeUnknownError")
+      expect(task.polled, task.key).toBe(false)
+    }
+    // Every task id the service gave was logged once.
+    const taskIds = events.filter((e) => e.ev === "submit").map((e) => e.taskId)
+    expect(new Set(taskIds).size).toBe(taskIds.length)
     expect(faulted).toBeGreaterThan(0)
     expect(byVictim).toBeGreaterThan(0)
   }, 480_000)
@@ -190,6 +220,7 @@ describe("an agent run on a fleet", () => {
       )
       await paused.kill()
       const survivor = runners.find((runner) => runner !== paused)!
+      const callsBeforeKill = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions")).length
 
       const callId = readLog(log).find((e) => e.ev === "approval")!.pending![0]!
       await runtime.runPromise(agent.decide(token, { [callId]: "approve" }))
@@ -213,8 +244,12 @@ describe("an agent run on a fleet", () => {
       )
       expect(events.filter((e) => e.ev === "approval").map((e) => e.pid)).toEqual([paused.pid])
       expect(events.filter((e) => e.ev === "tool").map((e) => e.pid)).toEqual([survivor.pid])
-      // The call before the pause and the one after the tool: none repeated.
-      expect(completions).toHaveLength(2)
+      // The call before the pause, stored, is never made again: every call
+      // after the kill carries the tool's result. (A call in flight may be made
+      // again, as any activity: at load one was, 3 calls in all.)
+      expect(callsBeforeKill).toBeGreaterThanOrEqual(1)
+      expect(completions.length).toBeGreaterThan(callsBeforeKill)
+      for (const call of completions.slice(callsBeforeKill)) expect(JSON.stringify(call.body)).toContain(`"role":"tool"`)
     } finally {
       await runtime.dispose()
     }

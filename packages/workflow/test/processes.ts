@@ -26,8 +26,11 @@ export const startRunner = (env: Readonly<Record<string, string>>): Runner =>
 export interface LogEvent {
   readonly pid: number
   readonly at: number
-  readonly ev: "submit" | "status" | "status-end" | "approval" | "tool"
-  readonly taskId: string
+  readonly ev: "submitting" | "submit" | "status" | "status-end" | "approval" | "tool"
+  /** Absent on `submitting`: the service has not answered yet. */
+  readonly taskId?: string
+  /** `submitting` and `submit`: the request's prompt, which names its task in the fleet tests. */
+  readonly prompt?: string
   readonly pending?: ReadonlyArray<string>
   readonly activity?: string
   readonly tag?: string
@@ -38,3 +41,15 @@ export const readLog = (file: string): ReadonlyArray<LogEvent> =>
   Fs.existsSync(file)
     ? Fs.readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as LogEvent)
     : []
+
+/**
+ * `promise`, or after `millis` a failure that says where things stand (a
+ * diagnosis when a test is about to run out of time, not a measured duration).
+ */
+export const explainAfter = <A>(millis: number, promise: Promise<A>, explain: () => string | Promise<string>): Promise<A> => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => void Promise.resolve().then(explain).then((why) => reject(new Error(why)), reject), millis)
+  })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
+}

@@ -23,6 +23,7 @@ import * as Config from "effect/Config"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Connection from "../Connection.js"
@@ -312,7 +313,7 @@ const followOf = (flags: { readonly out: string; readonly pollInterval: Option.O
 })
 
 const durableFlags = {
-  database: Worker.databaseFlag.pipe(Flag.optional),
+  ...Worker.databaseFlags,
   key: Inputs.text("key").pipe(Flag.optional, Flag.withDescription("With --database: the task's idempotency key (default: from the request)"))
 }
 
@@ -322,7 +323,7 @@ const durableFlags = {
  * for `resume --key`.
  */
 const durable = (
-  database: string,
+  database: Redacted.Redacted<string>,
   flags: Connection.Flags & { readonly key: Option.Option<string> },
   follow: FollowOptions,
   request?: { readonly model: string; readonly prompt: string; readonly from?: string | undefined }
@@ -363,9 +364,10 @@ export const generateCommand = Command.make(
   (flags) =>
     Effect.gen(function*() {
       const journal = yield* Errors.reported(flags.verbose)(Effect.tap(journalOf(flags.journal), () => checkModel(flags.model)))
-      if (Option.isSome(flags.database)) {
+      const database = yield* Errors.reported(flags.verbose)(Worker.databaseOf(flags, false))
+      if (Option.isSome(database)) {
         const request = { model: flags.model, prompt: flags.prompt, from: Option.getOrUndefined(flags.from) }
-        return yield* durable(flags.database.value, flags, followOf(flags), request)
+        return yield* durable(database.value, flags, followOf(flags), request)
       }
       return yield* Connection.run(
         flags,
@@ -395,12 +397,13 @@ export const resumeCommand = Command.make(
     ...Connection.flags
   },
   (flags) =>
-    Option.isSome(flags.database)
-      ? Option.isNone(flags.key)
-        ? Errors.reported(flags.verbose)(new Errors.UsageError({ message: "resume --database needs --key <key>: the task to finish." }))
-        : durable(flags.database.value, flags, followOf(flags))
-      : Effect.flatMap(journalOf(flags.journal), (journal) =>
-        Connection.run(flags, resume({ ...followOf(flags), journal }), { journalDirectory: journal.directory }))
+    Effect.flatMap(Errors.reported(flags.verbose)(Worker.databaseOf(flags, false)), (database) =>
+      Option.isSome(database)
+        ? Option.isNone(flags.key)
+          ? Errors.reported(flags.verbose)(new Errors.UsageError({ message: "resume --database needs --key <key>: the task to finish." }))
+          : durable(database.value, flags, followOf(flags))
+        : Effect.flatMap(journalOf(flags.journal), (journal) =>
+          Connection.run(flags, resume({ ...followOf(flags), journal }), { journalDirectory: journal.directory })))
 ).pipe(Command.withDescription("Finish every task earlier runs left in the journal: poll, download, save where each was asked to go"))
 
 /**

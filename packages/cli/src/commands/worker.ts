@@ -1,5 +1,6 @@
 /**
- * `switchboard worker --database <url>`: a runner of the durable video
+ * `switchboard worker --database <url>` (or `--database-file <path>`, or
+ * `$SWITCHBOARD_DATABASE_URL`): a runner of the durable video
  * workflows (`@switchboard/workflow`), until Ctrl-C. On a sqlite file it is
  * the only runner; on Postgres, start one per machine (or more, each with its
  * own `--port`) and they share the work. The programs (this command's and
@@ -9,23 +10,89 @@
  */
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Connection from "../Connection.js"
+import * as Errors from "../Errors.js"
 import type * as FleetModule from "../Fleet.js"
 import * as Inputs from "../Inputs.js"
 
 /**
- * The `--database` flag, shared with `switchboard video`.
+ * The variable `switchboard worker` reads the database from when no flag
+ * gives it: a password there stays out of the process list.
  *
- * @since 0.1.0
+ * @since 1.2.0
  * @category flags
  */
-export const databaseFlag = Inputs.text("database").pipe(
-  Flag.withMetavar("url"),
-  Flag.withDescription("Run video tasks as durable workflows stored here: a sqlite file (sqlite:tasks.db) or postgres://…")
-)
+export const databaseVariable = "SWITCHBOARD_DATABASE_URL"
+
+/**
+ * `--database` and `--database-file`, shared with `switchboard video`.
+ *
+ * @since 1.2.0
+ * @category flags
+ */
+export const databaseFlags = {
+  database: Inputs.text("database").pipe(
+    Flag.withMetavar("url"),
+    Flag.optional,
+    Flag.withDescription(
+      `Run video tasks as durable workflows stored here: a sqlite file (sqlite:tasks.db) or postgres://… (worker: default $${databaseVariable}; a password here shows in the process list)`
+    )
+  ),
+  databaseFile: Inputs.text("database-file").pipe(
+    Flag.withMetavar("path"),
+    Flag.optional,
+    Flag.withDescription("Read the --database URL from this file's first line (keeps a password out of the process list)")
+  )
+}
+
+/**
+ * @since 1.2.0
+ * @category flags
+ */
+export interface DatabaseFlags {
+  readonly database: Option.Option<string>
+  readonly databaseFile: Option.Option<string>
+}
+
+const usage = (message: string) => new Errors.UsageError({ message })
+
+/**
+ * The database the flags give: `--database`, else the first line of
+ * `--database-file`, else (with `environment`) `$SWITCHBOARD_DATABASE_URL`;
+ * `None` when nothing does. Kept `Redacted`: it may hold a password.
+ *
+ * @since 1.2.0
+ * @category flags
+ */
+export const databaseOf = (
+  flags: DatabaseFlags,
+  environment: boolean
+): Effect.Effect<Option.Option<Redacted.Redacted<string>>, Errors.UsageError, FileSystem.FileSystem> => {
+  const given = Option.filter(flags.database, (url) => url.trim() !== "")
+  if (Option.isSome(given) && Option.isSome(flags.databaseFile)) {
+    return Effect.fail(usage("--database and --database-file give the database twice: pass one"))
+  }
+  if (Option.isSome(given)) return Effect.succeedSome(Redacted.make(given.value))
+  if (Option.isSome(flags.databaseFile)) return Effect.asSome(Inputs.secretFile("database-file", flags.databaseFile.value))
+  if (!environment) return Effect.succeedNone
+  return Config.option(Config.Redacted(databaseVariable)).pipe(
+    Effect.map(Option.filter((url) => Redacted.value(url).trim() !== "")),
+    Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>())
+  )
+}
+
+/** The worker's database, which it cannot run without. */
+const requiredDatabase = (flags: DatabaseFlags) =>
+  Effect.flatMap(databaseOf(flags, true), (database) =>
+    Option.isSome(database)
+      ? Effect.succeed(database.value)
+      : Effect.fail(usage(`No database: pass --database <url> or --database-file <path>, or set ${databaseVariable}`)))
 
 /**
  * The programs, loaded when a command needs them (`Fleet.ts`).
@@ -42,7 +109,7 @@ export const fleet: Effect.Effect<typeof FleetModule> = Effect.promise(() => imp
 export const command = Command.make(
   "worker",
   {
-    database: databaseFlag,
+    ...databaseFlags,
     host: Inputs.text("host").pipe(Flag.optional, Flag.withDescription("Postgres fleet: the address other runners reach this one at (default 127.0.0.1)")),
     port: Inputs.integer("port", "port").pipe(Flag.optional, Flag.withDescription("Postgres fleet: this runner's port, outside 32768–60999 (default 24100)")),
     pollInterval: Inputs.duration("poll-interval", Inputs.minimumPollInterval).pipe(Flag.withMetavar("duration"), Flag.optional, Flag.withDescription("Fixed wait between status calls (default: 1 s doubling up to 15 s)")),
@@ -67,8 +134,8 @@ export const command = Command.make(
   (flags) =>
     Connection.run(
       flags,
-      Effect.flatMap(fleet, (Fleet) => Fleet.serve({
-        database: flags.database,
+      Effect.flatMap(Effect.all([fleet, requiredDatabase(flags)]), ([Fleet, database]) => Fleet.serve({
+        database,
         host: Option.getOrUndefined(flags.host),
         port: Option.getOrUndefined(flags.port),
         failover: {
