@@ -149,6 +149,7 @@ export const describe = (error: unknown): string => {
     case "BudgetExceeded":
     case "LoopDetected":
     case "ToolDefect":
+    case "DecisionMismatch":
       return `The agent stopped: ${messageOf(error)}`
     case "UsageError":
     case "MissingConfigurationError":
