@@ -92,7 +92,14 @@ export {
    *
    * @example
    * ```ts
-   * const GetWeather = Tool.make("get_weather", { ... }).annotate(Agent.ToolTimeout, "10 seconds")
+   * import * as Agent from "@switchboard/agent/Agent"
+   * import * as Schema from "effect/Schema"
+   * import * as Tool from "effect/ai/Tool"
+   *
+   * const GetWeather = Tool.make("get_weather", {
+   *   parameters: Schema.Struct({ city: Schema.String }),
+   *   success: Schema.String
+   * }).annotate(Agent.ToolTimeout, "10 seconds")
    * ```
    * @since 0.1.0
    * @category annotations
@@ -104,7 +111,12 @@ export {
    *
    * @example
    * ```ts
-   * const Flaky = Tool.make("flaky", { ... }).annotate(Agent.ToolRetry, Schedule.recurs(2))
+   * import * as Agent from "@switchboard/agent/Agent"
+   * import * as Schedule from "effect/Schedule"
+   * import * as Schema from "effect/Schema"
+   * import * as Tool from "effect/ai/Tool"
+   *
+   * const Flaky = Tool.make("flaky", { success: Schema.String }).annotate(Agent.ToolRetry, Schedule.recurs(2))
    * ```
    * @since 0.1.0
    * @category annotations
@@ -172,12 +184,17 @@ export interface PendingApproval {
 }
 
 /**
+ * What is decided about a call that awaits approval: run it or deny it.
+ *
  * @since 0.1.0
  * @category models
  */
 export type Decision = "approve" | "deny"
 
 /**
+ * How a run ended, with its steps, its transcript, its usage and, with
+ * `output`, its value.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -311,6 +328,8 @@ export interface StepContext extends StepSettings {
 }
 
 /**
+ * What `run` takes: the model, the messages, the tools and the run's limits.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -364,6 +383,9 @@ export interface RunOptions<T extends AnyTools, A = undefined, I = A> {
 }
 
 /**
+ * What `resume` takes: a paused run's transcript and the decisions on its
+ * pending calls, with the options of `run`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -385,6 +407,8 @@ export interface ResumeOptions<T extends AnyTools, A = undefined, I = A>
 }
 
 /**
+ * A streamed run's event: a piece of the model's text in a step.
+ *
  * @since 0.1.0
  * @category events
  */
@@ -395,6 +419,9 @@ export interface TextDelta {
 }
 
 /**
+ * A streamed run's event: the model called a tool, with its name and
+ * arguments.
+ *
  * @since 0.1.0
  * @category events
  */
@@ -419,6 +446,9 @@ export interface ToolResultEvent {
 }
 
 /**
+ * A streamed run's event: a step (one call of the model and the tools it
+ * asked for) ended.
+ *
  * @since 0.1.0
  * @category events
  */
@@ -428,6 +458,8 @@ export interface StepFinished {
 }
 
 /**
+ * A streamed run's last event: the run's result.
+ *
  * @since 0.1.0
  * @category events
  */
@@ -437,6 +469,8 @@ export interface Finished<A = undefined> {
 }
 
 /**
+ * Any event of a streamed run, in the order they happen.
+ *
  * @since 0.1.0
  * @category events
  */
@@ -513,11 +547,27 @@ const create: Loop.Settings["complete"] = (request) => Chat.create(request)
  *
  * @example
  * ```ts
- * const result = yield* Agent.run({
- *   model: "gpt-4o-mini",
- *   messages: [{ role: "user", content: "Weather in Paris?" }],
- *   toolkit
+ * import * as Agent from "@switchboard/agent/Agent"
+ * import * as Effect from "effect/Effect"
+ * import * as Schema from "effect/Schema"
+ * import * as Tool from "effect/ai/Tool"
+ * import * as Toolkit from "effect/ai/Toolkit"
+ *
+ * const GetWeather = Tool.make("get_weather", {
+ *   parameters: Schema.Struct({ city: Schema.String }),
+ *   success: Schema.String
  * })
+ * const toolkit = Toolkit.make(GetWeather)
+ * const handlers = toolkit.toLayer({ get_weather: ({ city }) => Effect.succeed(`18 °C in ${city}`) })
+ *
+ * const program = Effect.gen(function*() {
+ *   const result = yield* Agent.run({
+ *     model: "gpt-4o-mini",
+ *     messages: [{ role: "user", content: "Weather in Paris?" }],
+ *     toolkit
+ *   })
+ *   return result.text
+ * }).pipe(Effect.provide(handlers))
  * ```
  * @since 0.1.0
  * @category running
@@ -565,7 +615,14 @@ const streamed = (emit: (event: AgentEvent<unknown>) => Effect.Effect<void>): Lo
  *
  * @example
  * ```ts
- * Agent.stream({ model, toolkit, messages }).pipe(
+ * import * as Agent from "@switchboard/agent/Agent"
+ * import * as Console from "effect/Console"
+ * import * as Effect from "effect/Effect"
+ * import * as Stream from "effect/Stream"
+ * import * as Toolkit from "effect/ai/Toolkit"
+ *
+ * const toolkit = Toolkit.make()
+ * const program = Agent.stream({ model: "gpt-4o-mini", toolkit, messages: [{ role: "user", content: "Hi" }] }).pipe(
  *   Stream.runForEach((event) => event._tag === "TextDelta" ? Console.log(event.text) : Effect.void)
  * )
  * ```

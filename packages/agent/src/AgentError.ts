@@ -83,6 +83,9 @@ export class ToolDefect extends Schema.TaggedError<ToolDefect>()("ToolDefect", {
 }
 
 /**
+ * Any of the agent's own errors: too many steps, a budget spent, a loop, or
+ * a tool that died.
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -91,6 +94,8 @@ export type AgentError = MaxStepsExceeded | BudgetExceeded | LoopDetected | Tool
 const tags: ReadonlySet<string> = new Set(["MaxStepsExceeded", "BudgetExceeded", "LoopDetected", "ToolDefect"])
 
 /**
+ * Whether a value is one of the agent's own errors (an `AgentError`).
+ *
  * @since 0.1.0
  * @category guards
  */

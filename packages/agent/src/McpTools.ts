@@ -115,18 +115,25 @@ export interface HttpServer extends ServerOptions {
 }
 
 /**
+ * An MCP server to connect to: started over stdio, or reached over HTTP.
+ *
  * @since 1.1.0
  * @category models
  */
 export type Server = StdioServer | HttpServer
 
 /**
+ * An MCP server started as a child process and spoken to over its standard
+ * input and output.
+ *
  * @since 1.1.0
  * @category constructors
  */
 export const stdio = (options: Omit<StdioServer, "_tag">): StdioServer => ({ ...options, _tag: "Stdio" })
 
 /**
+ * An MCP server reached over Streamable HTTP at an address.
+ *
  * @since 1.1.0
  * @category constructors
  */
@@ -213,6 +220,9 @@ export interface McpToolkit<Local extends Tool.Any = never> {
 }
 
 /**
+ * What `connect` takes: the MCP servers to start or reach, and tools of your
+ * own to run beside theirs.
+ *
  * @since 1.1.0
  * @category models
  */
@@ -234,11 +244,20 @@ const inheritedEnv = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"]
  *
  * @example
  * ```ts
- * const mcp = yield* McpTools.connect({
- *   servers: [McpTools.stdio({ name: "files", command: "node", args: ["files-server.js"], prefix: "files_" })],
- *   local: LocalTools
+ * import * as Agent from "@switchboard/agent/Agent"
+ * import * as McpTools from "@switchboard/agent/McpTools"
+ * import * as Effect from "effect/Effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const mcp = yield* McpTools.connect({
+ *     servers: [McpTools.stdio({ name: "files", command: "node", args: ["files-server.js"], prefix: "files_" })]
+ *   })
+ *   return yield* Agent.run({
+ *     model: "gpt-4o-mini",
+ *     messages: [{ role: "user", content: "What is in notes.txt?" }],
+ *     toolkit: mcp.toolkit
+ *   })
  * })
- * const result = yield* Agent.run({ model, messages, toolkit: mcp.toolkit })
  * ```
  * @since 1.1.0
  * @category constructors
@@ -306,7 +325,11 @@ const connectAny = Effect.fnUntraced(function*(options: ConnectOptions<Record<st
   return { toolkit: toolkit as unknown as Toolkit.WithHandler<Record<string, McpTool>>, names } satisfies McpToolkit
 })
 
-/** A name the service accepts: other characters become `_`, a long one is cut and given a hash of the whole. */
+/**
+ * A name the service accepts: other characters become `_`, a long one is cut and given a hash of the whole.
+ *
+ * @since 1.1.0
+ */
 export const modelName = (name: string): string => {
   if (namePattern.test(name)) return name
   const safe = name.replace(/[^A-Za-z0-9_-]/g, "_")
@@ -431,6 +454,8 @@ const refTarget = (ref: string): string | undefined => {
  * A cycle of local `$ref`s (a definition reaching itself), as `a -> b -> a`,
  * or `undefined`. A model, or a program building arguments from the schema,
  * could follow one forever.
+ *
+ * @since 1.1.0
  */
 export const refCycle = (schema: Record<string, unknown>): string | undefined => {
   const nodes = new Map<string, unknown>([["#", schema]])
@@ -488,7 +513,11 @@ const validator = (schema: Record<string, unknown>): Schema.Top => {
   }
 }
 
-/** Tool messages are text: text goes as it is, anything else is described. */
+/**
+ * Tool messages are text: text goes as it is, anything else is described.
+ *
+ * @since 1.1.0
+ */
 export const toText = (result: McpSchema.CallToolResult): string => {
   const parts = result.content.map((block) => {
     switch (block.type) {

@@ -46,6 +46,8 @@ export const subcommands = [
 ] as const
 
 /**
+ * The `switchboard` command with all its subcommands, for `Command.run`.
+ *
  * @since 0.1.0
  * @category commands
  */
@@ -55,6 +57,8 @@ export const command = Command.make("switchboard").pipe(
 )
 
 /**
+ * The CLI's version, as `switchboard --version` prints it.
+ *
  * @since 0.1.0
  * @category constants
  */

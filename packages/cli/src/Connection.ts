@@ -37,6 +37,9 @@ export const flags = {
 }
 
 /**
+ * The connection flags every command takes: `--base-url`, `--api-key`,
+ * `--verbose`.
+ *
  * @since 0.1.0
  * @category flags
  */
@@ -47,6 +50,9 @@ export interface Flags {
 }
 
 /**
+ * The service address and key a command uses, from its flags or the
+ * environment.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -100,6 +106,8 @@ export const settings = (flags: Pick<Flags, "baseUrl" | "apiKey">): Effect.Effec
   })
 
 /**
+ * What the commands' layer takes: where video tasks are kept.
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -46,6 +46,9 @@ import * as Connection from "./Connection.js"
 import * as Output from "./Output.js"
 
 /**
+ * What `switchboard mcp` takes: stdio or HTTP, where to listen, and which
+ * origins may call.
+ *
  * @since 1.1.0
  * @category models
  */

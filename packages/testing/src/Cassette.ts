@@ -58,6 +58,9 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 
 /**
+ * What a cassette does: replay only, record everything, record what it
+ * lacks, or pass through.
+ *
  * @since 1.0.0
  * @category models
  */
@@ -86,6 +89,9 @@ export interface Key {
 }
 
 /**
+ * What a cassette takes: its file, its mode (record or replay) and the
+ * secret headers to leave out.
+ *
  * @since 1.0.0
  * @category models
  */
@@ -130,6 +136,8 @@ export class CassetteMissError extends Data.TaggedError("CassetteMissError")<{
 }> {}
 
 /**
+ * A cassette in use: its mode and the requests it could not replay.
+ *
  * @since 1.0.0
  * @category models
  */
@@ -140,6 +148,8 @@ export interface Service {
 }
 
 /**
+ * The service that holds the cassette in use (see `Service`).
+ *
  * @since 1.0.0
  * @category tags
  */
