@@ -76,15 +76,46 @@ export const installLines = async (root) => {
   return all
 }
 
-/** The line's arguments with `@switchboard/*` names replaced by their tarballs. */
-const withTarballs = (text, tarballs) =>
-  text.split(/\s+/).slice(2).map((arg) => {
+/** The `@switchboard/*` packages a package depends on, directly or not. */
+const closure = async (names, packed) => {
+  const byName = new Map(packed.map((p) => [p.name, p]))
+  const seen = new Set()
+  const visit = async (name) => {
+    if (seen.has(name) || !byName.has(name)) return
+    seen.add(name)
+    const manifest = JSON.parse(await readFile(join(byName.get(name).path, "package.json"), "utf8"))
+    for (const dep of Object.keys(manifest.dependencies ?? {})) await visit(dep)
+  }
+  for (const name of names) await visit(name)
+  return seen
+}
+
+/**
+ * The line's arguments, `@switchboard/*` names (any version) replaced by
+ * their tarballs. npm also gets the tarballs of the packages those depend
+ * on, which the registry would give once they are published: npm applies no
+ * `overrides` to `-g`, and refuses one that differs from a direct dependency.
+ */
+const argumentsOf = async (text, manager, packed) => {
+  const tarballs = Object.fromEntries(packed.map((p) => [p.name, p.tarball]))
+  const words = text.split(/\s+/)
+  const named = []
+  const args = words.slice(1, 2)
+  for (const arg of words.slice(2)) {
     const name = /^(@switchboard\/[\w-]+)(@.*)?$/.exec(arg)?.[1]
-    if (name === undefined) return arg
-    const tarball = tarballs[name]
-    if (tarball === undefined) throw new Error(`${arg}: no packed @switchboard package of that name`)
-    return tarball
-  })
+    if (name === undefined) {
+      args.push(arg)
+      continue
+    }
+    if (tarballs[name] === undefined) throw new Error(`${arg}: no packed @switchboard package of that name`)
+    named.push(name)
+    args.push(tarballs[name])
+  }
+  if (manager === "npm") {
+    for (const name of await closure(named, packed)) if (!named.includes(name)) args.push(tarballs[name])
+  }
+  return args
+}
 
 /**
  * Runs every install line that is not marked, each distinct one once, in a
@@ -93,21 +124,20 @@ const withTarballs = (text, tarballs) =>
  */
 export const runInstallLines = async ({ root, work, packed, run, cache, log }) => {
   const lines = await installLines(root)
-  const tarballs = Object.fromEntries(packed.map((p) => [p.name, p.tarball]))
   const distinct = new Map()
   for (const line of lines.filter((l) => l.skipped === undefined)) {
     const key = line.text.replace(/\s+/g, " ")
     distinct.set(key, [...(distinct.get(key) ?? []), `${line.page}:${line.line}`])
   }
+  // pnpm: a tarball's own @switchboard/* dependencies come from the tarballs too.
+  const overrides = Object.fromEntries(packed.map((p) => [p.name, `file:${p.tarball}`]))
   let n = 0
   for (const [text, where] of distinct) {
     const dir = join(work, `install-line-${++n}`)
     await mkdir(dir, { recursive: true })
-    const overrides = Object.fromEntries(Object.entries(tarballs).map(([name, path]) => [name, `file:${path}`]))
-    // A tarball's own @switchboard/* dependencies come from the tarballs too.
-    await writeFile(join(dir, "package.json"), JSON.stringify({ name: `install-line-${n}`, private: true, type: "module", overrides, pnpm: { overrides } }, null, 2))
-    const [manager] = text.split(" ")
-    const args = [...text.split(" ").slice(1, 2), ...withTarballs(text, tarballs)]
+    await writeFile(join(dir, "package.json"), JSON.stringify({ name: `install-line-${n}`, private: true, type: "module", pnpm: { overrides } }, null, 2))
+    const manager = text.split(" ")[0]
+    const args = await argumentsOf(text, manager, packed)
     const extra = manager === "npm" ? [cache, "--no-audit", "--no-fund", "--loglevel=error"] : [cache]
     // `npm install -g` installs into the directory, not the machine's prefix.
     const env = { npm_config_prefix: join(dir, "global") }
