@@ -1,6 +1,6 @@
 /**
  * Every install line of the docs, run as written (docs/packaging.md, "The
- * consumer test", 6). A line is a `pnpm add …` or `npm install …` of
+ * consumer test"). A line is a pnpm add or npm install command of
  * README.md, docs/*.md or packages/*\/README.md: a line of a ```sh block
  * (backslash continuations joined, a trailing `# comment` dropped) or a code
  * span in the text. Each runs with the package manager it names in a new
