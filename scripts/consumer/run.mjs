@@ -13,7 +13,8 @@
  *   4. an application on Effect 3: npm refuses the install naming the peer,
  *      pnpm warns of the unmet peer and the program stops with one sentence;
  *   5. each tarball holds LICENSE, README.md and dist/, no .tsbuildinfo, no
- *      tests, and no `workspace:` range.
+ *      tests, and no `workspace:` range;
+ *   6. every install line of the docs runs as written (install-lines.mjs).
  * Installs prefer the local caches (offline once they hold the packages).
  * Every directory it makes is removed and every process it starts is stopped,
  * whatever happens. Usage: node scripts/consumer/run.mjs [--keep] [--offline]
@@ -25,6 +26,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import process from "node:process"
 import { fileURLToPath, URL } from "node:url"
+import { runInstallLines } from "./install-lines.mjs"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const here = fileURLToPath(new URL(".", import.meta.url))
@@ -347,7 +349,11 @@ const main = async () => {
   }
 
   await checkEffect3(packed)
-  log(`passed: ${packed.length} packages, 5 checks`)
+
+  // 6: every install line of the docs, as written (install-lines.mjs).
+  const lines = await runInstallLines({ root, work, packed, run, cache, log })
+  log(`6. the docs' install lines: ${lines.ran} distinct lines ran; ${lines.skipped.length} marked not run`)
+  log(`passed: ${packed.length} packages, 6 checks`)
 }
 
 const cleanup = async () => {

@@ -100,7 +100,14 @@ export {
    *
    * @example
    * ```ts
-   * const GetWeather = Tool.make("get_weather", { ... }).annotate(Agent.ToolTimeout, "10 seconds")
+   * import * as Agent from "@switchboard/agent/Agent"
+   * import * as Schema from "effect/Schema"
+   * import * as Tool from "effect/ai/Tool"
+   *
+   * const GetWeather = Tool.make("get_weather", {
+   *   parameters: Schema.Struct({ city: Schema.String }),
+   *   success: Schema.String
+   * }).annotate(Agent.ToolTimeout, "10 seconds")
    * ```
    * @since 0.1.0
    * @category annotations
@@ -112,7 +119,12 @@ export {
    *
    * @example
    * ```ts
-   * const Flaky = Tool.make("flaky", { ... }).annotate(Agent.ToolRetry, Schedule.recurs(2))
+   * import * as Agent from "@switchboard/agent/Agent"
+   * import * as Schedule from "effect/Schedule"
+   * import * as Schema from "effect/Schema"
+   * import * as Tool from "effect/ai/Tool"
+   *
+   * const Flaky = Tool.make("flaky", { success: Schema.String }).annotate(Agent.ToolRetry, Schedule.recurs(2))
    * ```
    * @since 0.1.0
    * @category annotations
@@ -214,6 +226,9 @@ export interface PendingCall<Name extends string, Params> {
 export const Decision: Schema.Codec<Decision> = Input.Decision
 
 /**
+ * What is decided about a call that awaits approval: run it or deny it (with
+ * a reason told to the model).
+ *
  * @since 0.1.0
  * @category models
  */
@@ -231,6 +246,9 @@ export interface TraceContext {
 }
 
 /**
+ * How a run ended, with its steps, its transcript, its usage and, with
+ * `output`, its value.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -366,6 +384,8 @@ export interface StepContext extends StepSettings {
 }
 
 /**
+ * What `run` takes: the model, the messages, the tools and the run's limits.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -419,6 +439,9 @@ export interface RunOptions<T extends AnyTools, A = undefined, I = A> {
 }
 
 /**
+ * What `resume` takes: a paused run's transcript and the decisions on its
+ * pending calls, with the options of `run`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -450,6 +473,8 @@ export interface ResumeOptions<T extends AnyTools, A = undefined, I = A>
 }
 
 /**
+ * A streamed run's event: a piece of the model's text in a step.
+ *
  * @since 0.1.0
  * @category events
  */
@@ -460,6 +485,9 @@ export interface TextDelta {
 }
 
 /**
+ * A streamed run's event: the model called a tool, with its name and
+ * arguments.
+ *
  * @since 0.1.0
  * @category events
  */
@@ -484,6 +512,9 @@ export interface ToolResultEvent {
 }
 
 /**
+ * A streamed run's event: a step (one call of the model and the tools it
+ * asked for) ended.
+ *
  * @since 0.1.0
  * @category events
  */
@@ -493,6 +524,8 @@ export interface StepFinished {
 }
 
 /**
+ * A streamed run's last event: the run's result.
+ *
  * @since 0.1.0
  * @category events
  */
@@ -502,6 +535,8 @@ export interface Finished<A = undefined, T extends AnyTools = AnyTools> {
 }
 
 /**
+ * Any event of a streamed run, in the order they happen.
+ *
  * @since 0.1.0
  * @category events
  */
@@ -635,11 +670,27 @@ const streamTyped = <T extends AnyTools, A, K>(options: object, field: "messages
  *
  * @example
  * ```ts
- * const result = yield* Agent.run({
- *   model: "gpt-4o-mini",
- *   messages: [{ role: "user", content: "Weather in Paris?" }],
- *   toolkit
+ * import * as Agent from "@switchboard/agent/Agent"
+ * import * as Effect from "effect/Effect"
+ * import * as Schema from "effect/Schema"
+ * import * as Tool from "effect/ai/Tool"
+ * import * as Toolkit from "effect/ai/Toolkit"
+ *
+ * const GetWeather = Tool.make("get_weather", {
+ *   parameters: Schema.Struct({ city: Schema.String }),
+ *   success: Schema.String
  * })
+ * const toolkit = Toolkit.make(GetWeather)
+ * const handlers = toolkit.toLayer({ get_weather: ({ city }) => Effect.succeed(`18 °C in ${city}`) })
+ *
+ * const program = Effect.gen(function*() {
+ *   const result = yield* Agent.run({
+ *     model: "gpt-4o-mini",
+ *     messages: [{ role: "user", content: "Weather in Paris?" }],
+ *     toolkit
+ *   })
+ *   return result.text
+ * }).pipe(Effect.provide(handlers))
  * ```
  * @since 0.1.0
  * @category running
@@ -671,7 +722,14 @@ export const resume = <T extends AnyTools, A = undefined, I = A, K extends AnyTo
  *
  * @example
  * ```ts
- * Agent.stream({ model, toolkit, messages }).pipe(
+ * import * as Agent from "@switchboard/agent/Agent"
+ * import * as Console from "effect/Console"
+ * import * as Effect from "effect/Effect"
+ * import * as Stream from "effect/Stream"
+ * import * as Toolkit from "effect/ai/Toolkit"
+ *
+ * const toolkit = Toolkit.make()
+ * const program = Agent.stream({ model: "gpt-4o-mini", toolkit, messages: [{ role: "user", content: "Hi" }] }).pipe(
  *   Stream.runForEach((event) => event._tag === "TextDelta" ? Console.log(event.text) : Effect.void)
  * )
  * ```

@@ -102,6 +102,9 @@ export class DecisionMismatch extends Schema.TaggedError<DecisionMismatch>()("De
 }
 
 /**
+ * Any of the agent's own errors: too many steps, a budget spent, a loop, or
+ * a tool that died, or a decision for no pending call.
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -116,6 +119,8 @@ const tags: ReadonlySet<string> = new Set([
 ])
 
 /**
+ * Whether a value is one of the agent's own errors (an `AgentError`).
+ *
  * @since 0.1.0
  * @category guards
  */

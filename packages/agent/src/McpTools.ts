@@ -115,19 +115,26 @@ export interface HttpServer extends ServerOptions {
 }
 
 /**
- * @since 0.3.0
+ * An MCP server to connect to: started over stdio, or reached over HTTP.
+ *
+ * @since 1.1.0
  * @category models
  */
 export type Server = StdioServer | HttpServer
 
 /**
- * @since 0.3.0
+ * An MCP server started as a child process and spoken to over its standard
+ * input and output.
+ *
+ * @since 1.1.0
  * @category constructors
  */
 export const stdio = (options: Omit<StdioServer, "_tag">): StdioServer => ({ ...options, _tag: "Stdio" })
 
 /**
- * @since 0.3.0
+ * An MCP server reached over Streamable HTTP at an address.
+ *
+ * @since 1.1.0
  * @category constructors
  */
 export const http = (options: Omit<HttpServer, "_tag">): HttpServer => ({ ...options, _tag: "Http" })
@@ -213,7 +220,10 @@ export interface McpToolkit<Local extends Tool.Any = never> {
 }
 
 /**
- * @since 0.3.0
+ * What `connect` takes: the MCP servers to start or reach, and tools of your
+ * own to run beside theirs.
+ *
+ * @since 1.1.0
  * @category models
  */
 export interface ConnectOptions<Local extends Record<string, Tool.Any> = {}> {
@@ -234,11 +244,20 @@ const inheritedEnv = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"]
  *
  * @example
  * ```ts
- * const mcp = yield* McpTools.connect({
- *   servers: [McpTools.stdio({ name: "files", command: "node", args: ["files-server.js"], prefix: "files_" })],
- *   local: LocalTools
+ * import * as Agent from "@switchboard/agent/Agent"
+ * import * as McpTools from "@switchboard/agent/McpTools"
+ * import * as Effect from "effect/Effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const mcp = yield* McpTools.connect({
+ *     servers: [McpTools.stdio({ name: "files", command: "node", args: ["files-server.js"], prefix: "files_" })]
+ *   })
+ *   return yield* Agent.run({
+ *     model: "gpt-4o-mini",
+ *     messages: [{ role: "user", content: "What is in notes.txt?" }],
+ *     toolkit: mcp.toolkit
+ *   })
  * })
- * const result = yield* Agent.run({ model, messages, toolkit: mcp.toolkit })
  * ```
  * @since 0.3.0
  * @category constructors
@@ -311,7 +330,7 @@ const connectAny = Effect.fnUntraced(function*(options: ConnectOptions<Record<st
  * when the service accepts it; otherwise other characters become `_`, and a
  * name longer than 64 is cut to 55 and given `_` and a hash of the whole.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category names
  */
 export const modelName = (name: string): string => {
@@ -438,6 +457,8 @@ const refTarget = (ref: string): string | undefined => {
  * A cycle of local `$ref`s (a definition reaching itself), as `a -> b -> a`,
  * or `undefined`. A model, or a program building arguments from the schema,
  * could follow one forever.
+ *
+ * @since 1.1.0
  */
 const refCycle = (schema: Record<string, unknown>): string | undefined => {
   const nodes = new Map<string, unknown>([["#", schema]])

@@ -10,12 +10,18 @@ import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
 /**
+ * A run's messages in order, as the service takes them: what a paused run or
+ * an error hands back for `resume`.
+ *
  * @since 0.1.0
  * @category schemas
  */
 export const Transcript = Schema.Array(Protocol.Message).annotate({ identifier: "Transcript" })
 
 /**
+ * A run's messages in order, as the service takes them: what a paused run or
+ * an error hands back for `resume`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -30,6 +36,8 @@ export type Transcript = typeof Transcript.Type
 export const TranscriptFromJson = Schema.fromJsonString(Transcript)
 
 /**
+ * Encodes a transcript as JSON text, to store a paused run.
+ *
  * @since 0.1.0
  * @category encoding
  */
@@ -38,6 +46,9 @@ export const toJson: (transcript: Transcript) => Effect.Effect<string, Schema.Sc
 )
 
 /**
+ * Decodes a stored transcript from JSON text, checking it against the
+ * schema.
+ *
  * @since 0.1.0
  * @category decoding
  */

@@ -13,6 +13,9 @@ import * as Layer from "effect/Layer"
 import { endpoint, toAiError } from "./internal/errors.js"
 
 /**
+ * What `make` and `layer` take: the model name, its dimensions and the batch
+ * size.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -26,6 +29,9 @@ export interface Options {
 const site = { module: "SwitchboardEmbeddingModel", method: "embedMany" }
 
 /**
+ * Builds `effect/ai`'s `EmbeddingModel` over the core's embeddings,
+ * splitting large calls into batches.
+ *
  * @since 0.1.0
  * @category constructors
  */

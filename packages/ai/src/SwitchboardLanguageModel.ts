@@ -48,6 +48,9 @@ export type RequestFields = Partial<
 >
 
 /**
+ * Request fields every call of the language model sends (temperature, max
+ * tokens …), and how `generateObject` asks for a value.
+ *
  * @since 0.1.0
  * @category config
  */
@@ -89,7 +92,10 @@ export class Config extends Context.Service<Config, ConfigService>()("@switchboa
  *
  * @example
  * ```ts
- * LanguageModel.generateText({ prompt }).pipe(
+ * import * as SwitchboardLanguageModel from "@switchboard/ai/SwitchboardLanguageModel"
+ * import * as LanguageModel from "effect/ai/LanguageModel"
+ *
+ * const program = LanguageModel.generateText({ prompt: "Name three primes." }).pipe(
  *   SwitchboardLanguageModel.withConfigOverride({ temperature: 0, max_tokens: 200 })
  * )
  * ```
@@ -106,6 +112,9 @@ export const withConfigOverride: {
   ))
 
 /**
+ * What `make` and `layer` take: the model name and the fields every call
+ * sends.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -346,6 +355,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
  *
  * @example
  * ```ts
+ * import * as SwitchboardLanguageModel from "@switchboard/ai/SwitchboardLanguageModel"
+ * import * as NodeSwitchboard from "@switchboard/node/NodeSwitchboard"
+ * import * as Layer from "effect/Layer"
+ *
  * const Gpt = SwitchboardLanguageModel.layer({ model: "gpt-4o-mini" }).pipe(
  *   Layer.provide(NodeSwitchboard.layerConfig())
  * )

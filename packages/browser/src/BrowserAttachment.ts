@@ -9,6 +9,8 @@ import * as Attachment from "@switchboard/core/Attachment"
 import * as Effect from "effect/Effect"
 
 /**
+ * What `fromBlob` takes: the media type, the size limit and the detail.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -43,9 +45,16 @@ const declaredImageType = (blob: Blob): string | undefined => {
  *
  * @example
  * ```ts
- * const file = input.files![0]!
- * const photo = yield* BrowserAttachment.fromBlob(file)
- * yield* Chat.create({ model: "gpt-4o-mini", messages: [Attachment.message("What is in this photo?", photo)] })
+ * import * as BrowserAttachment from "@switchboard/browser/BrowserAttachment"
+ * import * as Attachment from "@switchboard/core/Attachment"
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as Effect from "effect/Effect"
+ *
+ * const describe = (file: Blob) =>
+ *   Effect.gen(function*() {
+ *     const photo = yield* BrowserAttachment.fromBlob(file)
+ *     return yield* Chat.create({ model: "gpt-4o-mini", messages: [Attachment.message("What is in this photo?", photo)] })
+ *   })
  * ```
  * @since 0.1.0
  * @category constructors

@@ -216,6 +216,9 @@ export const make = (): HttpWire.Service => ({
 })
 
 /**
+ * The `HttpWire` over the browser's `fetch`, for programs that build their
+ * own layer.
+ *
  * @since 0.1.0
  * @category layers
  */

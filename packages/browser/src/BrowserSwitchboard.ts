@@ -79,6 +79,9 @@ export class ApiKeyInBrowserError extends Schema.TaggedError<ApiKeyInBrowserErro
 }) {}
 
 /**
+ * Whether a value is the `ApiKeyInBrowserError` that refuses a key given to
+ * a page.
+ *
  * @since 0.1.0
  * @category guards
  */
@@ -160,11 +163,16 @@ const callGuard = (options: Options): Layer.Layer<never> =>
  *
  * @example
  * ```ts
+ * import * as BrowserSwitchboard from "@switchboard/browser/BrowserSwitchboard"
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as Effect from "effect/Effect"
+ *
  * // The page talks to its own origin; the server adds the key (docs/browser.md).
- * const completion = await Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
- *   Effect.provide(BrowserSwitchboard.layer({ baseUrl: "/" })),
- *   Effect.runPromise
- * )
+ * const ask = () =>
+ *   Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
+ *     Effect.provide(BrowserSwitchboard.layer({ baseUrl: "/" })),
+ *     Effect.runPromise
+ *   )
  * ```
  * @since 0.1.0
  * @category layers
@@ -195,10 +203,16 @@ export type ChatServices = Chat.Chat | Transport.Transport | SwitchboardConfig.S
  *
  * @example
  * ```ts
- * const reply = Chat.streamText({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
- *   Stream.runForEach((delta) => Effect.sync(() => output.append(delta))),
- *   Effect.provide(BrowserSwitchboard.layerChat({ baseUrl: "/" }))
- * )
+ * import * as BrowserSwitchboard from "@switchboard/browser/BrowserSwitchboard"
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as Effect from "effect/Effect"
+ * import * as Stream from "effect/Stream"
+ *
+ * const reply = (output: { append: (text: string) => void }) =>
+ *   Chat.streamText({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
+ *     Stream.runForEach((delta) => Effect.sync(() => output.append(delta))),
+ *     Effect.provide(BrowserSwitchboard.layerChat({ baseUrl: "/" }))
+ *   )
  * ```
  * @since 0.1.0
  * @category layers

@@ -48,6 +48,8 @@ export const subcommands = [
 ] as const
 
 /**
+ * The `switchboard` command with all its subcommands, for `Command.run`.
+ *
  * @since 0.1.0
  * @category commands
  */
@@ -57,6 +59,8 @@ export const command = Command.make("switchboard").pipe(
 )
 
 /**
+ * The CLI's version, as `switchboard --version` prints it.
+ *
  * @since 0.1.0
  * @category constants
  */

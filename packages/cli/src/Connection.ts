@@ -44,6 +44,9 @@ export const flags = {
 }
 
 /**
+ * The connection flags every command takes: `--base-url`, `--api-key`,
+ * `--verbose`.
+ *
  * @since 0.1.0
  * @category flags
  */
@@ -56,6 +59,9 @@ export interface Flags {
 }
 
 /**
+ * The service address and key a command uses, from its flags or the
+ * environment.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -122,6 +128,8 @@ export const settings = (
   })
 
 /**
+ * What the commands' layer takes: where video tasks are kept.
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -63,6 +63,9 @@ export interface Context {
 }
 
 /**
+ * One step of `switchboard demo`: its title, what it shows, and the program
+ * it runs.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -413,6 +416,9 @@ const runSteps = (context: Context, verbose: boolean) =>
   })
 
 /**
+ * What `switchboard demo` takes: the connection flags, the video model and
+ * where files go.
+ *
  * @since 0.1.0
  * @category models
  */

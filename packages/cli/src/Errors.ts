@@ -54,6 +54,9 @@ export class MissingConfigurationError extends Schema.TaggedError<MissingConfigu
 export class Reported extends Schema.TaggedError<Reported>()("Reported", { exitCode: Schema.Number }) {}
 
 /**
+ * The CLI's exit codes: 0 done, 1 a failure, 2 a usage error, 130
+ * interrupted.
+ *
  * @since 0.1.0
  * @category exit codes
  */

@@ -23,6 +23,9 @@ import * as Errors from "./Errors.js"
 import * as Output from "./Output.js"
 
 /**
+ * What `switchboard worker` takes: the database, this runner's address,
+ * polling and failover.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -39,6 +42,9 @@ export interface WorkerOptions {
 }
 
 /**
+ * `switchboard worker`'s failover timings; each one not given keeps
+ * `Cluster.failoverDefaults`'.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -20,7 +20,11 @@ import * as Output from "./Output.js"
 // Reading a HelpDoc
 // ---------------------------------------------------------------------------
 
-/** One argument or flag of a command, as the help lists it. */
+/**
+ * One argument or flag of a command, as the help lists it.
+ *
+ * @since 0.1.0
+ */
 export interface Entry {
   /** `--model text`, `<prompt>`. */
   readonly term: string
@@ -29,13 +33,21 @@ export interface Entry {
   readonly repeated: boolean
 }
 
-/** A command's subcommands: name and description. */
+/**
+ * A command's subcommands: name and description.
+ *
+ * @since 0.1.0
+ */
 export interface Subcommand {
   readonly name: string
   readonly description: string
 }
 
-/** Everything one help screen shows. */
+/**
+ * Everything one help screen shows.
+ *
+ * @since 0.1.0
+ */
 export interface Screen {
   /** `switchboard chat`. */
   readonly path: string

@@ -46,7 +46,10 @@ import * as Connection from "./Connection.js"
 import * as Output from "./Output.js"
 
 /**
- * @since 0.3.0
+ * What `switchboard mcp` takes: stdio or HTTP, where to listen, and which
+ * origins may call.
+ *
+ * @since 1.1.0
  * @category models
  */
 export interface Options {

@@ -32,31 +32,46 @@ const sgr = (open: number, close: number) => (text: string, target: Target = pro
   colours(target) ? `\x1b[${open}m${text}\x1b[${close}m` : text
 
 /**
+ * Wraps text in bold when the output is a terminal that takes colour.
+ *
  * @since 0.1.0
  * @category style
  */
 export const bold = sgr(1, 22)
 /**
+ * Wraps text in faint type when the output is a terminal that takes colour.
+ *
  * @since 0.1.0
  * @category style
  */
 export const dim = sgr(2, 22)
 /**
+ * Wraps text in red (errors) when the output is a terminal that takes colour.
+ *
  * @since 0.1.0
  * @category style
  */
 export const red = sgr(31, 39)
 /**
+ * Wraps text in green (success) when the output is a terminal that takes
+ * colour.
+ *
  * @since 0.1.0
  * @category style
  */
 export const green = sgr(32, 39)
 /**
+ * Wraps text in yellow (warnings) when the output is a terminal that takes
+ * colour.
+ *
  * @since 0.1.0
  * @category style
  */
 export const yellow = sgr(33, 39)
 /**
+ * Wraps text in cyan (names and addresses) when the output is a terminal
+ * that takes colour.
+ *
  * @since 0.1.0
  * @category style
  */

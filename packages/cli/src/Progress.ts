@@ -81,6 +81,8 @@ export const stateOf = (update: TaskPoller.TaskUpdate): State => {
 }
 
 /**
+ * Draws a video task's progress on a terminal, one update at a time.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -90,6 +92,8 @@ export interface Progress {
 }
 
 /**
+ * Where progress is drawn, and whether in place.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -56,6 +56,9 @@ export interface Attachment {
 export const defaultMaxBytes = 20 * 1024 * 1024
 
 /**
+ * What `fromBytes` takes: the media type, the size limit, the detail and a
+ * name for errors.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -192,8 +195,14 @@ export const toContentPart = (attachment: Attachment): Protocol.ContentPart => (
  *
  * @example
  * ```ts
- * const image = yield* Attachment.fromUrl("https://example.com/cat.jpg")
- * yield* Chat.create({ model: "gpt-4o-mini", messages: [Attachment.message("What is this?", image)] })
+ * import * as Attachment from "@switchboard/core/Attachment"
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as Effect from "effect/Effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const image = yield* Attachment.fromUrl("https://example.com/cat.jpg")
+ *   return yield* Chat.create({ model: "gpt-4o-mini", messages: [Attachment.message("What is this?", image)] })
+ * })
  * ```
  * @since 0.1.0
  * @category conversions

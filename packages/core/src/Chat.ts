@@ -50,6 +50,8 @@ export interface StreamOptions {
 }
 
 /**
+ * The chat calls: a completion, or a stream of its chunks.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -62,6 +64,8 @@ export interface Service {
 }
 
 /**
+ * The service that makes chat calls (see `Service`).
+ *
  * @since 0.1.0
  * @category tags
  */
@@ -87,6 +91,8 @@ const notStreamed = (request: Protocol.ChatRequest) =>
       Result.succeed(body))
 
 /**
+ * Builds the chat service over the `Transport`.
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -123,6 +129,8 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
 }))
 
 /**
+ * The chat service over the `Transport`.
+ *
  * @since 0.1.0
  * @category layers
  */
@@ -152,11 +160,18 @@ export const create = (request: Protocol.ChatRequest): Effect.Effect<Protocol.Ch
  *
  * @example
  * ```ts
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as Effect from "effect/Effect"
+ * import * as Schema from "effect/Schema"
+ *
  * const Person = Schema.Struct({ name: Schema.String, age: Schema.Int })
- * const { value } = yield* Chat.createObject(
- *   { model: "gpt-4o-mini", messages: [{ role: "user", content: "Ada Lovelace, 36" }] },
- *   Person
- * )
+ * const program = Effect.gen(function*() {
+ *   const { value } = yield* Chat.createObject(
+ *     { model: "gpt-4o-mini", messages: [{ role: "user", content: "Ada Lovelace, 36" }] },
+ *     Person
+ *   )
+ *   return value.name
+ * })
  * ```
  * @since 0.1.0
  * @category accessors
@@ -181,7 +196,11 @@ export const createObject = <A, I, R>(
  *
  * @example
  * ```ts
- * Chat.stream({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as Console from "effect/Console"
+ * import * as Stream from "effect/Stream"
+ *
+ * const program = Chat.stream({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
  *   Stream.runForEach((chunk) => Console.log(chunk.choices[0]?.delta.content ?? ""))
  * )
  * ```
@@ -224,7 +243,11 @@ export type StreamPart = ChatStream.Part
  *
  * @example
  * ```ts
- * Chat.streamWithCompletion(request).pipe(
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as Console from "effect/Console"
+ * import * as Stream from "effect/Stream"
+ *
+ * const program = Chat.streamWithCompletion({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
  *   Stream.runForEach((part) =>
  *     part._tag === "TextDelta" ? Console.log(part.text) : Console.log(part.completion.usage)
  *   )
@@ -254,7 +277,10 @@ export const streamWithCompletion = (
  *
  * @example
  * ```ts
- * const completion = yield* Chat.accumulate(Chat.stream(request))
+ * import * as Chat from "@switchboard/core/Chat"
+ *
+ * const request = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "Hi" }] }
+ * const completion = Chat.accumulate(Chat.stream(request))
  * ```
  * @since 0.1.0
  * @category combinators
@@ -269,6 +295,8 @@ export const accumulate = <E, R>(
   )
 
 /**
+ * What `accumulate` takes: the most characters it gathers.
+ *
  * @since 0.1.0
  * @category models
  */

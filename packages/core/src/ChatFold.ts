@@ -43,26 +43,49 @@ const joinEvery = 256
 export class Text {
   private joined: Array<string> = []
   private recent: Array<string> = []
-  /** Characters gathered. */
+  /**
+   * Characters gathered.
+   *
+   * @since 0.3.0
+   */
   length = 0
 
+  /**
+   * Adds a piece at the end.
+   *
+   * @since 0.3.0
+   */
   add(piece: string): void {
     this.recent.push(piece)
     this.length += piece.length
     if (this.recent.length >= joinEvery) this.flush()
   }
 
-  /** Strings held: the joined parts and the pieces not yet joined (what `joinEvery` bounds). */
+  /**
+   * Strings held: the joined parts and the pieces not yet joined (what `joinEvery` bounds).
+   *
+   * @since 0.3.0
+   */
   pieces(): number {
     return this.joined.length + this.recent.length
   }
 
+  /**
+   * The text gathered so far, joined.
+   *
+   * @since 0.3.0
+   */
   toString(): string {
     this.flush()
     if (this.joined.length > 1) this.joined = [this.joined.join("")]
     return this.joined[0] ?? ""
   }
 
+  /**
+   * Joins the pieces not yet joined into one part.
+   *
+   * @since 0.3.0
+   */
   private flush(): void {
     if (this.recent.length === 0) return
     this.joined.push(this.recent.length === 1 ? this.recent[0]! : this.recent.join(""))
@@ -73,6 +96,9 @@ export class Text {
 }
 
 /**
+ * Limits of a fold: the most characters it holds, and whether it keeps the
+ * content at all.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -127,6 +153,8 @@ const newChoice = (index: number): ChoiceState => ({
  * Most choices and tool calls one stream may open, together. Each is held
  * even when its deltas carry no characters, so `maxCharacters` alone would
  * not bound a stream of empty deltas that each open one.
+ *
+ * @since 0.1.0
  */
 export const maxOpened = 4096
 
@@ -157,6 +185,8 @@ const slotOf = (choice: ChoiceState, delta: Protocol.ToolCallDelta, position: nu
  * The name so far and a new fragment of it (decision: "A tool name in
  * several deltas"): a fragment that restates the whole name so far (equal
  * to it, or starting with it) replaces it; any other is appended.
+ *
+ * @since 0.1.0
  */
 export const joinName = (sofar: string | undefined, fragment: string): string =>
   sofar === undefined || fragment.startsWith(sofar) ? fragment : sofar + fragment
@@ -366,12 +396,19 @@ class FoldState implements Fold {
  *
  * @example
  * ```ts
- * const fold = ChatFold.make({ maxCharacters: 1_000_000 })
- * for (const chunk of chunks) {
- *   const tooLarge = fold.add(chunk)
- *   if (tooLarge) return yield* tooLarge
- * }
- * const completion = yield* fold.completion()
+ * import * as ChatFold from "@switchboard/core/ChatFold"
+ * import type * as Protocol from "@switchboard/core/Protocol"
+ * import * as Effect from "effect/Effect"
+ *
+ * const fold = (chunks: ReadonlyArray<Protocol.ChatCompletionChunk>) =>
+ *   Effect.gen(function*() {
+ *     const fold = ChatFold.make({ maxCharacters: 1_000_000 })
+ *     for (const chunk of chunks) {
+ *       const tooLarge = fold.add(chunk)
+ *       if (tooLarge) return yield* tooLarge
+ *     }
+ *     return yield* Effect.fromResult(fold.completion())
+ *   })
  * ```
  * @since 0.1.0
  * @category constructors

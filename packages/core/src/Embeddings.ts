@@ -17,12 +17,17 @@ import { type RequestError, ResponseDecodeError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
 
 /**
+ * One embedding: a list of numbers.
+ *
  * @since 0.1.0
  * @category models
  */
 export type Vector = ReadonlyArray<number>
 
 /**
+ * What `embedMany` takes: the model, the batch size, the requests in flight
+ * and the dimensions.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -36,6 +41,8 @@ export interface EmbedManyOptions {
 }
 
 /**
+ * The embedding calls: one request, or many inputs split into batches.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -48,6 +55,8 @@ export interface Service {
 }
 
 /**
+ * The service that makes embedding calls (see `Service`).
+ *
  * @since 0.1.0
  * @category tags
  */
@@ -96,6 +105,8 @@ const placeVectors = (response: Protocol.EmbeddingResponse, out: Array<Vector>, 
 }
 
 /**
+ * Builds the embedding service over the `Transport`.
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -151,6 +162,8 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
 })
 
 /**
+ * The embedding service over the `Transport`.
+ *
  * @since 0.1.0
  * @category layers
  */

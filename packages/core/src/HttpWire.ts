@@ -53,12 +53,16 @@ export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPT
 export type Body = { readonly _tag: "Json"; readonly text: string }
 
 /**
+ * A JSON body from its text.
+ *
  * @since 0.1.0
  * @category constructors
  */
 export const json = (text: string): Body => ({ _tag: "Json", text })
 
 /**
+ * One HTTP request as a wire sends it: method, address, headers and body.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -133,6 +137,8 @@ export class WireError extends Data.TaggedError("WireError")<{
 }> {}
 
 /**
+ * The wire error for a time limit that passed: which one it was.
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -314,6 +320,9 @@ export interface Limits {
 }
 
 /**
+ * Sends HTTP requests: the one place a platform's HTTP client plugs in
+ * (Node, fetch, the browser).
+ *
  * @since 0.1.0
  * @category models
  */
@@ -328,6 +337,9 @@ export interface Service {
 }
 
 /**
+ * The service that sends HTTP requests (see `Service`): Node's, `fetch`'s or
+ * the browser's.
+ *
  * @since 0.1.0
  * @category tags
  */

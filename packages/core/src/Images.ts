@@ -16,6 +16,9 @@ import { NoImageInResponseError, type RequestError } from "./SwitchboardError.js
 import { Transport } from "./Transport.js"
 
 /**
+ * What `generate` takes: the prompt, and the model, size, quality, style and
+ * count of images.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -31,12 +34,18 @@ export const GenerateRequest = Schema.Struct({
   max_tokens: Schema.optional(Protocol.PositiveInt)
 })
 /**
+ * What `generate` takes: the prompt, and the model, size, quality, style and
+ * count of images.
+ *
  * @since 0.1.0
  * @category models
  */
 export type GenerateRequest = typeof GenerateRequest.Type
 
 /**
+ * What `transform` takes: the fields of `GenerateRequest` and the source
+ * image.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -45,6 +54,9 @@ export const TransformRequest = GenerateRequest.pipe(Schema.fieldsAssign({
   image: Protocol.ImageAddress
 }))
 /**
+ * What `transform` takes: the fields of `GenerateRequest` and the source
+ * image.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -125,6 +137,8 @@ export const parseImages = (content: string): ReadonlyArray<GeneratedImage> => {
 }
 
 /**
+ * The image calls: generate images from a prompt, or transform given ones.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -143,6 +157,8 @@ export interface Service {
 export type ImagesError = RequestError | NoImageInResponseError
 
 /**
+ * The service that makes image calls (see `Service`).
+ *
  * @since 0.1.0
  * @category tags
  */
@@ -170,6 +186,8 @@ const imagesOf = (completion: Protocol.ChatCompletion) => {
 }
 
 /**
+ * Builds the image service over the `Transport`.
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -207,6 +225,8 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
 })
 
 /**
+ * The image service over the `Transport`.
+ *
  * @since 0.1.0
  * @category layers
  */

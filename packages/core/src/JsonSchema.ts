@@ -11,11 +11,15 @@
 import * as Schema from "effect/Schema"
 
 /**
+ * Any JSON value.
+ *
  * @since 0.1.0
  * @category models
  */
 export type Json = string | number | boolean | null | ReadonlyArray<Json> | JsonObject
 /**
+ * A JSON object: string keys to JSON values.
+ *
  * @since 0.1.0
  * @category models
  */

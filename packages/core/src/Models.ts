@@ -12,6 +12,8 @@ import type { RequestError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
 
 /**
+ * The models call: lists the models the service offers.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -20,6 +22,8 @@ export interface Service {
 }
 
 /**
+ * The service that lists the models (see `Service`).
+ *
  * @since 0.1.0
  * @category tags
  */
@@ -28,6 +32,8 @@ export class Models extends Context.Service<Models, Service>()("@switchboard/cor
 const decodeList = decoder(Protocol.ModelList)
 
 /**
+ * Builds the models service over the `Transport`.
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -39,6 +45,8 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
 }))
 
 /**
+ * The models service over the `Transport`.
+ *
  * @since 0.1.0
  * @category layers
  */

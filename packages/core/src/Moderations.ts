@@ -12,6 +12,8 @@ import { type RequestError, ResponseDecodeError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
 
 /**
+ * The moderation call: classifies text against the service's categories.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -22,6 +24,8 @@ export interface Service {
 }
 
 /**
+ * The service that makes moderation calls (see `Service`).
+ *
  * @since 0.1.0
  * @category tags
  */
@@ -31,6 +35,8 @@ const encodeRequest = encoder(Protocol.ModerationRequest)
 const decodeResponse = plainDecoder(Protocol.ModerationResponse)
 
 /**
+ * Builds the moderation service over the `Transport`.
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -47,6 +53,8 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
 }))
 
 /**
+ * The moderation service over the `Transport`.
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -193,7 +193,13 @@ export const makeMemory = (): Pacer => {
  *
  * @example
  * ```ts
- * program.pipe(Effect.provide(Pacing.layer), Effect.provide(NodeSwitchboard.layerConfig()))
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as Pacing from "@switchboard/core/Pacing"
+ * import * as Effect from "effect/Effect"
+ *
+ * // Then provide a platform's layer, e.g. NodeSwitchboard.layerConfig().
+ * const program = Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] })
+ * const paced = program.pipe(Effect.provide(Pacing.layer))
  * ```
  * @since 1.1.0
  * @category layers

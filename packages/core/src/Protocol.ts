@@ -58,6 +58,8 @@ export const maxModelJsonDepth: number = Json.maxModelDepth
 export const NonEmptyString = Parts.NonEmptyString
 
 /**
+ * A whole number above zero, as counts and token limits are.
+ *
  * @since 0.1.0
  * @category primitives
  */
@@ -97,6 +99,8 @@ export const parseDataUri = (uri: string): { readonly mediaType: string; readonl
 }
 
 /**
+ * A text part of a user message's content.
+ *
  * @since 0.1.0
  * @category content
  */
@@ -106,6 +110,9 @@ export const TextPart = Schema.Struct({
 })
 
 /**
+ * An image part of a user message's content: its URL or data URI and the
+ * detail.
+ *
  * @since 0.1.0
  * @category content
  */
@@ -118,11 +125,15 @@ export const ImagePart = Schema.Struct({
 })
 
 /**
+ * One part of a user message's content: text or an image.
+ *
  * @since 0.1.0
  * @category content
  */
 export const ContentPart = Schema.Union([TextPart, ImagePart])
 /**
+ * One part of a user message's content: text or an image.
+ *
  * @since 0.1.0
  * @category content
  */
@@ -140,6 +151,9 @@ const Content = Schema.Union([
 ]).annotate({ message: "must be a string or a non-empty list of parts" })
 
 /**
+ * A tool call the model made: its id, the function's name and its arguments
+ * as JSON text.
+ *
  * @since 0.1.0
  * @category tools
  */
@@ -149,6 +163,9 @@ export const ToolCall = Schema.Struct({
   function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
 })
 /**
+ * A tool call the model made: its id, the function's name and its arguments
+ * as JSON text.
+ *
  * @since 0.1.0
  * @category tools
  */
@@ -165,12 +182,16 @@ const systemMessage = <Role extends "system" | "developer">(role: Role) =>
   })
 
 /**
+ * A system (or developer) message: instructions for the model.
+ *
  * @since 0.1.0
  * @category messages
  */
 export const SystemMessage = Schema.Union([systemMessage("system"), systemMessage("developer")])
 
 /**
+ * A user's message: text, or parts of text and images.
+ *
  * @since 0.1.0
  * @category messages
  */
@@ -194,6 +215,8 @@ export const AssistantMessage = Schema.Struct({
   name: optional(Schema.String)
 })
 /**
+ * A message from the model: its text, the tools it called or its refusal.
+ *
  * @since 0.1.0
  * @category messages
  */
@@ -218,6 +241,8 @@ export const ReplyMessage = Parts.open({
 })
 
 /**
+ * A tool's result, answering one of the model's tool calls by its id.
+ *
  * @since 0.1.0
  * @category messages
  */
@@ -228,16 +253,22 @@ export const ToolMessage = Schema.Struct({
 })
 
 /**
+ * Any message of a conversation: system, user, assistant or tool.
+ *
  * @since 0.1.0
  * @category messages
  */
 export const Message = Schema.Union([...SystemMessage.members, UserMessage, AssistantMessage, ToolMessage])
 /**
+ * Any message of a conversation: system, user, assistant or tool.
+ *
  * @since 0.1.0
  * @category messages
  */
 export type Message = typeof Message.Type
 /**
+ * A message as JSON sends it (before decoding).
+ *
  * @since 0.1.0
  * @category messages
  */
@@ -254,6 +285,9 @@ const FunctionName = Schema.String.check(
 )
 
 /**
+ * A function the model may call: its name, description and JSON Schema of
+ * its parameters.
+ *
  * @since 0.1.0
  * @category tools
  */
@@ -269,12 +303,18 @@ export const Tool = Schema.Struct({
   })
 })
 /**
+ * A function the model may call: its name, description and JSON Schema of
+ * its parameters.
+ *
  * @since 0.1.0
  * @category tools
  */
 export type Tool = typeof Tool.Type
 
 /**
+ * Whether the model may, must or must not call tools, or which one it must
+ * call.
+ *
  * @since 0.1.0
  * @category tools
  */
@@ -283,6 +323,9 @@ export const ToolChoice = Schema.Union([
   Schema.Struct({ type: Schema.Literal("function"), function: Schema.Struct({ name: Schema.String }) })
 ])
 /**
+ * Whether the model may, must or must not call tools, or which one it must
+ * call.
+ *
  * @since 0.1.0
  * @category tools
  */
@@ -319,6 +362,9 @@ export const ResponseFormat = Schema.Union([
   message: "must be {type: \"text\"}, {type: \"json_object\"} or {type: \"json_schema\", json_schema: {name, schema, strict?}}"
 })
 /**
+ * The form of the reply: text, any JSON object, or JSON that follows a
+ * schema.
+ *
  * @since 0.1.0
  * @category chat
  */
@@ -329,6 +375,8 @@ export type ResponseFormat = typeof ResponseFormat.Type
 // ---------------------------------------------------------------------------
 
 /**
+ * The image sizes the service makes.
+ *
  * @since 0.1.0
  * @category images
  */
@@ -336,18 +384,24 @@ export const ImageSize = Schema.Literals(["1024x1024", "1024x1792", "1792x1024"]
   message: "must be one of 1024x1024, 1024x1792, 1792x1024"
 })
 /**
+ * The image sizes the service makes.
+ *
  * @since 0.1.0
  * @category images
  */
 export type ImageSize = typeof ImageSize.Type
 
 /**
+ * The image qualities the service makes.
+ *
  * @since 0.1.0
  * @category images
  */
 export const ImageQuality = Schema.Literals(["standard", "hd"]).annotate({ message: "must be one of standard, hd" })
 
 /**
+ * The image styles the service makes.
+ *
  * @since 0.1.0
  * @category images
  */
@@ -413,6 +467,9 @@ export const ChatRequest = Schema.Struct({
   n: optional(PositiveInt)
 }).check(Schema.makeFilter(requestRules))
 /**
+ * A chat completion request: the model, the messages and the sampling, tool
+ * and format fields.
+ *
  * @since 0.1.0
  * @category chat
  */
@@ -432,6 +489,8 @@ export const Usage = Parts.open({
   total_tokens: tokenCount
 })
 /**
+ * The tokens a call used: in the prompt, in the completion and in all.
+ *
  * @since 0.1.0
  * @category chat
  */
@@ -471,6 +530,8 @@ export const ChatCompletion = Parts.open({
   usage: optional(Schema.NullOr(Usage))
 })
 /**
+ * A chat completion reply: its id, model, choices and usage.
+ *
  * @since 0.1.0
  * @category chat
  */
@@ -490,6 +551,9 @@ export const ToolCallDelta = Parts.open({
   function: absentOrNull(Parts.open({ name: absentOrNull(Schema.String), arguments: absentOrNull(Schema.String) }))
 })
 /**
+ * A piece of a streamed tool call: its position, and parts of its id, name
+ * and arguments.
+ *
  * @since 0.1.0
  * @category streaming
  */
@@ -534,11 +598,20 @@ export const ChatCompletionChunk = Parts.open({
   usage: optional(Schema.NullOr(Usage))
 })
 /**
+ * One chunk of a streamed chat completion: the choices' deltas, and usage at
+ * the end.
+ *
  * @since 0.1.0
  * @category streaming
  */
 export type ChatCompletionChunk = typeof ChatCompletionChunk.Type
 
+/**
+ * The shapes of the other endpoints: images, videos, embeddings, moderations
+ * and models.
+ *
+ * @since 0.1.0
+ */
 // The other endpoints' shapes live in their own module so that a bundle which
 // only chats (the browser's `layerChat`) leaves them out: `Schema` calls at
 // module level are not pure to a bundler, but an unused module of a

@@ -109,7 +109,11 @@ type Scoped = Effect.Effect<unknown, unknown, unknown> | Stream.Stream<unknown, 
  *
  * @example
  * ```ts
- * Chat.create(request).pipe(Switchboard.withRequestOptions({ timeout: "5 seconds", maxRetries: 0 }))
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as Switchboard from "@switchboard/core/Switchboard"
+ *
+ * const request = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "Hi" }] }
+ * const quick = Chat.create(request).pipe(Switchboard.withRequestOptions({ timeout: "5 seconds", maxRetries: 0 }))
  * ```
  * @since 0.1.0
  * @category combinators

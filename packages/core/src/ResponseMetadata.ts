@@ -208,6 +208,11 @@ export const attach = <E>(error: E, metadata: ResponseMetadata): E => {
  * @category errors
  */
 export class NoResponseError extends Error {
+  /**
+   * The error's tag, for `Effect.catchTag`.
+   *
+   * @since 1.1.0
+   */
   readonly _tag = "NoResponseError"
   constructor() {
     super("withResponse: the effect made no call to the service, so there is no reply to describe")
@@ -223,8 +228,16 @@ export class NoResponseError extends Error {
  *
  * @example
  * ```ts
- * const [completion, response] = yield* Chat.create(request).pipe(ResponseMetadata.withResponse)
- * console.log(response.requestId, response.rateLimits.remainingRequests)
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as ResponseMetadata from "@switchboard/core/ResponseMetadata"
+ * import * as Effect from "effect/Effect"
+ *
+ * const request = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "Hi" }] }
+ * const program = Effect.gen(function*() {
+ *   const [completion, response] = yield* Chat.create(request).pipe(ResponseMetadata.withResponse)
+ *   console.log(response.requestId, response.rateLimits.remainingRequests)
+ *   return completion
+ * })
  * ```
  * @since 1.1.0
  * @category combinators

@@ -41,6 +41,9 @@ export interface Event {
 }
 
 /**
+ * Limits of the server-sent-event decoder: the most characters one event may
+ * hold.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -48,6 +48,9 @@ export const DefaultMode: Context.Reference<Mode> = Context.Reference<Mode>("@sw
 })
 
 /**
+ * How a value is asked for: the mode (a tool call or a JSON schema), its
+ * name, description and strictness.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -63,7 +63,11 @@ export const layer: Layer.Layer<Services, never, SwitchboardConfig | HttpWire | 
  *
  * @example
  * ```ts
- * Chat.create(request).pipe(Switchboard.withRequestOptions({ timeout: "5 seconds", maxRetries: 0 }))
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as Switchboard from "@switchboard/core/Switchboard"
+ *
+ * const request = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "Hi" }] }
+ * const quick = Chat.create(request).pipe(Switchboard.withRequestOptions({ timeout: "5 seconds", maxRetries: 0 }))
  * ```
  * @since 0.1.0
  * @category combinators
@@ -78,7 +82,15 @@ export const withRequestOptions = RequestOptions.withRequestOptions
  *
  * @example
  * ```ts
- * const [completion, response] = yield* Switchboard.withResponse(Chat.create(request))
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as Switchboard from "@switchboard/core/Switchboard"
+ * import * as Effect from "effect/Effect"
+ *
+ * const request = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "Hi" }] }
+ * const program = Effect.gen(function*() {
+ *   const [completion, response] = yield* Switchboard.withResponse(Chat.create(request))
+ *   return { id: completion.id, requestId: response.requestId }
+ * })
  * ```
  * @since 1.1.0
  * @category combinators

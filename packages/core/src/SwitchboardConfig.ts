@@ -88,6 +88,9 @@ export interface ResolvedConfig {
 }
 
 /**
+ * The service that holds the resolved config: address, key, timeouts,
+ * retries and limits.
+ *
  * @since 0.1.0
  * @category tags
  */
@@ -263,6 +266,9 @@ const resolve = (options: Options): Result.Result<ResolvedConfig, ConfigurationE
 export const defaultMaxResponseBytes = 32 * 1024 * 1024
 
 /**
+ * The config from explicit options (address, key, timeouts, retries),
+ * checked when the layer is built.
+ *
  * @since 0.1.0
  * @category layers
  */
@@ -295,6 +301,11 @@ export const MissingVariableError = /* @__PURE__ */ (() =>
     override get message(): string {
       return `${this.variable} is not set: ${variables[this.variable]} (or give it in code to layer)`
     }
+    /**
+     * What `console.log` and `util.inspect` show: the message, never the key.
+     *
+     * @since 0.1.0
+     */
     [Symbol.for("nodejs.util.inspect.custom")](): string {
       return `ConfigError: ${this.message}`
     }

@@ -29,6 +29,8 @@ const apiFields = {
 export const TypeId = "~@switchboard/core/SwitchboardError" as const
 
 /**
+ * The type of the mark every Switchboard error carries.
+ *
  * @since 0.1.0
  * @category symbols
  */
@@ -46,6 +48,11 @@ export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()
   field: Schema.String,
   message: Schema.String
 }) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -64,6 +71,11 @@ export class InvalidRequestError extends Schema.TaggedError<InvalidRequestError>
   field: Schema.String,
   message: Schema.String
 }) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -78,6 +90,13 @@ export class InvalidRequestError extends Schema.TaggedError<InvalidRequestError>
  * @category errors
  */
 export class BadRequestError extends Schema.TaggedError<BadRequestError>()("BadRequestError", apiFields) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -95,6 +114,13 @@ export class AuthenticationError extends Schema.TaggedError<AuthenticationError>
   "AuthenticationError",
   apiFields
 ) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -112,6 +138,13 @@ export class PermissionDeniedError extends Schema.TaggedError<PermissionDeniedEr
   "PermissionDeniedError",
   apiFields
 ) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -126,6 +159,13 @@ export class PermissionDeniedError extends Schema.TaggedError<PermissionDeniedEr
  * @category errors
  */
 export class NotFoundError extends Schema.TaggedError<NotFoundError>()("NotFoundError", apiFields) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -140,6 +180,13 @@ export class NotFoundError extends Schema.TaggedError<NotFoundError>()("NotFound
  * @category errors
  */
 export class ConflictError extends Schema.TaggedError<ConflictError>()("ConflictError", apiFields) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -157,6 +204,11 @@ export class RateLimitError extends Schema.TaggedError<RateLimitError>()("RateLi
   ...apiFields,
   retryAfterMillis: Schema.optional(Schema.Number)
 }) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -179,6 +231,13 @@ export class RateLimitError extends Schema.TaggedError<RateLimitError>()("RateLi
  * @category errors
  */
 export class ClientError extends Schema.TaggedError<ClientError>()("ClientError", apiFields) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -196,6 +255,11 @@ export class ServerError extends Schema.TaggedError<ServerError>()("ServerError"
   ...apiFields,
   retryAfterMillis: Schema.optional(Schema.Number)
 }) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -219,6 +283,11 @@ export class TransportError extends Schema.TaggedError<TransportError>()("Transp
   message: Schema.String,
   sent: Schema.Boolean
 }) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -240,6 +309,11 @@ export class TimeoutError extends Schema.TaggedError<TimeoutError>()("TimeoutErr
   phase: Schema.Literals(["request", "first-byte", "idle", "total", "service", "paced"]),
   requestId: Schema.optional(Schema.String)
 }) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -265,6 +339,11 @@ export class ResponseDecodeError extends Schema.TaggedError<ResponseDecodeError>
   code: Schema.optional(Schema.String),
   param: Schema.optional(Schema.String)
 }) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -290,6 +369,11 @@ export class StreamError extends Schema.TaggedError<StreamError>()("StreamError"
   requestId: Schema.optional(Schema.String),
   code: Schema.optional(Schema.String)
 }) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -312,6 +396,11 @@ export class ResponseTooLargeError extends Schema.TaggedError<ResponseTooLargeEr
   status: Schema.optional(Schema.Number),
   requestId: Schema.optional(Schema.String)
 }) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -333,6 +422,11 @@ export class TaskFailedError extends Schema.TaggedError<TaskFailedError>()("Task
   reason: Schema.optional(Schema.String),
   body: Schema.optional(Schema.String)
 }) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -352,6 +446,11 @@ export class TaskTimeoutError extends Schema.TaggedError<TaskTimeoutError>()("Ta
   taskId: Schema.String,
   lastStatus: Schema.optional(Schema.String)
 }) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -376,6 +475,11 @@ export class TaskNotFoundError extends Schema.TaggedError<TaskNotFoundError>()("
   model: Schema.optional(Schema.String),
   hint: Schema.optional(Schema.String)
 }) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -393,6 +497,13 @@ export class NoImageInResponseError extends Schema.TaggedError<NoImageInResponse
   "NoImageInResponseError",
   { message: Schema.String, content: Schema.String }
 ) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -414,6 +525,11 @@ export class JournalError extends Schema.TaggedError<JournalError>()("JournalErr
   taskId: Schema.optional(Schema.String),
   code: Schema.optional(Schema.String)
 }) {
+  /**
+   * Marks a Switchboard error, for `isSwitchboardError`.
+   *
+   * @since 0.1.0
+   */
   readonly [TypeId] = TypeId
   /** Whether repeating the same request may succeed (see `isTransient`). */
   get isRetryable(): boolean {
@@ -521,6 +637,8 @@ export type TaskError = TaskFailedError | TaskTimeoutError | TaskNotFoundError |
 export const errorTags: ReadonlyArray<SwitchboardError["_tag"]> = /* @__PURE__ */ errorClasses.map((errorClass) => errorClass.identifier as SwitchboardError["_tag"])
 
 /**
+ * Whether a value is one of Switchboard's errors (any `SwitchboardError`).
+ *
  * @since 0.1.0
  * @category guards
  */

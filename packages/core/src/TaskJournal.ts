@@ -24,6 +24,9 @@ import type * as Scope from "effect/Scope"
 import { JournalError } from "./SwitchboardError.js"
 
 /**
+ * A journal's record of one submitted task: its id, model, prompt, when it
+ * was submitted and, once done, its video.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -40,6 +43,9 @@ export const Entry = Schema.Struct({
   output: Schema.optional(Schema.String)
 })
 /**
+ * A journal's record of one submitted task: its id, model, prompt, when it
+ * was submitted and, once done, its video.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -88,6 +94,12 @@ export const Owner = Schema.Struct({
   pidNamespace: Schema.optional(Schema.String)
 })
 /**
+ * Who holds a claim: a random id, and where the storage can tell, the
+ * process (then a claim of a process that is gone is taken over at once). A
+ * pid names a process only within one process table: `bootId` and
+ * `pidNamespace` (Linux) say which, so a container never probes another's
+ * pids. A claim without them waits for its expiry.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -181,6 +193,9 @@ export interface Reservation {
 }
 
 /**
+ * Where submitted tasks are recorded, so a program that restarts finds its
+ * paid tasks again.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -207,6 +222,8 @@ export interface Service {
 }
 
 /**
+ * The service that keeps the records of submitted tasks (see `Service`).
+ *
  * @since 0.1.0
  * @category tags
  */
@@ -235,6 +252,9 @@ export const renewEvery: Duration.Duration = Duration.seconds(40)
  */
 export const Claim = Schema.Struct({ owner: Owner, expiresAt: Schema.Number })
 /**
+ * A claim as it is stored: who holds it, and until when (epoch
+ * milliseconds).
+ *
  * @since 0.1.0
  * @category models
  */

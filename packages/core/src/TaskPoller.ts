@@ -38,6 +38,8 @@ export type TaskUpdate = Data.TaggedEnum<{
 export const TaskUpdate = /* @__PURE__ */ Data.taggedEnum<TaskUpdate>()
 
 /**
+ * Whether an update ends its task: it succeeded or failed.
+ *
  * @since 0.1.0
  * @category guards
  */
@@ -75,6 +77,9 @@ export const defaultStatusRetry: Schedule.Schedule<unknown> = /* @__PURE__ */ Sc
 )
 
 /**
+ * How a task is polled: the wait between status calls, the overall deadline
+ * and the retries of a failed status call.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -63,6 +63,9 @@ export interface RequestSpec {
 }
 
 /**
+ * One JSON call for `Transport.call`: the request, how to decode the reply,
+ * and what to record of it.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -88,6 +91,9 @@ export interface StreamReply {
 }
 
 /**
+ * One streamed call for `Transport.stream`: the request, how its body
+ * becomes elements, and what to record of them.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -110,6 +116,9 @@ export interface StreamOptions<A> extends RequestSpec {
 }
 
 /**
+ * Sends requests to the service with the config's address, key, retries,
+ * timeouts and spans: what every API module calls through.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -136,6 +145,8 @@ export interface Service {
 }
 
 /**
+ * The service that sends every request of the API modules (see `Service`).
+ *
  * @since 0.1.0
  * @category tags
  */
@@ -855,6 +866,9 @@ export const make = Effect.gen(function*() {
 })
 
 /**
+ * The `Transport` over the config and an `HttpWire`: what every capability's
+ * layer needs.
+ *
  * @since 0.1.0
  * @category layers
  */

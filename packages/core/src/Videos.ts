@@ -47,12 +47,16 @@ import { Transport } from "./Transport.js"
  */
 export type TaskId = string & Brand.Brand<"TaskId">
 /**
+ * The id the service gives a submitted video task.
+ *
  * @since 0.1.0
  * @category constructors
  */
 export const TaskId = Brand.nominal<TaskId>()
 
 /**
+ * A video task's request: the model, the prompt, and an image to start from.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -65,18 +69,25 @@ export const SubmitRequest = Schema.Struct({
   max_tokens: Schema.optional(Protocol.PositiveInt)
 })
 /**
+ * A video task's request: the model, the prompt, and an image to start from.
+ *
  * @since 0.1.0
  * @category models
  */
 export type SubmitRequest = typeof SubmitRequest.Type
 
 /**
+ * The update of a task that finished with its video.
+ *
  * @since 0.1.0
  * @category models
  */
 export type Succeeded = Extract<TaskPoller.TaskUpdate, { _tag: "Succeeded" }>
 
 /**
+ * What `submit` takes besides the request: where the caller means to save
+ * the video.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -86,6 +97,9 @@ export interface SubmitOptions {
 }
 
 /**
+ * The video calls: submit a task, read its status, poll it to its end,
+ * download the result.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -142,6 +156,8 @@ export interface Resumed {
 export type VideosError = RequestError | TaskError
 
 /**
+ * The service that makes video calls (see `Service`).
+ *
  * @since 0.1.0
  * @category tags
  */
@@ -256,6 +272,8 @@ export const outcome = <E, R>(
   })
 
 /**
+ * Builds the video service over the `Transport` and the `TaskJournal`.
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -434,6 +452,8 @@ export const make = Effect.gen(function*() {
 })
 
 /**
+ * The video service over the `Transport` and the `TaskJournal`.
+ *
  * @since 0.1.0
  * @category layers
  */

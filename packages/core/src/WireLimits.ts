@@ -75,6 +75,8 @@ export const clockTimers: Effect.Effect<Timers> = Effect.withFiber((fiber) => {
 })
 
 /**
+ * Whether an HTTP status is a success (2xx).
+ *
  * @since 0.2.0
  * @category guards
  */
@@ -122,12 +124,24 @@ export type Verdict = "more" | "too-large" | "full"
  * @category text
  */
 export class TextBody {
+  /**
+   * Whether the status is a 2xx.
+   *
+   * @since 0.2.0
+   */
   readonly success: boolean
+  /**
+   * The most bytes kept: `maxBytes` for a 2xx, `HttpWire.maxErrorBytes` otherwise.
+   *
+   * @since 0.2.0
+   */
   readonly limit: number
   /**
    * A plain (uncoded) 2xx whose `content-length` is past `maxBytes`: fail
    * with `too-large` before reading. A coded body's length is its coded
    * size, not what the limit counts.
+   *
+   * @since 0.2.0
    */
   readonly declaredTooLarge: boolean
   // The reads kept, decoded once by `text()`: a decoder per body cost more
@@ -142,7 +156,11 @@ export class TextBody {
       Number(head.headers["content-length"]) > this.limit
   }
 
-  /** Counts and keeps (up to the limit) one read of decoded bytes. */
+  /**
+   * Counts and keeps (up to the limit) one read of decoded bytes.
+   *
+   * @since 0.2.0
+   */
   add(bytes: Uint8Array): Verdict {
     const room = this.limit - this.size
     this.size += bytes.length
@@ -151,7 +169,11 @@ export class TextBody {
     return this.success ? "too-large" : "full"
   }
 
-  /** The text read, at most the limit. */
+  /**
+   * The text read, at most the limit.
+   *
+   * @since 0.2.0
+   */
   text(): string {
     const parts = this.parts
     this.parts = []
@@ -161,6 +183,8 @@ export class TextBody {
   /**
    * A body that does not decode: a 2xx fails with `error`; any other status
    * keeps its status, with what did decode (`undefined`: answer with `text()`).
+   *
+   * @since 0.2.0
    */
   undecodable(error: HttpWire.WireError): HttpWire.WireError | undefined {
     return this.success ? error : undefined
@@ -213,13 +237,21 @@ export class StreamDeadlines {
     }
   }
 
-  /** The caller has its first element: the first-byte limit stops. */
+  /**
+   * The caller has its first element: the first-byte limit stops.
+   *
+   * @since 0.2.0
+   */
   readonly commit = (): void => {
     this.cancelFirstByte?.()
     this.cancelFirstByte = undefined
   }
 
-  /** The body's reader starts waiting for bytes (`true`), or stops (`false`). */
+  /**
+   * The body's reader starts waiting for bytes (`true`), or stops (`false`).
+   *
+   * @since 0.2.0
+   */
   waiting(isWaiting: boolean): void {
     this.isWaiting = isWaiting
     if (!isWaiting || this.ended || this.reads === 0 || this.idleMillis === undefined) return
@@ -227,18 +259,30 @@ export class StreamDeadlines {
     this.cancelIdle ??= this.timers.set(this.idleMillis, this.checkIdle)
   }
 
-  /** Bytes arrived from the server. */
+  /**
+   * Bytes arrived from the server.
+   *
+   * @since 0.2.0
+   */
   arrived(): void {
     if (this.cancelIdle !== undefined) this.lastActivity = this.timers.now()
   }
 
-  /** A read was handed to the body's reader: the idle limit applies from now on. */
+  /**
+   * A read was handed to the body's reader: the idle limit applies from now on.
+   *
+   * @since 0.2.0
+   */
   delivered(): void {
     this.reads++
     if (this.cancelIdle !== undefined) this.lastActivity = this.timers.now()
   }
 
-  /** The exchange is over (its body ended, it failed or was aborted): no limit fires any more. */
+  /**
+   * The exchange is over (its body ended, it failed or was aborted): no limit fires any more.
+   *
+   * @since 0.2.0
+   */
   end(): void {
     this.ended = true
     this.cancelTotal?.()
@@ -247,6 +291,11 @@ export class StreamDeadlines {
     this.cancelTotal = this.cancelFirstByte = this.cancelIdle = undefined
   }
 
+  /**
+   * A limit passed: ends the exchange and reports which.
+   *
+   * @since 0.2.0
+   */
   private fire(limit: StreamLimit) {
     if (this.ended) return
     this.end()

@@ -20,42 +20,56 @@ import * as Models from "./internal/models.js"
 import * as Server from "./internal/server.js"
 
 /**
+ * The name of the emulator's small chat model.
+ *
  * @since 0.1.0
  * @category models
  */
 export const chatMiniModel = Models.chatMini
 
 /**
+ * The name of the emulator's chat model.
+ *
  * @since 0.1.0
  * @category models
  */
 export const chatModel = Models.chat
 
 /**
+ * The name of the emulator's image model.
+ *
  * @since 0.1.0
  * @category models
  */
 export const imageModel = Models.image
 
 /**
+ * The name of the emulator's video model.
+ *
  * @since 0.1.0
  * @category models
  */
 export const videoModel = Models.video
 
 /**
+ * The name of the emulator's embedding model.
+ *
  * @since 0.1.0
  * @category models
  */
 export const embeddingModel = Models.embedding
 
 /**
+ * The name of the emulator's moderation model.
+ *
  * @since 0.1.0
  * @category models
  */
 export const moderationModel = Models.moderation
 
 /**
+ * The names of the emulator's chat models.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -115,6 +129,9 @@ export interface CorsOptions {
 export const loopbackOrigins: ReadonlyArray<string> = Cors.loopbackOrigins
 
 /**
+ * How the emulator runs: its key, port, faults, streaming pace and rate
+ * limits.
+ *
  * @since 0.1.0
  * @category options
  */

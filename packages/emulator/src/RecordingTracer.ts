@@ -15,8 +15,15 @@ import * as Tracer from "effect/Tracer"
  *
  * @example
  * ```ts
- * const { result, spans } = yield* recordingSpans(Chat.create(request))
- * expect(spans.map((span) => span.name)).toContain("chat gpt-4o-mini")
+ * import * as Chat from "@switchboard/core/Chat"
+ * import { recordingSpans } from "@switchboard/emulator/RecordingTracer"
+ * import * as Effect from "effect/Effect"
+ *
+ * const request = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "Hi" }] }
+ * const program = Effect.gen(function*() {
+ *   const { spans } = yield* recordingSpans(Chat.create(request))
+ *   return spans.map((span) => span.name) // contains "chat gpt-4o-mini"
+ * })
  * ```
  * @since 0.1.0
  * @category tracing

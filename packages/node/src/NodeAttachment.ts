@@ -12,6 +12,8 @@ import type * as PlatformError from "effect/PlatformError"
 import * as Stream from "effect/Stream"
 
 /**
+ * What `fromFile` takes: the media type, the size limit and the detail.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -65,8 +67,15 @@ const readAtMost = (fs: FileSystem.FileSystem, path: string, maxBytes: number) =
  *
  * @example
  * ```ts
- * const photo = yield* NodeAttachment.fromFile("photo.jpg")
- * yield* Chat.create({ model: "gpt-4o-mini", messages: [Attachment.message("What is in this photo?", photo)] })
+ * import * as Attachment from "@switchboard/core/Attachment"
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as NodeAttachment from "@switchboard/node/NodeAttachment"
+ * import * as Effect from "effect/Effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const photo = yield* NodeAttachment.fromFile("photo.jpg")
+ *   return yield* Chat.create({ model: "gpt-4o-mini", messages: [Attachment.message("What is in this photo?", photo)] })
+ * })
  * ```
  * @since 0.1.0
  * @category constructors

@@ -388,6 +388,9 @@ export const saveVideo = Effect.fn("NodeMedia.saveVideo")(
 )
 
 /**
+ * What `finish` takes: polling, where the video goes, progress updates and
+ * the download's limits.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -99,8 +99,13 @@ const overUndici = <E, E2>(
  *
  * @example
  * ```ts
- * Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
- *   Effect.provide(NodeSwitchboard.layer({ baseUrl: "http://127.0.0.1:8787", apiKey: "sk-..." }))
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as NodeSwitchboard from "@switchboard/node/NodeSwitchboard"
+ * import * as Effect from "effect/Effect"
+ * import * as Redacted from "effect/Redacted"
+ *
+ * const program = Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }).pipe(
+ *   Effect.provide(NodeSwitchboard.layer({ baseUrl: "http://127.0.0.1:8787", apiKey: Redacted.make("sk-...") }))
  * )
  * ```
  * @since 0.1.0
@@ -138,9 +143,16 @@ export const layerConfig = (
  *
  * @example
  * ```ts
- * const switchboard = NodeSwitchboard.runtime({ baseUrl: "http://127.0.0.1:8787", apiKey: "sk-..." })
- * const reply = await switchboard.runPromise(Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }))
- * await switchboard.dispose()
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as NodeSwitchboard from "@switchboard/node/NodeSwitchboard"
+ * import * as Redacted from "effect/Redacted"
+ *
+ * const main = async () => {
+ *   const switchboard = NodeSwitchboard.runtime({ baseUrl: "http://127.0.0.1:8787", apiKey: Redacted.make("sk-...") })
+ *   const reply = await switchboard.runPromise(Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }))
+ *   await switchboard.dispose()
+ *   return reply
+ * }
  * ```
  * @since 0.1.0
  * @category runtime

@@ -59,6 +59,9 @@ import * as Path from "node:path"
 import * as Serve from "./internal/serve.js"
 
 /**
+ * What a cassette does: replay only, record everything, record what it
+ * lacks, or pass through.
+ *
  * @since 1.0.0
  * @category models
  */
@@ -87,6 +90,9 @@ export interface Key {
 }
 
 /**
+ * What a cassette takes: its file, its mode (record or replay) and the
+ * secret headers to leave out.
+ *
  * @since 1.0.0
  * @category models
  */
@@ -131,6 +137,8 @@ export class CassetteMissError extends Data.TaggedError("CassetteMissError")<{
 }> {}
 
 /**
+ * A cassette in use: its mode and the requests it could not replay.
+ *
  * @since 1.0.0
  * @category models
  */
@@ -141,6 +149,8 @@ export interface Service {
 }
 
 /**
+ * The service that holds the cassette in use (see `Service`).
+ *
  * @since 1.0.0
  * @category tags
  */

@@ -6,6 +6,8 @@
  *
  * @example
  * ```ts
+ * import * as Reply from "@switchboard/testing/Reply"
+ *
  * const script = [
  *   Reply.toolCall("get_weather", { city: "Paris" }),
  *   Reply.error(503, { headers: { "retry-after": "2" } }),

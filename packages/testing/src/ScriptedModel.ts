@@ -14,10 +14,15 @@
  *
  * @example
  * ```ts
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as Reply from "@switchboard/testing/Reply"
+ * import * as ScriptedModel from "@switchboard/testing/ScriptedModel"
+ * import * as Effect from "effect/Effect"
+ *
  * const test = Effect.gen(function*() {
  *   const reply = yield* Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] })
- *   expect(reply.choices[0]?.message.content).toBe("Hello!")
  *   yield* ScriptedModel.assertComplete
+ *   return reply.choices[0]?.message.content // "Hello!"
  * }).pipe(Effect.provide(ScriptedModel.layer([Reply.text("Hello!")])))
  * ```
  *
@@ -92,6 +97,9 @@ export class UnconsumedStepsError extends Data.TaggedError("UnconsumedStepsError
 export type ScriptError = UnexpectedCallError | StepMismatchError
 
 /**
+ * The scripted model's state: the calls made so far, the steps left, and a
+ * way to add more.
+ *
  * @since 1.0.0
  * @category models
  */
@@ -110,6 +118,8 @@ export interface Service {
 }
 
 /**
+ * The service that holds a scripted model's state (see `Service`).
+ *
  * @since 1.0.0
  * @category tags
  */
@@ -328,18 +338,24 @@ export const layer = (steps: ReadonlyArray<Reply.Step>, options: Options = {}): 
   )
 
 /**
+ * Every call the `ScriptedModel` in context answered so far, in order.
+ *
  * @since 1.0.0
  * @category accessors
  */
 export const calls: Effect.Effect<ReadonlyArray<Reply.Call>, never, ScriptedModel> = ScriptedModel.use((s) => s.calls)
 
 /**
+ * How many steps the `ScriptedModel` in context has left.
+ *
  * @since 1.0.0
  * @category accessors
  */
 export const remaining: Effect.Effect<number, never, ScriptedModel> = ScriptedModel.use((s) => s.remaining)
 
 /**
+ * Adds steps at the end of the script of the `ScriptedModel` in context.
+ *
  * @since 1.0.0
  * @category accessors
  */

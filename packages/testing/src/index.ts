@@ -6,5 +6,15 @@
  * @since 1.0.0
  */
 export * as Reply from "./Reply.js"
+/**
+ * A scripted model service, served at the wire.
+ *
+ * @since 1.0.0
+ */
 export * as ScriptedModel from "./ScriptedModel.js"
+/**
+ * Time for a program under test that sleeps on Effect's `Clock`.
+ *
+ * @since 1.0.0
+ */
 export * as TestTime from "./TestTime.js"

@@ -45,6 +45,9 @@ export const Outcome = Schema.Struct({
 })
 
 /**
+ * How a run ended: `completed` or `stopped` (paused runs wait, they do not
+ * end).
+ *
  * @since 0.1.0
  * @category models
  */
@@ -89,6 +92,9 @@ const RunError = Schema.Union([
 ])
 
 /**
+ * What an agent workflow takes: its name, how a pause is told, and the
+ * options of `Agent.run`.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -124,6 +124,9 @@ const databaseError = (database: Database) => (error: unknown) =>
   })
 
 /**
+ * How a runner joins the fleet: its database, its address, and its failover
+ * timings.
+ *
  * @since 0.1.0
  * @category models
  */

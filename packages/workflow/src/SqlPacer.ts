@@ -123,7 +123,20 @@ export const make = (name = "default"): Effect.Effect<Pacing.Pacer, SqlError, Sq
  *
  * @example
  * ```ts
- * program.pipe(Effect.provide(SqlPacer.layer().pipe(Layer.provide(PgClient.layer({ url })))))
+ * import * as Chat from "@switchboard/core/Chat"
+ * import * as NodeSwitchboard from "@switchboard/node/NodeSwitchboard"
+ * import * as SqlPacer from "@switchboard/workflow/SqlPacer"
+ * import { PgClient } from "@effect/sql-pg"
+ * import * as Effect from "effect/Effect"
+ * import * as Layer from "effect/Layer"
+ * import * as Redacted from "effect/Redacted"
+ *
+ * const program = Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] })
+ * const url = Redacted.make("postgres://localhost/switchboard")
+ * const paced = program.pipe(
+ *   Effect.provide(SqlPacer.layer().pipe(Layer.provide(PgClient.layer({ url })))),
+ *   Effect.provide(NodeSwitchboard.layerConfig())
+ * )
  * ```
  * @since 1.1.0
  * @category layers

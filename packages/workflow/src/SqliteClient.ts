@@ -29,6 +29,9 @@ import * as Stream from "effect/Stream"
 import type * as NodeSqlite from "node:sqlite"
 
 /**
+ * What the SQLite client takes: the file, read-only, WAL and how long to
+ * wait for a lock.
+ *
  * @since 1.0.0
  * @category models
  */

@@ -49,6 +49,8 @@ import * as Schemas from "./internal/schemas.js"
 export const Video = Schema.Struct({ taskId: Schema.String, videoUrl: Schema.String })
 
 /**
+ * What a finished workflow gives: the task and its video.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -342,6 +344,9 @@ export const layer = (
 ): Layer.Layer<never, never, WorkflowEngine | Videos.Videos> => VideoWorkflow.toLayer(body(options))
 
 /**
+ * What `start` takes: the workflow's key and what a replay does with an
+ * unrecorded submission.
+ *
  * @since 0.1.0
  * @category models
  */
