@@ -66,7 +66,7 @@ export type Requirements<T extends AnyTools> =
  * `Toolkit.WithHandler`, as `McpClient.toolkit` gives): the chat service and
  * what the tools ask of each call, no handlers.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export type BoundRequirements<T extends AnyTools> = Chat.Chat | Tool.HandlerServices<T[keyof T]>
@@ -78,7 +78,7 @@ export type BoundRequirements<T extends AnyTools> = Chat.Chat | Tool.HandlerServ
  * decodes the arguments, asks for approvals and applies `ToolTimeout` and
  * `ToolRetry`.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export type AnyToolkit<T extends AnyTools> = Toolkit.Toolkit<T> | Toolkit.WithHandler<T>
@@ -87,7 +87,7 @@ export type AnyToolkit<T extends AnyTools> = Toolkit.Toolkit<T> | Toolkit.WithHa
  * What a run needs for its toolkit: `Requirements` for a `Toolkit`,
  * `BoundRequirements` for a `Toolkit.WithHandler`.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export type RequirementsOf<T extends AnyTools, K> = K extends Toolkit.Any ? Requirements<T> : BoundRequirements<T>
@@ -197,7 +197,7 @@ type ParamsOf<X> = X extends Tool.Tool<infer _Name, infer Config, infer _R> ? Co
 /**
  * A pending call of the tool `Name`, whose decoded arguments are `Params`.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export interface PendingCall<Name extends string, Params> {
@@ -237,7 +237,7 @@ export type Decision = "approve" | "deny" | { readonly approved: boolean; readon
 /**
  * Where a run's `invoke_agent` span is, to resume it in the same trace.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export interface TraceContext {
@@ -750,7 +750,7 @@ export const stream = <T extends AnyTools, A = undefined, I = A, K extends AnyTo
  * ```ts
  * Agent.resumeStream({ model, toolkit, transcript: paused.transcript, usage: paused.usage, trace: paused.trace, decisions })
  * ```
- * @since 0.3.0
+ * @since 1.1.0
  * @category running
  */
 export const resumeStream = <T extends AnyTools, A = undefined, I = A, K extends AnyToolkit<T> = AnyToolkit<T>>(
@@ -769,7 +769,7 @@ export const resumeStream = <T extends AnyTools, A = undefined, I = A, K extends
  *   Agent.runForEach((event) => event._tag === "TextDelta" ? Console.log(event.text) : Effect.void)
  * )
  * ```
- * @since 0.3.0
+ * @since 1.1.0
  * @category running
  */
 export const runForEach: {
@@ -799,7 +799,7 @@ export const runForEach: {
  * The approval id of a call (`PendingApproval.approvalId`): for a decision
  * on a call that needs no approval (a denial), or to check one given back.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category approvals
  */
 export const approvalId = (call: Protocol.ToolCall): Effect.Effect<string> =>

@@ -88,7 +88,7 @@ export class ToolDefect extends Schema.TaggedError<ToolDefect>()("ToolDefect", {
  * a call whose name or arguments differ from those the approver saw).
  * Nothing of the run ran.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category errors
  */
 export class DecisionMismatch extends Schema.TaggedError<DecisionMismatch>()("DecisionMismatch", {

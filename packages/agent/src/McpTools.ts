@@ -19,7 +19,7 @@
  * - servers live in the caller's scope: closing it ends the HTTP session and
  *   stops a stdio child (stdin closed, then SIGTERM, then SIGKILL).
  *
- * @since 0.3.0
+ * @since 1.1.0
  */
 import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as McpClient from "effect/ai/McpClient"
@@ -51,7 +51,7 @@ import { ToolTimeout } from "./internal/annotations.js"
  *
  * Annotations are the server's claims: trust them as far as you trust it.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export type ApprovalPolicy = "none" | "destructive" | "not-read-only"
@@ -59,7 +59,7 @@ export type ApprovalPolicy = "none" | "destructive" | "not-read-only"
 /**
  * What every server takes.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export interface ServerOptions {
@@ -90,7 +90,7 @@ export interface ServerOptions {
  * `TERM`), never the whole of the parent's: an API key in the parent's
  * environment does not reach the server unless given in `env`.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export interface StdioServer extends ServerOptions {
@@ -105,7 +105,7 @@ export interface StdioServer extends ServerOptions {
  * A server at a streamable HTTP endpoint; `headers` go with every request
  * (a bearer token, say).
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export interface HttpServer extends ServerOptions {
@@ -145,7 +145,7 @@ export const http = (options: Omit<HttpServer, "_tag">): HttpServer => ({ ...opt
  * tools, or a tool's schema is unusable (not an object, `$ref` cycles).
  * `server` is its label; `tool` the MCP tool, when one is to blame.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category errors
  */
 export class McpServerError extends Schema.TaggedError<McpServerError>()("McpServerError", {
@@ -163,7 +163,7 @@ export class McpServerError extends Schema.TaggedError<McpServerError>()("McpSer
  * server said `isError` (`message` is its text), or the call could not be
  * completed (the server died, closed, or sent too much).
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category errors
  */
 export class McpToolError extends Schema.TaggedError<McpToolError>()("McpToolError", {
@@ -175,7 +175,7 @@ export class McpToolError extends Schema.TaggedError<McpToolError>()("McpToolErr
 /**
  * What a model-facing name calls.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export interface ToolName {
@@ -194,7 +194,7 @@ export interface ToolName {
  * An MCP tool as the model sees it: the server's JSON Schema, a text result,
  * `McpToolError` as its failure.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export type McpTool = Tool.Tool<string, {
@@ -209,7 +209,7 @@ export type McpTool = Tool.Tool<string, {
  * handlers bound: give `toolkit` to `Agent.run`, `Agent.stream`,
  * `Agent.resume`, `AgentWorkflow` or `LanguageModel.generateText` as it is.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export interface McpToolkit<Local extends Tool.Any = never> {
@@ -259,7 +259,7 @@ const inheritedEnv = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"]
  *   })
  * })
  * ```
- * @since 0.3.0
+ * @since 1.1.0
  * @category constructors
  */
 export const connect = <Local extends Record<string, Tool.Any> = {}>(

@@ -5,7 +5,7 @@
  * by its result. A body that does not fit fails with `InvalidUiRequest`
  * naming the field, before anything is sent.
  *
- * @since 1.0.0
+ * @since 1.1.0
  */
 import * as Issue from "@switchboard/core/internal/issue"
 import { formatPath } from "@switchboard/core/internal/path"
@@ -19,7 +19,7 @@ import { denial, errorContent } from "./internal/tools.js"
  * A body that is not a UI chat, or one beyond the limits: answered 400 with
  * `{ "error": { "field", "message" } }`.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category errors
  */
 export class InvalidUiRequest extends Schema.TaggedError<InvalidUiRequest>()("InvalidUiRequest", {
@@ -68,7 +68,7 @@ type UiPart = typeof UiPart.Type
 type AnyToolPart = typeof ToolPart.Type | typeof DynamicToolPart.Type
 
 /**
- * @since 1.0.0
+ * @since 1.1.0
  * @category schemas
  */
 export const UiMessage = Schema.Struct({
@@ -79,7 +79,7 @@ export const UiMessage = Schema.Struct({
 })
 
 /**
- * @since 1.0.0
+ * @since 1.1.0
  * @category models
  */
 export type UiMessage = typeof UiMessage.Type
@@ -88,7 +88,7 @@ export type UiMessage = typeof UiMessage.Type
  * The body as `useChat` sends it (other keys, from its `body` option, are
  * kept out).
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category schemas
  */
 export const UiChatRequest = Schema.Struct({
@@ -99,7 +99,7 @@ export const UiChatRequest = Schema.Struct({
 })
 
 /**
- * @since 1.0.0
+ * @since 1.1.0
  * @category models
  */
 export type UiChatRequest = typeof UiChatRequest.Type
@@ -108,7 +108,7 @@ export type UiChatRequest = typeof UiChatRequest.Type
  * Limits checked before the body is decoded. Defaults: 4 MiB, 1,000
  * messages.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category models
  */
 export interface Limits {
@@ -117,7 +117,7 @@ export interface Limits {
 }
 
 /**
- * @since 1.0.0
+ * @since 1.1.0
  * @category constants
  */
 export const defaultLimits = { maxBodyBytes: 4 * 1024 * 1024, maxMessages: 1000 } as const
@@ -127,7 +127,7 @@ export const defaultLimits = { maxBodyBytes: 4 * 1024 * 1024, maxMessages: 1000 
  * message is the assistant's with approval responses, the decisions by
  * approval id (`continues` is then that message's id).
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category models
  */
 export interface Decoded {
@@ -150,7 +150,7 @@ const decodeBody = Schema.decodeUnknownResult(UiChatRequest)
  * Parses and decodes a body already read as text (its size checked by the
  * caller against `maxBodyBytes`).
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category decoding
  */
 export const decode = (text: string, limits: Limits = {}): Result.Result<Decoded, InvalidUiRequest> => {

@@ -14,7 +14,7 @@
  * - A client that goes away interrupts the run, and with it the exchange
  *   with the service.
  *
- * @since 1.0.0
+ * @since 1.1.0
  */
 import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
@@ -34,7 +34,7 @@ import * as UiStream from "./UiStream.js"
 /**
  * A run paused for approval: what resuming it needs.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category models
  */
 export interface Paused {
@@ -52,7 +52,7 @@ export interface Paused {
  * that is not pending, or a second response to the same request, finds
  * nothing.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category services
  */
 export class ApprovalStore extends Context.Service<ApprovalStore, {
@@ -64,7 +64,7 @@ export class ApprovalStore extends Context.Service<ApprovalStore, {
  * In this process's memory, at most `maxChats` (default 10,000) paused
  * runs, the oldest forgotten first.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category layers
  */
 export const layerMemory = (options: { readonly maxChats?: number | undefined } = {}): Layer.Layer<ApprovalStore> =>
@@ -89,7 +89,7 @@ export const layerMemory = (options: { readonly maxChats?: number | undefined } 
   })
 
 /**
- * @since 1.0.0
+ * @since 1.1.0
  * @category models
  */
 export interface ServeOptions {
@@ -100,7 +100,7 @@ export interface ServeOptions {
 }
 
 /**
- * @since 1.0.0
+ * @since 1.1.0
  * @category models
  */
 export interface AgentServeOptions<T extends Agent.AnyTools, A = undefined, I = A>
@@ -161,7 +161,7 @@ const sse = <R>(parts: Stream.Stream<UiStream.UiPart, never, R>) =>
  * const handler = UiServer.agent({ model: "gpt-4o-mini", toolkit })
  * HttpRouter.add("POST", "/api/chat", handler)
  * ```
- * @since 1.0.0
+ * @since 1.1.0
  * @category handlers
  */
 export const agent = <T extends Agent.AnyTools, A = undefined, I = A, K extends Agent.AnyToolkit<T> = Agent.AnyToolkit<T>>(
@@ -215,7 +215,7 @@ export const agent = <T extends Agent.AnyTools, A = undefined, I = A, K extends 
   })
 
 /**
- * @since 1.0.0
+ * @since 1.1.0
  * @category models
  */
 export interface ChatServeOptions extends ServeOptions {
@@ -229,7 +229,7 @@ export interface ChatServeOptions extends ServeOptions {
 /**
  * Serves a chat without tools: each POST streams one reply (`Chat.stream`).
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category handlers
  */
 export const chat = (
@@ -253,7 +253,7 @@ export const chat = (
  * A web `Request` to a `Response` (named through `effect`, so this module
  * needs no DOM types).
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category models
  */
 export type WebHandler = (request: Parameters<ReturnType<typeof HttpEffect.toWebHandler>>[0]) => ReturnType<ReturnType<typeof HttpEffect.toWebHandler>>
@@ -263,7 +263,7 @@ export type WebHandler = (request: Parameters<ReturnType<typeof HttpEffect.toWeb
  * Bun, Cloudflare Workers, Next.js route handlers), its services built once
  * from `layer`. An aborted request interrupts the run.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category converting
  */
 export const toWebHandler = <R, LE>(

@@ -7,7 +7,7 @@
  * `data: [DONE]`. Also the run as plain SSE (one named event per
  * `AgentEvent`) and as plain text.
  *
- * @since 1.0.0
+ * @since 1.1.0
  */
 import * as Images from "@switchboard/core/Images"
 import type * as Protocol from "@switchboard/core/Protocol"
@@ -19,7 +19,7 @@ import type { AgentEvent, AgentResult, ToolResult } from "./Agent.js"
 /**
  * The parts this module writes (a subset of the AI SDK's `UIMessageChunk`).
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category models
  */
 export type UiPart =
@@ -40,7 +40,7 @@ export type UiPart =
   | { readonly type: "error"; readonly errorText: string }
 
 /**
- * @since 1.0.0
+ * @since 1.1.0
  * @category models
  */
 export type FinishReason = "stop" | "length" | "content-filter" | "tool-calls" | "error" | "other"
@@ -49,7 +49,7 @@ export type FinishReason = "stop" | "length" | "content-filter" | "tool-calls" |
  * The `finish` part's metadata: usage in the AI SDK's names, and the
  * service's own.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category models
  */
 export interface Metadata {
@@ -58,7 +58,7 @@ export interface Metadata {
 }
 
 /**
- * @since 1.0.0
+ * @since 1.1.0
  * @category models
  */
 export interface Options {
@@ -78,7 +78,7 @@ export interface Options {
 }
 
 /**
- * @since 1.0.0
+ * @since 1.1.0
  * @category constants
  */
 export const genericErrorText = "The request failed."
@@ -86,7 +86,7 @@ export const genericErrorText = "The request failed."
 /**
  * The response headers of the UI message stream.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category constants
  */
 export const headers: Readonly<Record<string, string>> = {
@@ -241,7 +241,7 @@ const finishedParts = (writer: Writer, result: AgentResult<unknown>): ReadonlyAr
  * An agent run (`Agent.stream`) as UI message parts. The stream does not
  * fail: the run's error becomes an `error` part after what was written.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category constructors
  */
 export const fromAgent = <A, E, R>(
@@ -268,7 +268,7 @@ const causeError = (cause: Cause.Cause<unknown>): unknown => {
  * `finish` with the reason and usage. For `image2`, the images found in the
  * reply follow as `file` parts.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category constructors
  */
 export const fromChat = <E, R>(
@@ -332,7 +332,7 @@ const mediaTypeOf = (url: string): string => {
  * A video task's progress as `data-video` parts (one id per task, so the
  * page replaces the part in place), between `start` and `finish`.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category constructors
  */
 export const fromVideoProgress = <E, R>(
@@ -356,7 +356,7 @@ const videoData = (update: TaskPoller.TaskUpdate) =>
 /**
  * The parts as SSE frames (`data: <json>`), closed by `data: [DONE]`.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category encoding
  */
 export const encode = <E, R>(parts: Stream.Stream<UiPart, E, R>): Stream.Stream<Uint8Array, E, R> =>
@@ -374,7 +374,7 @@ const frame = (part: UiPart) => `data: ${JSON.stringify(part)}\n\n`
  * (`event: TextDelta`), its data the event as JSON; a failure is an
  * `event: error` with the error text of `options`.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category encoding
  */
 export const agentSse = <A, E, R>(
@@ -393,7 +393,7 @@ export const agentSse = <A, E, R>(
  * The run's text only, as UTF-8 (`text/plain`); a failure ends it with a
  * line `[error] <text>`.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category encoding
  */
 export const agentText = <A, E, R>(

@@ -79,7 +79,7 @@ export const parseDuration = (text: string): Duration.Duration | undefined => {
  * The shortest wait between two status calls a flag may ask for: polling
  * faster only loads the service (a task takes seconds at least).
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category durations
  */
 export const minimumPollInterval: Duration.Duration = Duration.millis(100)
@@ -213,7 +213,7 @@ export const attachment = (
  * line that is not blank, trimmed, `Redacted`. A file that cannot be read or
  * holds nothing is a usage error naming the flag (never quoting the file).
  *
- * @since 1.2.0
+ * @since 1.1.0
  * @category secrets
  */
 export const secretFile = (flag: string, path: string): Effect.Effect<Redacted.Redacted<string>, Errors.UsageError, FileSystem.FileSystem> =>

@@ -17,7 +17,7 @@
  * The API key stays in this process: never in a result, an error text, a
  * log line or the output.
  *
- * @since 0.3.0
+ * @since 1.1.0
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Chat, Embeddings, Images, Models, Moderations, Protocol, type SwitchboardError, type TaskPoller, Videos } from "@switchboard/core"
@@ -272,7 +272,7 @@ const definitions = (options: Pick<Options, "pollInterval">) =>
 /**
  * The tools' names, in order.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category tools
  */
 export const toolNames: ReadonlyArray<string> = definitions({}).map((d) => d.name)
@@ -373,7 +373,7 @@ const guard = (options: Options) =>
  * The MCP server on `service` (the SDK's services for the real service or
  * the emulator), until interrupted.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category programs
  */
 export const serve = <E>(options: Options, service: Layer.Layer<Connection.Services, E>) =>

@@ -37,7 +37,7 @@ const joinEvery = 256
  * of hundreds, not one string object (and array slot) per delta, about
  * 17.6 bytes a character.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export class Text {
@@ -46,14 +46,14 @@ export class Text {
   /**
    * Characters gathered.
    *
-   * @since 0.3.0
+   * @since 1.1.0
    */
   length = 0
 
   /**
    * Adds a piece at the end.
    *
-   * @since 0.3.0
+   * @since 1.1.0
    */
   add(piece: string): void {
     this.recent.push(piece)
@@ -64,7 +64,7 @@ export class Text {
   /**
    * Strings held: the joined parts and the pieces not yet joined (what `joinEvery` bounds).
    *
-   * @since 0.3.0
+   * @since 1.1.0
    */
   pieces(): number {
     return this.joined.length + this.recent.length
@@ -73,7 +73,7 @@ export class Text {
   /**
    * The text gathered so far, joined.
    *
-   * @since 0.3.0
+   * @since 1.1.0
    */
   toString(): string {
     this.flush()
@@ -84,7 +84,7 @@ export class Text {
   /**
    * Joins the pieces not yet joined into one part.
    *
-   * @since 0.3.0
+   * @since 1.1.0
    */
   private flush(): void {
     if (this.recent.length === 0) return

@@ -160,7 +160,7 @@ export interface Storage {
 /**
  * Space a `Storage` holds for one record.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export interface Reserved {
@@ -172,7 +172,7 @@ export interface Reserved {
  * What a record will hold, known before the task is submitted: enough to
  * reserve its full size.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export interface Draft {
@@ -184,7 +184,7 @@ export interface Draft {
 /**
  * Room for one task's record, held until the scope closes.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category models
  */
 export interface Reservation {
@@ -292,7 +292,7 @@ const reservedOverhead = 512
  * the longest task id and time it may hold, and a storage's overhead. At
  * least the record's length in UTF-16 units too (a Web Storage's measure).
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category reservations
  */
 export const reservedSize = (draft: Draft): number =>
@@ -360,7 +360,7 @@ export const encodeRecord = (entry: Entry): string => encodeEntry(entry)
  * causes: a Node error's `code` (`ENOSPC`, `EDQUOT`), a `DOMException`'s
  * `name` (`QuotaExceededError`), a driver's code (`SQLITE_FULL`).
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category errors
  */
 export const systemCode = (cause: unknown): string | undefined => {
@@ -376,7 +376,7 @@ export const systemCode = (cause: unknown): string | undefined => {
 /**
  * The `JournalError` of a failed `action`, naming the system's code for it.
  *
- * @since 0.3.0
+ * @since 1.1.0
  * @category errors
  */
 export const failure = (action: string) => (cause: unknown): JournalError => {

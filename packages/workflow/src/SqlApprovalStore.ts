@@ -6,7 +6,7 @@
  * with its schema when taken; `take` deletes the row it read, and only that
  * row, so one answer resumes a run once however many servers receive it.
  *
- * @since 1.0.0
+ * @since 1.1.0
  */
 import { UiServer } from "@switchboard/agent"
 import { Transcript } from "@switchboard/agent/Transcript"
@@ -20,7 +20,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import { keyOf } from "./SqlTaskJournal.js"
 
 /**
- * @since 1.0.0
+ * @since 1.1.0
  * @category constants
  */
 export const table = "switchboard_ui_approvals"
@@ -42,7 +42,7 @@ const orDie = <A>(effect: Effect.Effect<A, SqlError>) => Effect.orDie(effect)
  * Creates the table if needed and builds the store on the `SqlClient` in
  * context.
  *
- * @since 1.0.0
+ * @since 1.1.0
  * @category constructors
  */
 export const make: Effect.Effect<UiServer.ApprovalStore["Service"], SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
@@ -72,7 +72,7 @@ export const make: Effect.Effect<UiServer.ApprovalStore["Service"], SqlError, Sq
 })
 
 /**
- * @since 1.0.0
+ * @since 1.1.0
  * @category layers
  */
 export const layer: Layer.Layer<UiServer.ApprovalStore, SqlError, SqlClient.SqlClient> = Layer.effect(

@@ -3,7 +3,7 @@
  * desktop assistants, other agents), over stdio, or streamable HTTP with
  * `--http`. See `McpServe.ts`, imported when the command runs.
  *
- * @since 0.3.0
+ * @since 1.1.0
  */
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
@@ -38,7 +38,7 @@ const serviceLayer = (flags: Connection.Flags & { readonly emulator: boolean }, 
   })
 
 /**
- * @since 0.3.0
+ * @since 1.1.0
  * @category commands
  */
 export const command = Command.make(

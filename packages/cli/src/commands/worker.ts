@@ -25,7 +25,7 @@ import * as Inputs from "../Inputs.js"
  * The variable `switchboard worker` reads the database from when no flag
  * gives it: a password there stays out of the process list.
  *
- * @since 1.2.0
+ * @since 1.1.0
  * @category flags
  */
 export const databaseVariable = "SWITCHBOARD_DATABASE_URL"
@@ -33,7 +33,7 @@ export const databaseVariable = "SWITCHBOARD_DATABASE_URL"
 /**
  * `--database` and `--database-file`, shared with `switchboard video`.
  *
- * @since 1.2.0
+ * @since 1.1.0
  * @category flags
  */
 export const databaseFlags = {
@@ -52,7 +52,7 @@ export const databaseFlags = {
 }
 
 /**
- * @since 1.2.0
+ * @since 1.1.0
  * @category flags
  */
 export interface DatabaseFlags {
@@ -67,7 +67,7 @@ const usage = (message: string) => new Errors.UsageError({ message })
  * `--database-file`, else (with `environment`) `$SWITCHBOARD_DATABASE_URL`;
  * `None` when nothing does. Kept `Redacted`: it may hold a password.
  *
- * @since 1.2.0
+ * @since 1.1.0
  * @category flags
  */
 export const databaseOf = (
