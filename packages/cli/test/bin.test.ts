@@ -865,7 +865,7 @@ describe.concurrent("switchboard worker: where the database is given", { timeout
   it("video takes --database-file too: the task runs as a workflow", async () => {
     const dir = tempDir("video-database-file")
     Fs.writeFileSync(Path.join(dir, "url.txt"), "sqlite:tasks.sqlite\n")
-    const result = await run(["video", "A heron by file", "--database-file", "url.txt", "--poll-interval", "10ms"], { env, cwd: dir })
+    const result = await run(["video", "A heron by file", "--database-file", "url.txt", "--poll-interval", "100ms"], { env, cwd: dir })
     expect(result.code).toBe(0)
     expect(result.stderr).toMatch(/Started video workflow/)
     expect(Fs.existsSync(Path.join(dir, "tasks.sqlite"))).toBe(true)

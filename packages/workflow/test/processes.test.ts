@@ -222,8 +222,8 @@ describe("an agent run on a fleet", () => {
       const survivor = runners.find((runner) => runner !== paused)!
       const callsBeforeKill = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions")).length
 
-      const callId = readLog(log).find((e) => e.ev === "approval")!.pending![0]!
-      await runtime.runPromise(agent.decide(token, { [callId]: "approve" }))
+      const approvalId = readLog(log).find((e) => e.ev === "approval")!.pending![0]!
+      await runtime.runPromise(agent.decide(token, { [approvalId]: "approve" }))
       const result = await runtime.runPromise(
         agent.result(key).pipe(
           Effect.repeat({ until: (r) => r?._tag === "Complete", schedule: Schedule.spaced("500 millis") }),
