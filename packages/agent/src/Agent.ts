@@ -748,7 +748,22 @@ export const stream = <T extends AnyTools, A = undefined, I = A, K extends AnyTo
  *
  * @example
  * ```ts
- * Agent.resumeStream({ model, toolkit, transcript: paused.transcript, usage: paused.usage, trace: paused.trace, decisions })
+ * import * as Agent from "@switchboard/agent/Agent"
+ * import * as Effect from "effect/Effect"
+ * import * as Schema from "effect/Schema"
+ * import * as Stream from "effect/Stream"
+ * import * as Tool from "effect/ai/Tool"
+ * import * as Toolkit from "effect/ai/Toolkit"
+ *
+ * const DeleteFile = Tool.make("delete_file", { parameters: Schema.Struct({ path: Schema.String }), needsApproval: true })
+ * const toolkit = Toolkit.make(DeleteFile)
+ * const options = { model: "gpt-4o-mini", toolkit }
+ * const program = Effect.gen(function*() {
+ *   const paused = yield* Agent.run({ ...options, messages: [{ role: "user", content: "Hi" }] })
+ *   const decisions = Object.fromEntries(paused.pending.map((call) => [call.approvalId, "approve" as const]))
+ *   const { transcript, usage, trace } = paused
+ *   return yield* Stream.runCollect(Agent.resumeStream({ ...options, transcript, usage, trace, decisions }))
+ * })
  * ```
  * @since 1.1.0
  * @category running
@@ -765,7 +780,13 @@ export const resumeStream = <T extends AnyTools, A = undefined, I = A, K extends
  *
  * @example
  * ```ts
- * const result = yield* Agent.stream({ model, toolkit, messages }).pipe(
+ * import * as Agent from "@switchboard/agent/Agent"
+ * import * as Console from "effect/Console"
+ * import * as Effect from "effect/Effect"
+ * import * as Toolkit from "effect/ai/Toolkit"
+ *
+ * const toolkit = Toolkit.make()
+ * const program = Agent.stream({ model: "gpt-4o-mini", toolkit, messages: [{ role: "user", content: "Hi" }] }).pipe(
  *   Agent.runForEach((event) => event._tag === "TextDelta" ? Console.log(event.text) : Effect.void)
  * )
  * ```

@@ -68,6 +68,8 @@ type UiPart = typeof UiPart.Type
 type AnyToolPart = typeof ToolPart.Type | typeof DynamicToolPart.Type
 
 /**
+ * A UI message as `useChat` sends it: an id, a role and its parts.
+ *
  * @since 1.1.0
  * @category schemas
  */
@@ -79,6 +81,8 @@ export const UiMessage = Schema.Struct({
 })
 
 /**
+ * A UI message as `useChat` sends it: an id, a role and its parts.
+ *
  * @since 1.1.0
  * @category models
  */
@@ -99,6 +103,8 @@ export const UiChatRequest = Schema.Struct({
 })
 
 /**
+ * The body as `useChat` sends it: the chat id, its messages, the trigger.
+ *
  * @since 1.1.0
  * @category models
  */
@@ -117,6 +123,8 @@ export interface Limits {
 }
 
 /**
+ * The limits of a body when none are given: 4 MiB and 1,000 messages.
+ *
  * @since 1.1.0
  * @category constants
  */

@@ -89,6 +89,8 @@ export const layerMemory = (options: { readonly maxChats?: number | undefined } 
   })
 
 /**
+ * What every handler takes: the body limits and the text of an error part.
+ *
  * @since 1.1.0
  * @category models
  */
@@ -100,6 +102,9 @@ export interface ServeOptions {
 }
 
 /**
+ * What `agent` takes: the run's options (model, toolkit, limits) and how to
+ * key a chat's paused run.
+ *
  * @since 1.1.0
  * @category models
  */
@@ -158,8 +163,12 @@ const sse = <R>(parts: Stream.Stream<UiStream.UiPart, never, R>) =>
  *
  * @example
  * ```ts
+ * import * as UiServer from "@switchboard/agent/UiServer"
+ * import * as Toolkit from "effect/ai/Toolkit"
+ *
+ * const toolkit = Toolkit.make()
+ * // POST /api/chat of a server; `UiServer.toWebHandler` makes it a web `Request` → `Response` handler.
  * const handler = UiServer.agent({ model: "gpt-4o-mini", toolkit })
- * HttpRouter.add("POST", "/api/chat", handler)
  * ```
  * @since 1.1.0
  * @category handlers
@@ -215,6 +224,8 @@ export const agent = <T extends Agent.AnyTools, A = undefined, I = A, K extends 
   })
 
 /**
+ * What `chat` takes: the model and the chat options of each request.
+ *
  * @since 1.1.0
  * @category models
  */

@@ -40,6 +40,9 @@ export type UiPart =
   | { readonly type: "error"; readonly errorText: string }
 
 /**
+ * Why a UI message ended, in the AI SDK's words (`tool-calls` for a run
+ * paused for approval).
+ *
  * @since 1.1.0
  * @category models
  */
@@ -58,6 +61,9 @@ export interface Metadata {
 }
 
 /**
+ * What the mapping takes: the message id, the text of an error part, and
+ * whether the run was resumed (its first step is not shown again).
+ *
  * @since 1.1.0
  * @category models
  */
@@ -78,6 +84,9 @@ export interface Options {
 }
 
 /**
+ * The text of an `error` part unless `errorText` says otherwise: nothing
+ * of the error, its key or its URLs reaches the page.
+ *
  * @since 1.1.0
  * @category constants
  */

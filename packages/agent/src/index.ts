@@ -25,6 +25,22 @@ export * as Transcript from "./Transcript.js"
  * @since 1.1.0
  */
 export * as McpTools from "./McpTools.js"
+/**
+ * The body `useChat` posts, decoded into chat messages and decisions.
+ *
+ * @since 1.1.0
+ */
 export * as UiMessage from "./UiMessage.js"
+/**
+ * An agent or a chat served to a web page as the AI SDK's UI message
+ * stream, with approvals across requests.
+ *
+ * @since 1.1.0
+ */
 export * as UiServer from "./UiServer.js"
+/**
+ * Agent events and chat chunks as the AI SDK's UI message stream parts.
+ *
+ * @since 1.1.0
+ */
 export * as UiStream from "./UiStream.js"

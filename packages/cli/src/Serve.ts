@@ -27,6 +27,9 @@ import * as Output from "./Output.js"
 import * as ServeTools from "./ServeTools.js"
 
 /**
+ * What `switchboard serve` takes: the service (or the embedded emulator),
+ * where to listen, and the model.
+ *
  * @since 1.0.0
  * @category models
  */

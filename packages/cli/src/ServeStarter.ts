@@ -8,6 +8,9 @@
  */
 
 /**
+ * The starter message the page offers: it names both tools, so the
+ * emulator calls them.
+ *
  * @since 1.0.0
  * @category constants
  */

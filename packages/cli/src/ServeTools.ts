@@ -11,6 +11,8 @@ import * as Schema from "effect/Schema"
 
 
 /**
+ * The demo page's read-only tool: the weather of a city (made up).
+ *
  * @since 1.0.0
  * @category tools
  */
@@ -21,6 +23,8 @@ export const GetWeather = Tool.make("get_weather", {
 })
 
 /**
+ * The demo page's tool that asks for approval before it runs.
+ *
  * @since 1.0.0
  * @category tools
  */
@@ -35,6 +39,8 @@ export const SendEmail = Tool.make("send_email", {
 })
 
 /**
+ * The two tools of `switchboard serve`'s agent.
+ *
  * @since 1.0.0
  * @category tools
  */

@@ -69,7 +69,7 @@ afterAll(async () => {
 describe("switchboard mcp over stdio, used by the official client", { timeout: 120_000 }, () => {
   it("lists the tools with schemas and true annotations, calls moderate, embed, generate_image and generate_video", async () => {
     const journal = tempDir("mcp-journal")
-    const { client, stderr, transport } = await stdioClient(["--emulator", "--journal", journal, "--poll-interval", "20ms"])
+    const { client, stderr, transport } = await stdioClient(["--emulator", "--journal", journal, "--poll-interval", "100ms"])
     const pid = transport.pid!
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name)).toEqual(["list_models", "moderate", "embed", "chat", "generate_image", "generate_video"])
@@ -116,7 +116,7 @@ describe("switchboard mcp over stdio, used by the official client", { timeout: 1
   it("a video task survives a restart: the new server follows it and gives its URL for the task id", async () => {
     const journal = tempDir("mcp-resume")
     const service = { SWITCHBOARD_BASE_URL: serviceUrl, SWITCHBOARD_API_KEY: apiKey }
-    const first = await stdioClient(["--journal", journal, "--poll-interval", "20ms"], service)
+    const first = await stdioClient(["--journal", journal, "--poll-interval", "100ms"], service)
     let taskId = ""
     const call = first.client.callTool({ name: "generate_video", arguments: { prompt: "a slow sunrise" } }, undefined, {
       onprogress: (update) => {
@@ -128,7 +128,7 @@ describe("switchboard mcp over stdio, used by the official client", { timeout: 1
     await first.client.close()
     expect(first.stderr()).not.toContain(apiKey)
 
-    const second = await stdioClient(["--journal", journal, "--poll-interval", "20ms"], service)
+    const second = await stdioClient(["--journal", journal, "--poll-interval", "100ms"], service)
     const result = JSON.parse(textOf(await second.client.callTool({ name: "generate_video", arguments: { task_id: taskId } })))
     expect(result).toEqual({ task_id: taskId, video_url: expect.stringContaining(`${taskId}.mp4`) })
     await second.client.close()

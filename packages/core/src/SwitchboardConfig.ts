@@ -280,6 +280,10 @@ const variables = {
   SWITCHBOARD_API_KEY: "the service's key"
 } as const
 
+// A class made by a pure call: bundlers keep a class declaration whose method
+// key is computed (`Symbol.for`), and with it `Config` and `ConfigProvider`,
+// in every page that never reads the environment (0.8 KB gzip,
+// docs/decisions.md).
 /**
  * A variable of `layerConfig` that is missing or unreadable, said in one
  * line that names it (Effect's own `ConfigError` prints its schema issue
@@ -289,10 +293,6 @@ const variables = {
  * @since 1.1.0
  * @category errors
  */
-// A class made by a pure call: bundlers keep a class declaration whose method
-// key is computed (`Symbol.for`), and with it `Config` and `ConfigProvider`,
-// in every page that never reads the environment (0.8 KB gzip,
-// docs/decisions.md).
 export const MissingVariableError = /* @__PURE__ */ (() =>
   class MissingVariableError extends Config.ConfigError {
     constructor(readonly variable: keyof typeof variables, cause: Config.ConfigError["cause"]) {
@@ -312,6 +312,8 @@ export const MissingVariableError = /* @__PURE__ */ (() =>
   })()
 
 /**
+ * A missing or unreadable variable of `layerConfig`, named in one line.
+ *
  * @since 1.1.0
  * @category errors
  */

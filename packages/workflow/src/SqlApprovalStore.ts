@@ -20,6 +20,8 @@ import type { SqlError } from "effect/sql/SqlError"
 import { keyOf } from "./SqlTaskJournal.js"
 
 /**
+ * The table that holds each chat's paused run (one row per chat).
+ *
  * @since 1.1.0
  * @category constants
  */
@@ -72,6 +74,9 @@ export const make: Effect.Effect<UiServer.ApprovalStore["Service"], SqlError, Sq
 })
 
 /**
+ * `UiServer.ApprovalStore` in SQL, for the servers of a page behind a load
+ * balancer: a paused run is resumed once, by whichever server gets the answer.
+ *
  * @since 1.1.0
  * @category layers
  */

@@ -35,4 +35,9 @@ export * as SqliteClient from "./SqliteClient.js"
  * @since 1.1.0
  */
 export * as SqlPacer from "./SqlPacer.js"
+/**
+ * The runs `UiServer` keeps paused for approval, in SQL.
+ *
+ * @since 1.1.0
+ */
 export * as SqlApprovalStore from "./SqlApprovalStore.js"

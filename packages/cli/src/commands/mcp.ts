@@ -57,7 +57,7 @@ export const command = Command.make(
     ),
     emulator: Inputs.boolean("emulator").pipe(Flag.withDescription("Serve the embedded emulator even when a service is configured")),
     journal: Inputs.text("journal").pipe(Flag.withMetavar("dir"), Inputs.withDefault(defaultJournal, "Directory of the video task journal")),
-    pollInterval: Inputs.duration("poll-interval").pipe(
+    pollInterval: Inputs.duration("poll-interval", Inputs.minimumPollInterval).pipe(
       Flag.withMetavar("duration"),
       Flag.optional,
       Flag.withDescription("Between two status polls of a video, e.g. 2s (default: the SDK's)")
