@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as Embeddings from "@switchboard/core/Embeddings"
+import { checkCount } from "@switchboard/core/SwitchboardConfig"
 import * as EmbeddingModel from "effect/ai/EmbeddingModel"
 import * as Model from "effect/ai/Model"
 import * as Effect from "effect/Effect"
@@ -38,10 +39,13 @@ const site = { module: "SwitchboardEmbeddingModel", method: "embedMany" }
 export const make = Effect.fnUntraced(function*(options: Options) {
   const embeddings = yield* Embeddings.Embeddings
   const toError = toAiError(site, yield* endpoint("/embeddings"))
-  const batchSize = options.maxBatchSize ?? 128
+  // Checked under its own name (core would call it `batchSize`); a bad one
+  // fails each call, as effect/ai's model layers do not fail.
+  const batchSize = checkCount("maxBatchSize", options.maxBatchSize ?? 128, 1)
   return yield* EmbeddingModel.make({
     embedMany: ({ inputs }) =>
-      embeddings.embedMany(inputs, { model: options.model, batchSize, dimensions: options.dimensions }).pipe(
+      Effect.fromResult(batchSize).pipe(
+        Effect.flatMap((batchSize) => embeddings.embedMany(inputs, { model: options.model, batchSize, dimensions: options.dimensions })),
         // Usage is on core's `embeddings {model}` span, per request.
         Effect.map((vectors) => ({ results: vectors.map((vector) => [...vector]), usage: { inputTokens: undefined } })),
         Effect.mapError(toError)

@@ -36,6 +36,14 @@ describe("EmbeddingModel over the emulator", () => {
       expect(error.reason.cause).toMatchObject({ _tag: "NotFoundError" })
       expect(error.method).toBe("embedMany")
     }).pipe(Effect.provide(SwitchboardEmbeddingModel.layer({ model: "no-such-embedder" }).pipe(Layer.provideMerge(emulated())))))
+
+  it.effect("a maxBatchSize that cannot work fails the call naming maxBatchSize, with nothing sent", () =>
+    Effect.gen(function*() {
+      const model = yield* EmbeddingModel.EmbeddingModel
+      const error = yield* Effect.flip(model.embedMany(["a", "b"]))
+      expect(error.reason.cause).toMatchObject({ _tag: "ConfigurationError", field: "maxBatchSize" })
+      expect(yield* (yield* Emulator.Emulator).requestCount).toBe(0)
+    }).pipe(Effect.provide(SwitchboardEmbeddingModel.layer({ model: "text-embedding-3-small", maxBatchSize: NaN }).pipe(Layer.provideMerge(emulated())))))
 })
 
 describe("models, plans and retries", () => {

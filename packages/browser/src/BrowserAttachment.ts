@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as Attachment from "@switchboard/core/Attachment"
+import type { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as Effect from "effect/Effect"
 
 /**
@@ -47,6 +48,7 @@ const declaredImageType = (blob: Blob): string | undefined => {
  * ```ts
  * import * as BrowserAttachment from "@switchboard/browser/BrowserAttachment"
  * import * as Attachment from "@switchboard/core/Attachment"
+import type { ConfigurationError } from "@switchboard/core/SwitchboardError"
  * import * as Chat from "@switchboard/core/Chat"
  * import * as Effect from "effect/Effect"
  *
@@ -62,10 +64,10 @@ const declaredImageType = (blob: Blob): string | undefined => {
 export const fromBlob: (
   blob: Blob,
   options?: FromBlobOptions
-) => Effect.Effect<Attachment.Attachment, Attachment.AttachmentError> = Effect.fn("BrowserAttachment.fromBlob")(
+) => Effect.Effect<Attachment.Attachment, Attachment.AttachmentError | ConfigurationError> = Effect.fn("BrowserAttachment.fromBlob")(
   function*(blob: Blob, options: FromBlobOptions = {}) {
     const source = sourceOf(blob)
-    const maxBytes = options.maxBytes ?? Attachment.defaultMaxBytes
+    const maxBytes = yield* Effect.fromResult(Attachment.maxBytesOf(options))
     if (blob.size > maxBytes) return yield* Effect.fail(Attachment.tooLarge(source, blob.size, maxBytes))
     const buffer = yield* Effect.tryPromise({
       try: () => blob.arrayBuffer(),

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Attachment, SwitchboardConfig } from "@switchboard/core"
+import { Attachment, SwitchboardConfig, SwitchboardError } from "@switchboard/core"
 import { NodeAttachment } from "@switchboard/node"
 import * as CliError from "effect/cli/CliError"
 import * as Flag from "effect/cli/Flag"
@@ -193,7 +193,7 @@ export const mediaType = text("media-type", "type").pipe(
 export const attachment = (
   source: string,
   mediaType?: string | undefined
-): Effect.Effect<Attachment.Attachment, Attachment.AttachmentError> => {
+): Effect.Effect<Attachment.Attachment, Attachment.AttachmentError | SwitchboardError.ConfigurationError> => {
   if (/^(https?:|data:)/i.test(source)) return Attachment.fromUrl(source)
   // Two letters at least: `C:\photo.png` is a Windows path, not a scheme.
   const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(source)?.[1]

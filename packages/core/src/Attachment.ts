@@ -8,8 +8,11 @@
  */
 import * as Base64 from "effect/encoding/Base64"
 import * as Effect from "effect/Effect"
+import type * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import { count } from "./internal/checks.js"
 import * as Protocol from "./Protocol.js"
+import type { ConfigurationError } from "./SwitchboardError.js"
 
 /**
  * An attachment could not be made: what it came from (`source`: the URL, the
@@ -117,6 +120,17 @@ export const tooLarge = (source: string, size: number, maxBytes: number): Attach
 const withDetail = (detail: Detail | undefined) => (detail === undefined ? {} : { detail })
 
 /**
+ * The `maxBytes` option of a reader, checked where it enters: a count of 1
+ * or more (`defaultMaxBytes` when not given), else a `ConfigurationError`
+ * naming `maxBytes` (NaN would let every size through).
+ *
+ * @since 1.1.0
+ * @category constructors
+ */
+export const maxBytesOf = (options: { readonly maxBytes?: number | undefined }): Result.Result<number, ConfigurationError> =>
+  count("maxBytes", options.maxBytes ?? defaultMaxBytes, 1)
+
+/**
  * Bytes → a data URI attachment. Fails when the bytes are over `maxBytes`,
  * or when no media type is given and the bytes are not a PNG, JPEG, GIF or
  * WebP image.
@@ -124,9 +138,14 @@ const withDetail = (detail: Detail | undefined) => (detail === undefined ? {} : 
  * @since 0.1.0
  * @category constructors
  */
-export const fromBytes = (bytes: Uint8Array, options: FromBytesOptions = {}): Effect.Effect<Attachment, AttachmentError> => {
+export const fromBytes = (
+  bytes: Uint8Array,
+  options: FromBytesOptions = {}
+): Effect.Effect<Attachment, AttachmentError | ConfigurationError> => {
   const source = options.source ?? "bytes"
-  const maxBytes = options.maxBytes ?? defaultMaxBytes
+  const checked = maxBytesOf(options)
+  if (checked._tag === "Failure") return Effect.fail(checked.failure)
+  const maxBytes = checked.success
   if (bytes.byteLength > maxBytes) return Effect.fail(tooLarge(source, bytes.byteLength, maxBytes))
   const mediaType = options.mediaType?.trim().toLowerCase() ?? sniffMediaType(bytes)
   if (mediaType === undefined || !mediaTypePattern.test(mediaType)) {

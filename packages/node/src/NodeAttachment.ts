@@ -6,6 +6,7 @@
  */
 import * as NodeFileSystem from "@effect/platform-node-shared/NodeFileSystem"
 import * as Attachment from "@switchboard/core/Attachment"
+import type { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import type * as PlatformError from "effect/PlatformError"
@@ -68,6 +69,7 @@ const readAtMost = (fs: FileSystem.FileSystem, path: string, maxBytes: number) =
  * @example
  * ```ts
  * import * as Attachment from "@switchboard/core/Attachment"
+import type { ConfigurationError } from "@switchboard/core/SwitchboardError"
  * import * as Chat from "@switchboard/core/Chat"
  * import * as NodeAttachment from "@switchboard/node/NodeAttachment"
  * import * as Effect from "effect/Effect"
@@ -83,10 +85,10 @@ const readAtMost = (fs: FileSystem.FileSystem, path: string, maxBytes: number) =
 export const fromFile: (
   path: string,
   options?: FromFileOptions
-) => Effect.Effect<Attachment.Attachment, Attachment.AttachmentError> = Effect.fn("NodeAttachment.fromFile")(
+) => Effect.Effect<Attachment.Attachment, Attachment.AttachmentError | ConfigurationError> = Effect.fn("NodeAttachment.fromFile")(
   function*(path: string, options: FromFileOptions = {}) {
     const fs = yield* FileSystem.FileSystem
-    const maxBytes = options.maxBytes ?? Attachment.defaultMaxBytes
+    const maxBytes = yield* Effect.fromResult(Attachment.maxBytesOf(options))
     const info = yield* Effect.mapError(fs.stat(path), fromPlatformError(path))
     if (info.type !== "File") return yield* unreadable(path, `it is a ${info.type.toLowerCase()}, not a file`)
     if (Number(info.size) > maxBytes) return yield* Attachment.tooLarge(path, Number(info.size), maxBytes)

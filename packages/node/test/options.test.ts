@@ -5,10 +5,14 @@
  * Over real HTTP to the emulator, which counts what was sent.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chat, Embeddings, Videos } from "@switchboard/core"
+import { Attachment, Chat, Embeddings, Videos } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { NodeAttachment } from "../src/index.js"
 import { emulated } from "./fixtures.js"
 
 const badDurations: ReadonlyArray<unknown> = [NaN, -1, "-1 seconds", "10 minuts", { minutes: NaN }]
@@ -45,4 +49,18 @@ describe("options are checked where they enter", () => {
         expect(error).toMatchObject({ _tag: "ConfigurationError", field: "maxCharacters" })
       }
     }).pipe(Effect.provide(emulated())))
+
+  it.effect("an attachment's maxBytes: NaN, 0 or fractional is a ConfigurationError, not a limit that lets every size through", () =>
+    Effect.gen(function*() {
+      const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0])
+      const file = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "max-bytes-")), "tiny.png")
+      Fs.writeFileSync(file, png)
+      for (const maxBytes of [NaN, 0, 1.5, -1]) {
+        const fromBytes = yield* Effect.flip(Attachment.fromBytes(png, { maxBytes }))
+        expect(fromBytes, String(maxBytes)).toMatchObject({ _tag: "ConfigurationError", field: "maxBytes" })
+        const fromFile = yield* Effect.flip(NodeAttachment.fromFile(file, { maxBytes }))
+        expect(fromFile, String(maxBytes)).toMatchObject({ _tag: "ConfigurationError", field: "maxBytes" })
+      }
+      expect((yield* Attachment.fromBytes(png)).mediaType).toBe("image/png")
+    }))
 })

@@ -30,6 +30,7 @@ import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
 import * as Crypto from "node:crypto"
 import { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
+import * as MessageStorage from "./internal/messageStorage.js"
 import * as Schemas from "./internal/schemas.js"
 
 /**
@@ -225,9 +226,16 @@ export const make = <T extends Agent.AnyTools, K extends Agent.AnyToolkit<T> = A
         parsed.workflowName === options.name && parsed.deferredName.startsWith(prefix)
           ? DurableDeferred.succeed(approvals(parsed.deferredName), { token: DurableDeferred.Token.make(token), value: decisions })
           : Effect.fail(badToken)),
-    /** The run's result: `undefined` before it starts, `Suspended` while it waits, `Complete` at the end. */
+    /**
+     * The run's result: `undefined` before it starts, `Suspended` while it
+     * waits, `Complete` at the end (with a defect that says so for a run whose
+     * stored message could not be read and was set aside).
+     */
     result: (key: string) =>
-      workflow.executionId(payloadOf(key, "-", [])).pipe(Effect.flatMap((id) => workflow.poll(id)), Effect.map(Option.getOrUndefined))
+      workflow.executionId(payloadOf(key, "-", [])).pipe(
+        Effect.flatMap((id) => MessageStorage.pollSettled(workflow.poll(id))),
+        Effect.map(Option.getOrUndefined)
+      )
   }
 }
 

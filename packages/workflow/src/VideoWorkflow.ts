@@ -26,7 +26,6 @@ import * as Entity from "effect/cluster/Entity"
 import * as Sharding from "effect/cluster/Sharding"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Pull from "effect/Pull"
@@ -401,12 +400,6 @@ export const generate = (
  */
 export const result = (key: string) =>
   VideoWorkflow.executionId({ key, request: { model: "-", prompt: "-" } }).pipe(
-    Effect.flatMap((id) => VideoWorkflow.poll(id)),
-    // effect/workflow's `poll` dies with the defect a run ended in.
-    Effect.catchDefect((defect) =>
-      MessageStorage.isSetAside(defect)
-        ? Effect.succeed(Option.some(new Workflow.Complete({ exit: Exit.die(defect) })))
-        : Effect.die(defect)
-    ),
+    Effect.flatMap((id) => MessageStorage.pollSettled(VideoWorkflow.poll(id))),
     Effect.map(Option.getOrUndefined)
   )

@@ -104,10 +104,20 @@ const service = async () => {
   }
 }
 
-/** Resolves once `done` holds, asked every 100 ms (the wait's length is never asserted). */
+/**
+ * Resolves once `done` holds, asked every 100 ms (the wait's length is never
+ * asserted); rejects when asking throws, rather than waiting on forever.
+ */
 const until = (done: () => boolean) =>
-  new Promise<void>((resolve) => {
-    const check = () => (done() ? resolve() : void setTimeout(check, 100))
+  new Promise<void>((resolve, reject) => {
+    const check = () => {
+      try {
+        if (done()) resolve()
+        else setTimeout(check, 100)
+      } catch (error) {
+        reject(error)
+      }
+    }
     check()
   })
 

@@ -36,11 +36,16 @@ export interface LogEvent {
   readonly tag?: string
 }
 
-/** The runners' shared log of submissions and status calls. */
-export const readLog = (file: string): ReadonlyArray<LogEvent> =>
-  Fs.existsSync(file)
-    ? Fs.readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as LogEvent)
-    : []
+/**
+ * The runners' shared log of submissions and status calls, as far as its
+ * last whole line: a runner may be writing one while it is read (seen under
+ * load: a half line failed to parse inside a wait, which then never ended).
+ */
+export const readLog = <E = LogEvent>(file: string): ReadonlyArray<E> => {
+  if (!Fs.existsSync(file)) return []
+  const text = Fs.readFileSync(file, "utf8")
+  return text.slice(0, text.lastIndexOf("\n") + 1).split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as E)
+}
 
 /**
  * `promise`, or after `millis` a failure that says where things stand (a

@@ -26,7 +26,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { Cluster, VideoWorkflow } from "../src/index.js"
 import { awaitRequests } from "./fleet.js"
 import { type Postgres, settled, startPostgres } from "./postgres.js"
-import { build } from "./processes.js"
+import { build, readLog } from "./processes.js"
 
 const here = Path.dirname(fileURLToPath(import.meta.url))
 const request = { model: "video-1", prompt: "a paid clip" }
@@ -51,11 +51,6 @@ interface Event {
   readonly taskId?: string
 }
 
-/** The runners' log: each submission about to be sent, and each answered. */
-const readLog = (file: string): ReadonlyArray<Event> =>
-  Fs.existsSync(file)
-    ? Fs.readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as Event)
-    : []
 
 const startSubmitter = (env: Readonly<Record<string, string>>) =>
   Processes.start(Path.join(here, "fixtures/submitter.mjs"), [], { cwd: Path.resolve(here, ".."), env: { ...process.env, ...env } })
@@ -100,14 +95,14 @@ const killedInTheWindow = async (submission: Readonly<Record<string, string>>) =
   const first = startSubmitter({ ...env, ...submission, START: "1" })
   await awaitRequests(runtime, emulator, (submissions) => submissions >= 1)
   await first.kill()
-  expect(readLog(log).map((e) => e.ev)).toEqual(["submitting"])
+  expect(readLog<Event>(log).map((e) => e.ev)).toEqual(["submitting"])
 
   const second = startSubmitter({ ...env, FOLLOW: "1" })
   const out = await second.waitFor(/^end /m, "stdout")
   await second.kill()
   const end = JSON.parse(out.match(/^end (.*)$/m)![1]!) as End
   const submissions = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions"))
-  return { end, submissions, events: readLog(log), first, second }
+  return { end, submissions, events: readLog<Event>(log), first, second }
 }
 
 describe("a submission whose runner is killed before its answer is stored (sqlite, restarted)", () => {
@@ -158,7 +153,7 @@ const killedInAFleet = async (name: string, submission: VideoWorkflow.Submission
   await settled(url, 2)
   await runtime.runPromise(VideoWorkflow.start(request, { key: "paid-fleet", ...(submission ? { submission } : {}) }))
   await awaitRequests(runtime, emulator, (submissions) => submissions >= 1)
-  const sender = runners.find((runner) => runner.pid === readLog(log).find((e) => e.ev === "submitting")?.pid)!
+  const sender = runners.find((runner) => runner.pid === readLog<Event>(log).find((e) => e.ev === "submitting")?.pid)!
   await sender.kill()
   const survivor = runners.find((runner) => runner !== sender)!
   const result = await runtime.runPromise(
@@ -168,7 +163,7 @@ const killedInAFleet = async (name: string, submission: VideoWorkflow.Submission
   )
   await survivor.kill()
   const submissions = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions"))
-  return { exit: result!._tag === "Complete" ? result!.exit : undefined, submissions, events: readLog(log), sender, survivor }
+  return { exit: result!._tag === "Complete" ? result!.exit : undefined, submissions, events: readLog<Event>(log), sender, survivor }
 }
 
 describe("a submission whose runner is killed before its answer is stored (a fleet on Postgres)", () => {
@@ -225,7 +220,7 @@ describe("an agent run whose runner is killed inside a call (sqlite, restarted)"
     await second.kill()
     const end = JSON.parse(out.match(/^end (.*)$/m)![1]!) as End
     const completions = (await runtime.runPromise(emulator.requests)).filter((r) => r.path.endsWith("/chat/completions"))
-    return { end, completions, tools: readLog(log).filter((e) => e.ev === "tool"), runner, second }
+    return { end, completions, tools: readLog<Event>(log).filter((e) => e.ev === "tool"), runner, second }
   }
 
   it("a model call sent but not stored is made again by the replay", async () => {

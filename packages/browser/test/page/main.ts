@@ -208,6 +208,7 @@ const main = Effect.gen(function*() {
     Effect.gen(function*() {
       const notImage = yield* Effect.flip(BrowserAttachment.fromBlob(new File(["plain text"], "notes.txt", { type: "text/plain" })))
       const tooLarge = yield* Effect.flip(BrowserAttachment.fromBlob(pngFile(), { maxBytes: 10 }))
+      if (notImage._tag !== "AttachmentError" || tooLarge._tag !== "AttachmentError") return yield* Effect.die(`${notImage._tag}, ${tooLarge._tag}`)
       return {
         notImage: { reason: notImage.reason, source: notImage.source },
         tooLarge: { reason: tooLarge.reason, message: tooLarge.message }

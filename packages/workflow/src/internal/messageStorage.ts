@@ -24,10 +24,13 @@ import * as Snowflake from "effect/cluster/Snowflake"
 import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
 import type * as Digest from "effect/crypto/Digest"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
 import * as SqlClient from "effect/sql/SqlClient"
 import type * as Statement from "effect/sql/Statement"
+import * as Workflow from "effect/workflow/Workflow"
 
 /**
  * Where set-aside messages are kept: the row's text as it was, and why it
@@ -45,6 +48,18 @@ const setAsideDefect = (row: Row, reason: string) =>
  */
 export const isSetAside = (defect: unknown): boolean =>
   typeof defect === "string" && defect.startsWith("stored message ") && defect.includes(` was set aside in ${quarantineTable}: `)
+
+/**
+ * A workflow's `poll`, where a run that ended on a set-aside message is
+ * `Complete` with that defect: effect/workflow's `poll` dies with it.
+ */
+export const pollSettled = <A, E, R>(
+  poll: Effect.Effect<Option.Option<Workflow.Result<A, E>>, never, R>
+): Effect.Effect<Option.Option<Workflow.Result<A, E>>, never, R> =>
+  Effect.catchDefect(poll, (defect) =>
+    isSetAside(defect)
+      ? Effect.succeed(Option.some<Workflow.Result<A, E>>(new Workflow.Complete({ exit: Exit.die(defect) })))
+      : Effect.die(defect))
 
 /** effect/cluster's tables (its default prefix `cluster`). */
 const tables = { messages: "cluster_messages", replies: "cluster_replies" } as const
