@@ -56,7 +56,7 @@ export const CurrentPacer: Context.Reference<Pacer | undefined> = Context.Refere
  * @since 1.1.0
  * @category constants
  */
-export const recheck: Duration.Duration = Duration.millis(25)
+export const recheck: Duration.Duration = /* @__PURE__ */ Duration.millis(25)
 
 /**
  * One limit's state: what is left and when it is whole again.
@@ -204,8 +204,8 @@ export const makeMemory = (): Pacer => {
  * @since 1.1.0
  * @category layers
  */
-export const layer: Layer.Layer<never> = Layer.effectContext(
-  Effect.sync(() => Context.make(CurrentPacer, makeMemory()))
+export const layer: Layer.Layer<never> = /* @__PURE__ */ Layer.effectContext(
+  /* @__PURE__ */ Effect.sync(() => Context.make(CurrentPacer, makeMemory()))
 )
 
 /**

@@ -121,7 +121,7 @@ type Scoped = Effect.Effect<unknown, unknown, unknown> | Stream.Stream<unknown, 
 export const withRequestOptions: {
   (options: RequestOptions): <Self extends Scoped>(self: Self) => Self
   <Self extends Scoped>(self: Self, options: RequestOptions): Self
-} = dual(2, <Self extends Scoped>(self: Self, options: RequestOptions): Self => {
+} = /* @__PURE__ */ dual(2, <Self extends Scoped>(self: Self, options: RequestOptions): Self => {
   if (Stream.isStream(self)) {
     return Stream.unwrap(
       Effect.map(CurrentRequestOptions, (outer) => Stream.provideService(self, CurrentRequestOptions, merge(outer, options)))

@@ -53,7 +53,7 @@ export const isTerminal = (update: TaskUpdate): boolean => update._tag !== "InPr
  * @category schedules
  */
 export const defaultSchedule: Schedule.Schedule<unknown> = /* @__PURE__ */ Schedule.jittered(
-  /* @__PURE__ */ Schedule.min([Schedule.exponential("1 second"), Schedule.spaced("15 seconds")])
+  /* @__PURE__ */ Schedule.min([/* @__PURE__ */ Schedule.exponential("1 second"), /* @__PURE__ */ Schedule.spaced("15 seconds")])
 )
 
 /**
@@ -62,7 +62,7 @@ export const defaultSchedule: Schedule.Schedule<unknown> = /* @__PURE__ */ Sched
  * @since 0.1.0
  * @category schedules
  */
-export const defaultDeadline: Duration.Duration = Duration.minutes(10)
+export const defaultDeadline: Duration.Duration = /* @__PURE__ */ Duration.minutes(10)
 
 /**
  * The default budget for failed status calls within one poll: 5 retries with
@@ -72,7 +72,7 @@ export const defaultDeadline: Duration.Duration = Duration.minutes(10)
  * @category schedules
  */
 export const defaultStatusRetry: Schedule.Schedule<unknown> = /* @__PURE__ */ Schedule.upTo(
-  /* @__PURE__ */ Schedule.min([Schedule.exponential("1 second"), Schedule.spaced("15 seconds")]),
+  /* @__PURE__ */ Schedule.min([/* @__PURE__ */ Schedule.exponential("1 second"), /* @__PURE__ */ Schedule.spaced("15 seconds")]),
   { times: 5 }
 )
 

@@ -81,7 +81,7 @@ export type Histogram = Metric.Histogram<number>
  * @since 0.1.0
  * @category metrics
  */
-export const tokenUsage: Histogram = Metric.histogram(Metrics.tokenUsage.name, Metrics.tokenUsage)
+export const tokenUsage: Histogram = /* @__PURE__ */ Metric.histogram(Metrics.tokenUsage.name, Metrics.tokenUsage)
 
 /**
  * `gen_ai.client.operation.duration`: seconds per call, from the request
@@ -91,7 +91,7 @@ export const tokenUsage: Histogram = Metric.histogram(Metrics.tokenUsage.name, M
  * @since 0.1.0
  * @category metrics
  */
-export const operationDuration: Histogram = Metric.histogram(Metrics.operationDuration.name, Metrics.operationDuration)
+export const operationDuration: Histogram = /* @__PURE__ */ Metric.histogram(Metrics.operationDuration.name, Metrics.operationDuration)
 
 /**
  * `gen_ai.client.operation.time_to_first_chunk`: seconds from the request
@@ -100,4 +100,4 @@ export const operationDuration: Histogram = Metric.histogram(Metrics.operationDu
  * @since 0.1.0
  * @category metrics
  */
-export const timeToFirstChunk: Histogram = Metric.histogram(Metrics.timeToFirstChunk.name, Metrics.timeToFirstChunk)
+export const timeToFirstChunk: Histogram = /* @__PURE__ */ Metric.histogram(Metrics.timeToFirstChunk.name, Metrics.timeToFirstChunk)
