@@ -6,11 +6,13 @@
  * from the package indexes, which esbuild keeps whole). Each is bundled with
  * esbuild (minified, ESM, browser platform) and measured minified and
  * gzipped (zlib, level 9); for ours, esbuild's metafile says which packages
- * and modules weigh what.
+ * and modules weigh what. Our four pages are also bundled by Vite's
+ * production build (Rollup, minified by esbuild), which shakes the indexes.
  *
  * Run: `pnpm build && node packages/bench/dist/bundle-size.js` (`--json` for
- * JSON). The bundler and the comparison clients are devDependencies of
- * `packages/browser` and are resolved from there.
+ * JSON). esbuild and the comparison clients are devDependencies of
+ * `packages/browser` and are resolved from there; Vite is the repository's
+ * own (vitest's), resolved from the root.
  */
 import { createRequire } from "node:module"
 import * as Path from "node:path"
@@ -34,11 +36,22 @@ interface Esbuild {
   }>
 }
 
+/** The part of Vite's API used here: `build` with `write: false` gives Rollup's output. */
+interface ViteChunk {
+  readonly type: "chunk"
+  readonly code: string
+  readonly modules: Record<string, { readonly renderedLength: number }>
+}
+interface Vite {
+  readonly build: (config: Record<string, unknown>) => Promise<unknown>
+}
+
 const bench = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
 const root = Path.resolve(bench, "..", "..")
 const browserPackage = Path.resolve(bench, "..", "browser")
 const entries = Path.join(bench, "bundle")
 const fromBrowser = createRequire(Path.join(browserPackage, "package.json"))
+const fromRoot = createRequire(Path.join(root, "package.json"))
 
 /**
  * @since 0.1.0
@@ -47,6 +60,8 @@ export interface Entry {
   readonly name: string
   readonly file: string
   readonly description: string
+  /** esbuild unless said. */
+  readonly bundler?: "esbuild" | "vite"
 }
 
 /**
@@ -68,6 +83,30 @@ export const entryPoints: ReadonlyArray<Entry> = [
     name: "switchboard-index-all",
     file: "switchboard-index-all.ts",
     description: "the same, imported from the package indexes, `layer` (every capability)"
+  },
+  {
+    name: "switchboard-vite",
+    file: "switchboard.ts",
+    bundler: "vite",
+    description: "Vite (Rollup): @switchboard/browser, `BrowserSwitchboard.layerChat`"
+  },
+  {
+    name: "switchboard-index-vite",
+    file: "switchboard-index.ts",
+    bundler: "vite",
+    description: "Vite (Rollup): the same, imported from the package indexes"
+  },
+  {
+    name: "switchboard-all-vite",
+    file: "switchboard-all.ts",
+    bundler: "vite",
+    description: "Vite (Rollup): @switchboard/browser, `BrowserSwitchboard.layer` (every capability)"
+  },
+  {
+    name: "switchboard-index-all-vite",
+    file: "switchboard-index-all.ts",
+    bundler: "vite",
+    description: "Vite (Rollup): the same, imported from the package indexes"
   },
   { name: "openai", file: "openai.ts", description: "openai" },
   { name: "ai-sdk", file: "ai-sdk.ts", description: "ai + @ai-sdk/openai-compatible" },
@@ -95,7 +134,7 @@ export interface Measured {
   readonly minifiedBytes: number
   readonly gzipBytes: number
   readonly brotliBytes: number
-  /** Minified bytes per package, heaviest first. */
+  /** Minified bytes per package, heaviest first (Vite entries: Rollup's rendered bytes, before minifying). */
   readonly packages: ReadonlyArray<Part>
   /** Minified bytes per module, heaviest first (the first 15). */
   readonly modules: ReadonlyArray<Part>
@@ -144,22 +183,30 @@ const moduleOf = (input: string): string => {
 const heaviest = (sizes: Map<string, number>, limit = Infinity): ReadonlyArray<Part> =>
   [...sizes].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes).slice(0, limit)
 
+const browserSpecifier = /^@switchboard\/browser(\/.*)?$/
 /** `@switchboard/browser/X` → the package's source: it is not a dependency of this package. */
+const browserSource = (specifier: string) =>
+  Path.join(browserPackage, "src", `${specifier.slice("@switchboard/browser/".length) || "index"}.ts`)
 const switchboardBrowser = {
   name: "switchboard-browser",
   setup: (build: PluginBuild) =>
-    build.onResolve({ filter: /^@switchboard\/browser(\/.*)?$/ }, (args) => ({
-      path: Path.join(browserPackage, "src", `${args.path.slice("@switchboard/browser/".length) || "index"}.ts`)
-    }))
+    build.onResolve({ filter: browserSpecifier }, (args) => ({ path: browserSource(args.path) }))
 }
 
-/**
- * Bundles and measures one entry.
- *
- * @since 0.1.0
- */
-export const measure = async (entry: Entry, esbuild?: Esbuild): Promise<Measured> => {
-  const bundler = esbuild ?? (await loadEsbuild())
+/** The same for Vite (a Rollup plugin). */
+const switchboardBrowserVite = {
+  name: "switchboard-browser",
+  enforce: "pre",
+  resolveId: (specifier: string) => (browserSpecifier.test(specifier) ? browserSource(specifier) : null)
+}
+
+/** The bundle's code and its minified bytes per input (a path relative to the repository). */
+interface Bundled {
+  readonly code: Uint8Array
+  readonly inputs: ReadonlyArray<readonly [string, number]>
+}
+
+const byEsbuild = async (entry: Entry, bundler: Esbuild): Promise<Bundled> => {
   const result = await bundler.build({
     entryPoints: [Path.join(entries, entry.file)],
     bundle: true,
@@ -179,14 +226,57 @@ export const measure = async (entry: Entry, esbuild?: Esbuild): Promise<Measured
     absWorkingDir: root,
     logLevel: "silent"
   })
-  const code = result.outputFiles[0]!.contents
+  return {
+    code: result.outputFiles[0]!.contents,
+    inputs: Object.values(result.metafile.outputs).flatMap((output) =>
+      Object.entries(output.inputs).map(([input, { bytesInOutput }]) => [input, bytesInOutput] as const)
+    )
+  }
+}
+
+const isChunk = (output: unknown): output is ViteChunk =>
+  typeof output === "object" && output !== null && (output as { readonly type?: unknown }).type === "chunk"
+
+/** Vite's production build of the entry, as one chunk (Rollup shakes, esbuild minifies). */
+const byVite = async (entry: Entry): Promise<Bundled> => {
+  const vite = (await import(pathToFileURL(fromRoot.resolve("vite")).href)) as Vite
+  const result = await vite.build({
+    configFile: false,
+    root,
+    logLevel: "silent",
+    resolve: { conditions: ["@switchboard/source", "module", "browser", "production"] },
+    plugins: [switchboardBrowserVite],
+    build: {
+      write: false,
+      target: "es2022",
+      minify: "esbuild",
+      modulePreload: false,
+      copyPublicDir: false,
+      reportCompressedSize: false,
+      rollupOptions: { input: Path.join(entries, entry.file), output: { inlineDynamicImports: true } }
+    }
+  })
+  const outputs = (Array.isArray(result) ? result : [result]) as ReadonlyArray<{ readonly output: ReadonlyArray<unknown> }>
+  const chunk = outputs.flatMap((o) => o.output).find(isChunk)
+  if (chunk === undefined) throw new Error(`Vite gave no chunk for ${entry.file}`)
+  return {
+    code: new TextEncoder().encode(chunk.code),
+    inputs: Object.entries(chunk.modules).map(([id, { renderedLength }]) => [Path.relative(root, id), renderedLength] as const)
+  }
+}
+
+/**
+ * Bundles and measures one entry.
+ *
+ * @since 0.1.0
+ */
+export const measure = async (entry: Entry, esbuild?: Esbuild): Promise<Measured> => {
+  const { code, inputs } = entry.bundler === "vite" ? await byVite(entry) : await byEsbuild(entry, esbuild ?? (await loadEsbuild()))
   const packages = new Map<string, number>()
   const modules = new Map<string, number>()
-  for (const output of Object.values(result.metafile.outputs)) {
-    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
-      packages.set(packageOf(input), (packages.get(packageOf(input)) ?? 0) + bytesInOutput)
-      modules.set(moduleOf(input), (modules.get(moduleOf(input)) ?? 0) + bytesInOutput)
-    }
+  for (const [input, bytes] of inputs) {
+    packages.set(packageOf(input), (packages.get(packageOf(input)) ?? 0) + bytes)
+    modules.set(moduleOf(input), (modules.get(moduleOf(input)) ?? 0) + bytes)
   }
   return {
     name: entry.name,

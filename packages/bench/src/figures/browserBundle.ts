@@ -1,7 +1,8 @@
 /**
  * The browser entry's weight: one chat call and one streamed chat, bundled
  * and gzipped, against the same page with the official client and the AI
- * SDK, and the floor of `effect` itself (`src/bundle-size.ts`).
+ * SDK, and the floor of `effect` itself (`src/bundle-size.ts`); ours by
+ * esbuild and by Vite, by module path and from the package indexes.
  */
 import { entryPoints, measure, type Measured, targetGzipBytes } from "../bundle-size.js"
 import { effect3, isBuilt } from "../lib/effect3.js"
@@ -32,7 +33,9 @@ export const figure: Figure = {
     const method =
       "The same page (one `Chat.create`-like call and one streamed chat, rendered into the document) written with each " +
       "client (`packages/bench/bundle/*.ts`), bundled by esbuild (minified, ESM, browser platform, es2022) and " +
-      "compressed with zlib gzip level 9 and brotli. Deterministic: not affected by the machine's load. Alone: " +
+      "compressed with zlib gzip level 9 and brotli; our four pages (by module path and from the package indexes, " +
+      "`layerChat` and `layer`) also by Vite's production build (Rollup, minified by esbuild). The targets are " +
+      "esbuild's bytes. Deterministic: not affected by the machine's load. Alone: " +
       "`pnpm build && node packages/bench/dist/bundle-size.js` (or `pnpm bench --only browser-bundle`)."
     const all: Array<Measured> = []
     for (const entry of entryPoints) all.push(await measure(entry))
