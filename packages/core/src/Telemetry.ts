@@ -71,6 +71,10 @@ export const layerContentCapture: Layer.Layer<never> = /* @__PURE__ */ Layer.suc
  */
 export type Histogram = Metric.Histogram<number>
 
+// Made by a function so that an unused histogram is dropped from a bundle:
+// a pure call whose arguments read properties is kept.
+const histogramOf = (definition: Metrics.Definition): Histogram => Metric.histogram(definition.name, definition)
+
 /**
  * `gen_ai.client.token.usage`: tokens per call, tagged `gen_ai.token.type`
  * `input` or `output`, with the call's operation, provider, request and
@@ -81,7 +85,7 @@ export type Histogram = Metric.Histogram<number>
  * @since 0.1.0
  * @category metrics
  */
-export const tokenUsage: Histogram = /* @__PURE__ */ Metric.histogram(Metrics.tokenUsage.name, Metrics.tokenUsage)
+export const tokenUsage: Histogram = /* @__PURE__ */ histogramOf(Metrics.tokenUsage)
 
 /**
  * `gen_ai.client.operation.duration`: seconds per call, from the request
@@ -91,7 +95,7 @@ export const tokenUsage: Histogram = /* @__PURE__ */ Metric.histogram(Metrics.to
  * @since 0.1.0
  * @category metrics
  */
-export const operationDuration: Histogram = /* @__PURE__ */ Metric.histogram(Metrics.operationDuration.name, Metrics.operationDuration)
+export const operationDuration: Histogram = /* @__PURE__ */ histogramOf(Metrics.operationDuration)
 
 /**
  * `gen_ai.client.operation.time_to_first_chunk`: seconds from the request
@@ -100,4 +104,4 @@ export const operationDuration: Histogram = /* @__PURE__ */ Metric.histogram(Met
  * @since 0.1.0
  * @category metrics
  */
-export const timeToFirstChunk: Histogram = /* @__PURE__ */ Metric.histogram(Metrics.timeToFirstChunk.name, Metrics.timeToFirstChunk)
+export const timeToFirstChunk: Histogram = /* @__PURE__ */ histogramOf(Metrics.timeToFirstChunk)
