@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -12,6 +13,7 @@ import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Checks from "./internal/checks.js"
+import { tapEach } from "./internal/tapEach.js"
 import { type ConfigurationError, TaskTimeoutError } from "./SwitchboardError.js"
 
 /**
@@ -134,9 +136,29 @@ const pollUntil = <E>(
       })
     )
   )
-  return Stream.fromEffectSchedule(resilientStatus, options.schedule ?? defaultSchedule).pipe(
-    Stream.tap((update) => Effect.sync(() => (last = update._tag === "InProgress" ? update.status : update._tag))),
-    Stream.takeUntil(isTerminal),
-    Stream.interruptWhen(Effect.andThen(Effect.sleep(deadline), timedOut))
+  const updates = tapEach(
+    Stream.fromEffectSchedule(resilientStatus, options.schedule ?? defaultSchedule),
+    (update) => Effect.sync(() => (last = update._tag === "InProgress" ? update.status : update._tag))
   )
+  return Stream.takeUntil(until(updates, deadline, timedOut), isTerminal)
+}
+
+/**
+ * Fails with `timedOut` once `deadline` has passed since the stream began:
+ * each read (a status call with its retries, or the wait before it) is cut
+ * at the time left. What `Stream.interruptWhen` does with a sleep, without
+ * its merge of fibers, which a page would carry for the poll alone.
+ */
+const until = <A, E, E2>(
+  self: Stream.Stream<A, E>,
+  deadline: Duration.Duration,
+  timedOut: Effect.Effect<never, E2>
+): Stream.Stream<A, E | E2> => {
+  if (!Duration.isFinite(deadline)) return self
+  return Stream.transformPull(self, (pull) =>
+    Effect.map(Clock.currentTimeMillis, (start) => {
+      const end = start + Duration.toMillis(deadline)
+      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        now >= end ? timedOut : Effect.timeoutOrElse(pull, { duration: Duration.millis(end - now), orElse: () => timedOut }))
+    }))
 }

@@ -22,6 +22,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as GenAi from "./internal/genAi.js"
 import * as Json from "./internal/json.js"
+import { tapEach } from "./internal/tapEach.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import {
@@ -413,7 +414,8 @@ export const make = Effect.gen(function*() {
         deadline: config.pollDeadline,
         ...options
       }).pipe(
-        Stream.tap((update) => Effect.andThen(note(update), Effect.sync(() => (succeeded ||= update._tag === "Succeeded")))),
+        (updates) =>
+          tapEach(updates, (update) => Effect.andThen(note(update), Effect.sync(() => (succeeded ||= update._tag === "Succeeded")))),
         // Until the caller completes a succeeded task, this process keeps it.
         Stream.ensuring(Effect.suspend(() => (succeeded ? Effect.void : release(taskId))))
       )

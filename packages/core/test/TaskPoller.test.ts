@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
@@ -111,5 +112,32 @@ describe("TaskPoller", () => {
       const before = yield* Ref.get(calls)
       yield* TestClock.adjust("1 minute")
       expect(yield* Ref.get(calls)).toBe(before)
+    }))
+
+  it.effect("a status call still running at the deadline is cut there, with TaskTimeoutError", () =>
+    Effect.gen(function*() {
+      const calls = yield* Ref.make(0)
+      // The first call answers; the second never does.
+      const status = Effect.flatMap(Ref.getAndUpdate(calls, (n) => n + 1), (i) => (i === 0 ? Effect.succeed(queued) : Effect.never))
+      const fiber = yield* started(
+        Effect.flip(Stream.runDrain(TaskPoller.poll("t", status, { schedule: Schedule.spaced("1 second"), deadline: "30 seconds" })))
+      )
+      yield* TestClock.adjust("29 seconds")
+      expect(fiber.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust("1 second")
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "TaskTimeoutError", taskId: "t", lastStatus: "queued" })
+      expect(yield* Ref.get(calls)).toBe(2)
+    }))
+
+  it.effect("an infinite deadline never ends the poll", () =>
+    Effect.gen(function*() {
+      const { calls, status } = yield* scripted([queued])
+      const fiber = yield* started(
+        Stream.runDrain(TaskPoller.poll("t", status, { schedule: Schedule.spaced("1 hour"), deadline: Duration.infinity }))
+      )
+      yield* TestClock.adjust("10 days")
+      expect(fiber.pollUnsafe()).toBeUndefined()
+      expect(yield* Ref.get(calls)).toBeGreaterThan(200)
+      yield* Fiber.interrupt(fiber)
     }))
 })
