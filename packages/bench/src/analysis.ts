@@ -116,13 +116,14 @@ tracer and metrics) and 29 % \`@switchboard/core\`; the floor row (\`effect\` al
 tracer (a span and the GenAI metrics per call), and the schemas of a chat request, reply and chunk. Nothing of another
 capability is left in it: the heaviest module of ours is \`Transport\` (10 KB minified). Issue 38 took out what
 esbuild kept for a module-level call (\`Pacing.layer\`, the poller's default schedules, \`Telemetry\`'s exported
-histograms: 1.0 KB of gzip off the chat page, 0.5 off the full one); the GenAI metrics themselves weigh 0.8 KB.
+histograms: 1.0 KB of gzip off the chat page, 0.5 off the full one), and the video poll's merge of fibers (its
+deadline and taps pulled in \`Queue\`: 2.1 KB off the full layer); the GenAI metrics themselves weigh 0.8 KB.
 Giving up typed schema errors, the span per call and every validation would take about 5.5 KB more (measured in
 issue 20), which still leaves the page over 45 KB: the targets sit below what \`effect\` and the guarantees weigh
-(docs/decisions.md). **The package indexes** (\`import { Chat } from "@switchboard/core"\`) cost 21 KB more with
+(docs/decisions.md). **The package indexes** (\`import { Chat } from "@switchboard/core"\`) cost 19 KB more with
 \`layerChat\` under esbuild, which keeps every export of a namespace an index re-exports (evanw/esbuild#1420, in
-every index form tried): \`BrowserSwitchboard.layer\`'s capabilities (12.5 KB) and \`Chat.createObject\`'s JSON
-Schema writer (9.1 KB) come along. \`effect\`'s own index does the same (its floor page: 28.2 KB by module path,
+every index form tried): \`BrowserSwitchboard.layer\`'s capabilities (10.2 KB) and \`Chat.createObject\`'s JSON
+Schema writer (8.7 KB) come along. \`effect\`'s own index does the same (its floor page: 28.2 KB by module path,
 136 KB from \`"effect"\`). The Vite rows show Rollup shaking both forms to the same bytes, 3.7 KB under esbuild's
 module-path page. The docs' page imports by module path (docs/browser.md).
 `,

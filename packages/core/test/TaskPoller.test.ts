@@ -10,9 +10,8 @@ import { TaskUpdate } from "../src/TaskPoller.js"
 import * as TaskPoller from "../src/TaskPoller.js"
 
 /**
- * Forks `effect` and lets it start: the poll's deadline runs beside the
- * stream (a merge of fibers), which must be waiting on the clock before a
- * test moves it.
+ * Forks `effect` and lets it start: the poll must be waiting on the clock
+ * before a test moves it.
  */
 const started = <A, E>(effect: Effect.Effect<A, E>) => Effect.tap(Effect.forkChild(effect), () => Effect.yieldNow)
 

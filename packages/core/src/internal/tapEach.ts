@@ -2,7 +2,7 @@
  * `Stream.tap` without its concurrent path. `Stream.tap` and
  * `Stream.mapEffect` choose between a sequential and a concurrent stage when
  * called, so a bundle that uses either carries the concurrent one too
- * (`Queue`, a merge of fibers: 2.2 KB of gzip with the poll's deadline,
+ * (`Queue`, a merge of fibers: 2.1 KB of gzip with the poll's deadline,
  * docs/decisions.md). The video poll needs neither.
  */
 import * as Effect from "effect/Effect"
