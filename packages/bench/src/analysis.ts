@@ -50,11 +50,11 @@ below and 0.61–0.67 × after them (107 / 105 against 176 / 156 µs, runPromise
 **Response metadata costs a call about 2 µs of client CPU** (this run's figure: "Per-call metadata overhead"). A
 successful call without a hook makes no metadata; \`withResponse\` or an \`onResponse\` hook has \`Transport\` build it
 (the headers redacted, the rate limits parsed) and run the hook. Measured in one process, rotated rounds, each against
-the plain call of its round (2026-11-28, a machine shared with seven other builds): 61 rounds of 500 calls at a load
-of 38–42, \`withResponse\` +1.9 µs a call (1.05 × the plain call's 44.5 µs, median of the per-round ratios), the hook
-+1.4 µs (1.03 ×); 15 rounds of 2,000 at a load of 44–56, +2.3 µs (1.04 ×) and −5.4 µs (0.93 ×). At that load single
-rounds ranged from 0.4 to 2.7 × the plain call's, so only the medians say anything: within a few per cent, nothing to
-make cheaper. The time to first byte of a JSON call (one closure and one clock read a call, on every call) is in
+the plain call of its round (2026-11-28, a machine shared with seven other builds), two runs of 61 rounds of 500
+calls at loads of 38–42 and 40–43: \`withResponse\` +1.9 and +2.9 µs a call (1.05 and 1.07 × the plain call's 44.5 and
+45.1 µs, medians of the per-round ratios), the hook +1.4 and +2.2 µs (1.03 and 1.04 ×); an earlier run of 15 rounds of
+2,000 at a load of 44–56, +2.3 µs (1.04 ×) and −5.4 µs (0.93 ×). At those loads single rounds ranged from 0.4 to 2.7 ×
+the plain call's, so only the medians say anything: a few per cent, which nothing was changed to save. The time to first byte of a JSON call (one closure and one clock read a call, on every call) is in
 the non-streaming figure's Switchboard rows.
 `
 
