@@ -47,7 +47,7 @@ below and 0.61–0.67 × after them (107 / 105 against 176 / 156 µs, runPromise
   and 119.0 → 107.9 µs (forEach). Next was \`Metric\`'s \`makeKey\` (2 %: a histogram update sorted and stringified its
   attributes to find its series); core now makes its histograms per label set.
 
-**Response metadata costs a call about 2 µs of client CPU** (this run's figure: "Per-call metadata overhead"). A
+**Response metadata costs a call 2–3 µs of client CPU** (this run's figure: "Per-call metadata overhead"). A
 successful call without a hook makes no metadata; \`withResponse\` or an \`onResponse\` hook has \`Transport\` build it
 (the headers redacted, the rate limits parsed) and run the hook. Measured in one process, rotated rounds, each against
 the plain call of its round (2026-11-28, a machine shared with seven other builds), two runs of 61 rounds of 500
