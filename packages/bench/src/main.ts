@@ -16,6 +16,7 @@ import * as ColdStart from "./figures/coldStart.js"
 import * as EmbedMany from "./figures/embedMany.js"
 import * as Fleet from "./figures/fleet.js"
 import * as Memory from "./figures/memory.js"
+import * as Metadata from "./figures/metadata.js"
 import * as NonStreaming from "./figures/nonStreaming.js"
 import * as OpenStreams from "./figures/openStreams.js"
 import * as Profile from "./figures/profile.js"
@@ -34,6 +35,7 @@ const figures: ReadonlyArray<Figure> = [
   ColdStart.figure,
   CliStart.figure,
   NonStreaming.figure,
+  Metadata.figure,
   Rss.figure,
   EmbedMany.figure,
   Streaming.figure,

@@ -78,8 +78,8 @@ const readWhole = async (
   }
 }
 
-/** Sends `request` and reads the whole body; interruption aborts the exchange. */
-const exchangeText = (request: HttpWire.Request, maxBytes: number | undefined) =>
+/** Sends `request` and reads the whole body (`onHead` told when fetch has the head); interruption aborts the exchange. */
+const exchangeText = (request: HttpWire.Request, maxBytes: number | undefined, onHead: (() => void) | undefined) =>
   Effect.callback<HttpWire.TextResponse, HttpWire.WireError>((resume) => {
     const controller = new AbortController()
     const abort = () => controller.abort()
@@ -87,6 +87,7 @@ const exchangeText = (request: HttpWire.Request, maxBytes: number | undefined) =
       async (response) => {
         const redirect = hiddenRedirect(response)
         if (redirect !== undefined) return resume(Effect.fail(redirect))
+        onHead?.()
         const head = { status: response.status, headers: headersOf(response.headers) }
         const body = new WireLimits.TextBody(head, maxBytes)
         const readable = WebDecoding.readableOf(response, head.headers["content-encoding"])
@@ -204,9 +205,9 @@ const exchangeOpen = (request: HttpWire.Request, limits: HttpWire.Limits | undef
  * @category constructors
  */
 export const make = (): HttpWire.Service => ({
-  text: (request, limits) =>
+  text: (request, limits, onHead) =>
     Effect.flatMap(HttpWire.traced(request), (request) => {
-      const exchange = exchangeText(request, limits?.maxBytes)
+      const exchange = exchangeText(request, limits?.maxBytes, onHead)
       return limits?.timeoutMillis === undefined ? exchange : Effect.timeoutOrElse(exchange, {
         duration: limits.timeoutMillis,
         orElse: () => Effect.fail(HttpWire.timeout("request"))

@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, Switchboard, TaskJournal } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
@@ -172,6 +173,14 @@ describe("the fetch layer", () => {
       const deltas = yield* Stream.runCollect(Chat.streamText({ model: "gpt-4o-mini", messages }))
       expect(deltas.length).toBeGreaterThan(1)
       expect(deltas.join("")).toBe(completion.choices[0]?.message.content)
+    }).pipe(Effect.provide(overEmulator)))
+
+  it.effect("a JSON call's metadata has its time to first byte, at most the total (the wire reports the head)", () =>
+    Effect.gen(function*() {
+      const messages = [{ role: "user" as const, content: "Hello over fetch" }]
+      const [, response] = yield* Switchboard.withResponse(Chat.create({ model: "gpt-4o-mini", messages }))
+      expect(response.timings.firstByte).toBeDefined()
+      expect(Duration.isLessThanOrEqualTo(response.timings.firstByte!, response.timings.total)).toBe(true)
     }).pipe(Effect.provide(overEmulator)))
 })
 

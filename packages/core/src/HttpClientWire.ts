@@ -138,8 +138,11 @@ export const make = (httpClient: HttpClient.HttpClient): HttpWire.Service => {
       )
     })
   return {
-    text: (request, limits) => {
-      const exchange = Effect.scoped(Effect.flatMap(execute(request), (response) => readText(response, limits?.maxBytes)))
+    text: (request, limits, onHead) => {
+      const exchange = Effect.scoped(Effect.flatMap(execute(request), (response) => {
+        onHead?.()
+        return readText(response, limits?.maxBytes)
+      }))
       return limits?.timeoutMillis === undefined ? exchange : Effect.timeoutOrElse(exchange, {
         duration: limits.timeoutMillis,
         orElse: () => Effect.fail(HttpWire.timeout("request"))

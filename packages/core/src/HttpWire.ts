@@ -327,8 +327,13 @@ export interface Limits {
  * @category models
  */
 export interface Service {
-  /** Sends the request and reads the whole body. */
-  readonly text: (request: Request, limits?: Limits) => Effect.Effect<TextResponse, WireError>
+  /**
+   * Sends the request and reads the whole body. `onHead`, when given, is
+   * called once as the status and headers arrive, before the body is read
+   * (not at all when no head comes): `Transport` times a call's first byte
+   * by it (`ResponseMetadata`'s `timings.firstByte`).
+   */
+  readonly text: (request: Request, limits?: Limits, onHead?: (() => void) | undefined) => Effect.Effect<TextResponse, WireError>
   /**
    * Sends the request and succeeds once the status and headers arrive. The
    * body is read as it comes; closing the scope aborts the exchange.

@@ -59,10 +59,15 @@ export interface RateLimits {
 export interface Timings {
   /**
    * Until the reply was whole: the body read (a JSON call) or the headers
-   * (a stream, whose metadata is handed over then).
+   * (a stream, whose metadata is handed over then); for an error's
+   * metadata, until the error.
    */
   readonly total: Duration.Duration
-  /** Until the answering reply's headers arrived: streams only (a JSON call's wire reads the reply whole). */
+  /**
+   * Until the answering reply's headers arrived, at most `total`: every call,
+   * JSON or stream, on every wire of the SDK. Absent only under a wire of
+   * your own that does not report its heads (`HttpWire.Service`'s `onHead`).
+   */
   readonly firstByte?: Duration.Duration | undefined
 }
 

@@ -606,23 +606,47 @@ interface Replies {
   readonly hook: ((response: ResponseMetadata.ResponseMetadata) => Effect.Effect<void>) | undefined
   readonly pacer: Pacing.Pacer | undefined
   attempts: number
+  /** When the current attempt's head arrived, on `clock`; cleared as each attempt starts. */
+  headMillis: number | undefined
+  /** Records the head's arrival: the wire calls it (`HttpWire.Service.text`'s `onHead`). */
+  readonly headArrived: () => void
+}
+
+const makeReplies = (
+  clock: Clock.Clock,
+  hook: Replies["hook"],
+  pacer: Pacing.Pacer | undefined
+): Replies => {
+  const replies: Replies = {
+    clock,
+    startMillis: clock.currentTimeMillisUnsafe(),
+    hook,
+    pacer,
+    attempts: 0,
+    headMillis: undefined,
+    headArrived: () => {
+      replies.headMillis = clock.currentTimeMillisUnsafe()
+    }
+  }
+  return replies
 }
 
 /** The metadata of `head`, the reply to attempt `replies.attempts`. */
 const metadataOf = (
   replies: Replies,
   head: HttpWire.Head,
-  redact: (text: string) => string,
-  stream: boolean
+  redact: (text: string) => string
 ): ResponseMetadata.ResponseMetadata => {
-  const total = Duration.millis(replies.clock.currentTimeMillisUnsafe() - replies.startMillis)
+  const { headMillis, startMillis } = replies
+  const total = Duration.millis(replies.clock.currentTimeMillisUnsafe() - startMillis)
   return {
     status: head.status,
     requestId: head.headers["x-request-id"],
     headers: redactedHeaders(head.headers, redact),
     rateLimits: ResponseMetadata.rateLimitsOf(head.headers),
     processingTime: ResponseMetadata.processingTimeOf(head.headers),
-    timings: stream ? { total, firstByte: total } : { total },
+    // Absent only under a wire of the user's that does not report its heads.
+    timings: headMillis === undefined ? { total } : { total, firstByte: Duration.millis(headMillis - startMillis) },
     attempts: replies.attempts
   }
 }
@@ -635,6 +659,7 @@ const metadataOf = (
 const paced = (replies: Replies, limitMillis: number | undefined, where: string): Effect.Effect<number, SwitchboardError.TimeoutError> =>
   Effect.suspend(() => {
     replies.attempts += 1
+    replies.headMillis = undefined
     const pacer = replies.pacer
     if (pacer === undefined) return Effect.succeed(0)
     const now = () => replies.clock.currentTimeMillisUnsafe()
@@ -668,6 +693,8 @@ const exchanged = <H extends HttpWire.Head, E, R>(
   exchange: Effect.Effect<H, E, R>
 ): Effect.Effect<H, E, R> => {
   const replied = Effect.tap(exchange, (head) => {
+    // An opened exchange succeeds at its head; a JSON call's wire said when it came.
+    if (stream) replies.headArrived()
     const requestId = head.headers["x-request-id"]
     if (requestId !== undefined) span.attribute("switchboard.request_id", requestId)
     const remainingRequests = ResponseMetadata.countOf(head.headers["x-ratelimit-remaining-requests"])
@@ -676,7 +703,7 @@ const exchanged = <H extends HttpWire.Head, E, R>(
     if (remainingTokens !== undefined) span.attribute("switchboard.ratelimit.remaining_tokens", remainingTokens)
     const { hook, pacer } = replies
     if (hook === undefined && pacer === undefined) return Effect.void
-    const metadata = metadataOf(replies, head, redact, stream)
+    const metadata = metadataOf(replies, head, redact)
     const recorded = pacer === undefined ? Effect.void : pacer.record(metadata.rateLimits, replies.clock.currentTimeMillisUnsafe())
     return hook === undefined ? recorded : Effect.andThen(recorded, hook(metadata))
   })
@@ -689,10 +716,9 @@ const answered = <A, E, R>(
   replies: Replies,
   head: HttpWire.Head,
   redact: (text: string) => string,
-  stream: boolean,
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
-  Effect.mapError(effect, (error) => ResponseMetadata.attach(error, metadataOf(replies, head, redact, stream)))
+  Effect.mapError(effect, (error) => ResponseMetadata.attach(error, metadataOf(replies, head, redact)))
 
 const httpAttributes = (options: RequestSpec): Record<string, unknown> => ({
   "http.request.method": options.method,
@@ -738,14 +764,7 @@ export const make = Effect.gen(function*() {
         httpAttributes(options),
         Observe.capturing(fiber)
       )
-      const clock = fiber.getRef(Clock.Clock)
-      const replies: Replies = {
-        clock,
-        startMillis: clock.currentTimeMillisUnsafe(),
-        hook: requested.onResponse,
-        pacer: fiber.getRef(Pacing.CurrentPacer),
-        attempts: 0
-      }
+      const replies = makeReplies(fiber.getRef(Clock.Clock), requested.onResponse, fiber.getRef(Pacing.CurrentPacer))
       return Effect.succeed({ settings, observation, spanOptions, replies })
     })
 
@@ -785,14 +804,13 @@ export const make = Effect.gen(function*() {
                   span,
                   settings.redact,
                   false,
-                  Effect.mapError(wire.text(req, limitsAfter(held)), (error) => wireFailure(error, stage(), settings))
+                  Effect.mapError(wire.text(req, limitsAfter(held), replies.headArrived), (error) => wireFailure(error, stage(), settings))
                 ),
                 (response) =>
                   answered(
                     replies,
                     response,
                     settings.redact,
-                    false,
                     Effect.flatMap(
                       checkStatus(span, response, Effect.succeed(response.text), settings),
                       () => readJson(response, options.decode, options, settings.redact)
@@ -841,7 +859,7 @@ export const make = Effect.gen(function*() {
             (error) => wireFailure(error, stage(undefined), limits)
           )
         )
-        return yield* answered(replies, response, settings.redact, true, Effect.gen(function*() {
+        return yield* answered(replies, response, settings.redact, Effect.gen(function*() {
           yield* checkStatus(span, response, bodyText(response), settings)
           if (isJson(response)) return yield* jsonInsteadOfStream(response, settings.redact)
           const requestId = response.headers["x-request-id"]

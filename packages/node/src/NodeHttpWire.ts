@@ -169,7 +169,11 @@ class TextExchange extends Exchange {
   /** Resumes the waiting fiber; set before the dispatch. */
   resume: (effect: Effect.Effect<HttpWire.TextResponse, HttpWire.WireError>) => void = ignore
 
-  constructor(timeoutMillis: number | undefined, private readonly maxBytes: number | undefined) {
+  constructor(
+    timeoutMillis: number | undefined,
+    private readonly maxBytes: number | undefined,
+    private readonly onHead: (() => void) | undefined
+  ) {
     super()
     if (timeoutMillis !== undefined) {
       this.cancelTimer = WireLimits.systemTimers.set(timeoutMillis, () => {
@@ -182,6 +186,7 @@ class TextExchange extends Exchange {
 
   override onResponseStart(controller: Controller, status: number, headers: RawHeaders) {
     super.onResponseStart(controller, status, headers)
+    this.onHead?.()
     const body = (this.body = new WireLimits.TextBody({ status, headers: this.headers }, this.maxBytes))
     if (body.declaredTooLarge) return this.tooLarge()
     const codings = this.codings()
@@ -394,9 +399,9 @@ export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
   // `onInterrupt` around a canceler-less `Effect.callback`, not a canceler
   // returned from it: measured on Effect 3, the latter cost a call about
   // 40 MB more peak RSS under load (docs/performance.md).
-  text: (request, limits) =>
+  text: (request, limits, onHead) =>
     Effect.flatMap(HttpWire.traced(request), (request) => {
-      const exchange = new TextExchange(limits?.timeoutMillis, limits?.maxBytes)
+      const exchange = new TextExchange(limits?.timeoutMillis, limits?.maxBytes, onHead)
       return Effect.onInterrupt(
         Effect.callback<HttpWire.TextResponse, HttpWire.WireError>((resume) => {
           exchange.resume = resume

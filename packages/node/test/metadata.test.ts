@@ -1,14 +1,19 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chat, Embeddings, Pacing, type Protocol, ResponseMetadata, Switchboard } from "@switchboard/core"
+import { Chat, Embeddings, Pacing, type Protocol, ResponseMetadata, Switchboard, SwitchboardConfig, TaskJournal } from "@switchboard/core"
+import * as HttpClientWire from "@switchboard/core/HttpClientWire"
+import * as HttpWire from "@switchboard/core/HttpWire"
 import { Emulator } from "@switchboard/emulator"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as Layer from "effect/Layer"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
-import { NodeSwitchboard } from "../src/index.js"
-import { emulated, passBackoff, recordingSpans, waitUntil } from "./fixtures.js"
+import { NodeHttpWire, NodeSwitchboard } from "../src/index.js"
+import { emulated, eventually, passBackoff, recordingSpans, waitUntil } from "./fixtures.js"
 import * as RecordingClock from "@switchboard/test-support/RecordingClock"
 
 const model = "gpt-4o-mini"
@@ -17,6 +22,72 @@ const instant = { retryBaseDelay: "1 millis", maxRetryDelay: "1 millis" } as con
 
 /** The request id the emulator recorded for its latest request. */
 const lastRecordedId = Effect.map(Effect.flatMap(Emulator.Emulator, (e) => e.requests), (requests) => requests.at(-1)?.requestId)
+
+/**
+ * The SDK over `wire` (the real one, over real HTTP to the emulator), each
+ * head the wire reports counted in `heads`: how a test knows the client has
+ * the headers while the body is still held back.
+ */
+const watched = (wire: Layer.Layer<HttpWire.HttpWire, unknown>, heads: { count: number }) =>
+  Layer.unwrap(
+    Effect.map(Emulator.Emulator, (emulator) =>
+      Switchboard.layer.pipe(
+        Layer.provide(SwitchboardConfig.layer({ baseUrl: emulator.url, apiKey: emulator.apiKey, timeout: "2 hours" })),
+        Layer.provide(TaskJournal.layerMemory),
+        Layer.provide(Layer.effect(
+          HttpWire.HttpWire,
+          Effect.map(Effect.service(HttpWire.HttpWire), (inner): HttpWire.Service => ({
+            ...inner,
+            text: (request, limits, onHead) =>
+              inner.text(request, limits, () => {
+                onHead?.()
+                heads.count += 1
+              })
+          }))
+        ).pipe(Layer.provide(wire)))
+      ))
+  ).pipe(Layer.provideMerge(Emulator.layer()), Layer.provideMerge(RecordingClock.layer))
+
+const wires = [
+  ["NodeHttpWire", NodeHttpWire.layer],
+  ["HttpClientWire over fetch", HttpClientWire.layer.pipe(Layer.provide(FetchHttpClient.layer))]
+] as const
+
+describe("time to first byte of a JSON call", () => {
+  for (const [name, wire] of wires) {
+    const heads = { count: 0 }
+    it.effect(`${name}: timed at the headers, before the body (held back an hour on the test clock)`, () =>
+      Effect.gen(function*() {
+        const emulator = yield* Emulator.Emulator
+        yield* emulator.setFaults({ script: [{ _tag: "Delay", delay: "1 hour", afterHeaders: true }] })
+        heads.count = 0
+        const start = yield* Clock.currentTimeMillis
+        const fiber = yield* Effect.forkChild(Switchboard.withResponse(Chat.create(hello)))
+        // The client has the headers and the emulator holds the body: only then does time pass.
+        yield* eventually(Effect.sync(() => heads.count), (n) => n === 1)
+        yield* waitUntil(RecordingClock.sleeps, (s) => s.includes(start + 3_600_000))
+        yield* TestClock.adjust("1 hour")
+        const [completion, response] = yield* Fiber.join(fiber)
+        expect(completion.choices[0]?.message.content).toContain("Hello")
+        const { firstByte, total } = response.timings
+        expect(firstByte).toBeDefined()
+        expect(Duration.isLessThan(firstByte!, total)).toBe(true)
+      }).pipe(Effect.provide(watched(wire, heads))))
+
+    it.effect(`${name}: every reply has it, at most the total: a chat, embeddings, a refused attempt`, () =>
+      Effect.gen(function*() {
+        const emulator = yield* Emulator.Emulator
+        const [, chat] = yield* Switchboard.withResponse(Chat.create(hello))
+        const [, embeddings] = yield* Switchboard.withResponse(Embeddings.create({ model: "text-embedding-3-small", input: "a" }))
+        yield* emulator.setFaults({ script: [{ _tag: "Status", status: 500 }] })
+        const error = yield* Effect.flip(Chat.create(hello).pipe(Switchboard.withRequestOptions({ maxRetries: 0 })))
+        for (const response of [chat, embeddings, ResponseMetadata.ofError(error)!]) {
+          expect(response.timings.firstByte).toBeDefined()
+          expect(Duration.isLessThanOrEqualTo(response.timings.firstByte!, response.timings.total)).toBe(true)
+        }
+      }).pipe(Effect.provide(watched(wire, heads))))
+  }
+})
 
 describe("response metadata", () => {
   it.effect("a chat call: the recorded request id, parsed limits, processing time, redacted headers", () =>

@@ -160,6 +160,48 @@ export const suite = (name: string, layer: Layer.Layer<HttpWire.HttpWire, unknow
         if (!options.ownAcceptEncoding) expect(heads[0]!["accept-encoding"]).toMatch(/gzip/)
       }))
 
+    // `Transport` times a JSON call's first byte by `onHead` (ResponseMetadata's
+    // `timings.firstByte`): the head must be reported as it arrives, not when
+    // the body is whole. The server holds the body until the wire has said so,
+    // so the order is the verdict, not a time.
+    test("text: onHead is called once as the head arrives, before the body (held back until then), whatever the status", () =>
+      Effect.gen(function*() {
+        const wire = yield* wireOf
+        for (const status of [200, 429]) {
+          const events: Array<string> = []
+          const headSeen = yield* Deferred.make<void>()
+          const body = `{"status":${status}}`
+          let release = () => {}
+          const { url } = yield* server((_request, response) => {
+            response.writeHead(status, { "content-type": "application/json", "content-length": String(body.length) })
+            response.flushHeaders()
+            release = () => {
+              events.push("body sent")
+              response.end(body)
+            }
+          })
+          const onHead = () => {
+            events.push("head")
+            Deferred.doneUnsafe(headSeen, Exit.void)
+          }
+          const fiber = yield* Effect.forkChild(wire.text(get(url), undefined, onHead))
+          yield* Deferred.await(headSeen)
+          release()
+          const reply = yield* Fiber.join(fiber)
+          expect(reply).toMatchObject({ status, text: body })
+          expect(events).toEqual(["head", "body sent"])
+        }
+      }))
+
+    test("text: no head, no onHead (a refused connection)", () =>
+      Effect.gen(function*() {
+        const wire = yield* wireOf
+        const { url } = yield* Effect.scoped(server(() => {}))
+        let heads = 0
+        yield* Effect.flip(wire.text(get(url), undefined, () => void heads++))
+        expect(heads).toBe(0)
+      }))
+
     test("a caller's content-type stays", () =>
       Effect.gen(function*() {
         const wire = yield* wireOf

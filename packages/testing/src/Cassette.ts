@@ -458,15 +458,19 @@ export const layerWire = (
     const decodeFailure = (error: CassetteMissError) => new HttpWire.WireError({ reason: "decode", cause: error })
 
     const wire: HttpWire.Service = {
-      text: (request, limits) => {
-        if (mode === "passthrough") return real.text(request, limits)
+      text: (request, limits, onHead) => {
+        if (mode === "passthrough") return real.text(request, limits, onHead)
         const found = mode === "record" ? undefined : find(keyOf(request))
         if (found !== undefined && !(found instanceof CassetteMissError)) {
-          return Effect.succeed({ status: found.response.status, headers: found.response.headers, text: replayText(found.response) })
+          // A replayed head is there at once.
+          return Effect.sync(() => {
+            onHead?.()
+            return { status: found.response.status, headers: found.response.headers, text: replayText(found.response) }
+          })
         }
         if (!recording) return Effect.fail(decodeFailure(found as CassetteMissError))
         if (found instanceof CassetteMissError) misses.pop()
-        return Effect.tap(real.text(request, limits), (response) =>
+        return Effect.tap(real.text(request, limits, onHead), (response) =>
           save(store(request, { status: response.status, headers: response.headers, ...bodyOf(response.text) })))
       },
       open: (request, limits) => {

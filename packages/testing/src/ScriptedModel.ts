@@ -239,11 +239,14 @@ export const make = (
       })
 
     const wire: HttpWire.Service = {
-      text: (request) =>
-        Effect.flatMap(exchange(request, false), ({ served, timing }) =>
-          timing.cutAfter !== undefined && served.status < 300 ?
+      text: (request, _limits, onHead) =>
+        Effect.flatMap(exchange(request, false), ({ served, timing }) => {
+          // The scripted head comes after its delay, with its body at once.
+          onHead?.()
+          return timing.cutAfter !== undefined && served.status < 300 ?
             Effect.fail(new HttpWire.WireError({ reason: "response" })) :
-            Effect.succeed({ status: served.status, headers: served.headers, text: served.body })),
+            Effect.succeed({ status: served.status, headers: served.headers, text: served.body })
+        }),
       open: (request) =>
         Effect.map(exchange(request, true), ({ served, timing }) => ({
           status: served.status,
