@@ -133,7 +133,13 @@ export const reserveIn = (state: State, now: number): number => {
   return 0
 }
 
-/** A reply's word on one limit; the other requests in flight are counted as not yet seen by the service. */
+/**
+ * A reply's word on one limit; the other requests in flight are counted as
+ * not yet seen by the service. Before the known reset, replies can arrive out
+ * of order (one sent early in the window that ended, recorded after the new
+ * window's): the lower count and the later reset win, so a late reply never
+ * spends budget twice; past the reset, the reply's word is taken as it is.
+ */
 const update = (
   bucket: Bucket,
   limit: number | undefined,
@@ -144,8 +150,16 @@ const update = (
 ) => {
   if (limit !== undefined) bucket.limit = limit
   if (remaining === undefined) return
-  bucket.remaining = Math.max(0, remaining - unseen)
-  bucket.resetAt = reset === undefined ? undefined : now + Duration.toMillis(reset)
+  const said = Math.max(0, remaining - unseen)
+  const resetAt = reset === undefined ? undefined : now + Duration.toMillis(reset)
+  const known = bucket.resetAt
+  if (known === undefined || now >= known) {
+    bucket.remaining = said
+    bucket.resetAt = resetAt
+    return
+  }
+  bucket.remaining = bucket.remaining === undefined ? said : Math.min(bucket.remaining, said)
+  bucket.resetAt = resetAt === undefined ? known : Math.max(known, resetAt)
 }
 
 /**

@@ -61,6 +61,25 @@ describe("the pacing budget", () => {
     expect(state.requests.remaining).toBe(0)
   })
 
+  it("a late reply from before the window's newer replies never raises what they left", () => {
+    const state = Pacing.emptyState()
+    state.heard = true
+    expect(Pacing.reserveIn(state, 0)).toBe(0)
+    expect(Pacing.reserveIn(state, 0)).toBe(0)
+    // The newer reply arrives first: the window is spent until 1,005.
+    Pacing.recordIn(state, limits(0, 1000), 5)
+    Pacing.releaseIn(state)
+    // The older one, sent early in the window that ended, says 2 were left.
+    Pacing.recordIn(state, limits(2, 10), 6)
+    Pacing.releaseIn(state)
+    expect(state.requests.remaining).toBe(0)
+    expect(Pacing.reserveIn(state, 7)).toBe(998)
+    // Past the reset, a reply's word is taken as it is again.
+    expect(Pacing.reserveIn(state, 1005)).toBe(0)
+    Pacing.recordIn(state, limits(2, 1000), 1010)
+    expect(state.requests.remaining).toBe(2)
+  })
+
   it("before any reply one request goes, the others wait for what it says", () => {
     const state = Pacing.emptyState()
     expect(Pacing.reserveIn(state, 0)).toBe(0)
