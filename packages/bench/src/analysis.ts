@@ -98,13 +98,16 @@ edition in the first full run (120 against 192 MB): Effect 4's \`Schema\` no lon
 the 3 line).
 `,
   streaming: `
-**CPU per chunk is about 1.3 × the raw parser's** (3.6 against 2.7 µs in the first full run; the Effect 3 edition 4.1–5.1
-µs): the verdict is on chunks/s, which the first full run put at 0.72 / 0.78 × (runForEach / runFold), just under the
-target. The raw parser splits lines and calls \`JSON.parse\`; Switchboard also checks each chunk (a hand check, then
-the schema), runs it through \`Stream\`'s stages and the span's facts, and with \`runForEach\` runs one \`Effect\` per chunk,
-which \`runFold\` does not. The wire is not the difference: \`HttpClientWire\` over undici streams at the same CPU per chunk.
-Closing the rest would take the decoder out of \`Stream\` (a pull loop over the wire's reads), which reverses how
-\`Transport\` owns streams and their retries.
+**CPU per chunk is about 1.2–1.4 × the raw parser's** (1.22–1.23 × in issue 38's run of this figure, at load 40–55);
+on this loopback the chunks/s ratio is its inverse (the server is idle), so both targets ask for the same. The raw
+parser splits lines and calls \`JSON.parse\` (about three quarters of its CPU); Switchboard also checks each chunk,
+guards against \`__proto__\` keys and folds the span's facts (together about 0.06 µs a chunk), runs each read through
+\`Stream\`'s stages after the decoder (0.1–0.2 µs a chunk in issue 38's runs), sets up a span, metrics and a validated
+request per stream (about 375 µs), and with \`runForEach\` runs one \`Effect\` per chunk, which \`runFold\` does not.
+The decoding is already batched (one pull per network read, no effect per element) and the wire reads as cheaply as
+undici's own body; until issue 38 every stream also closed its connection at \`[DONE]\` and reconnected, which cost
+0.14–0.60 µs a chunk (docs/decisions.md). No single guarantee stands in the way of 1.15 ×: what is left is the stream
+machinery per read and per stream.
 `,
   "open-streams": `
 **Memory per open stream** is the peak during the run less the RSS before it: in-flight data and garbage more than the

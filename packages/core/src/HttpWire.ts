@@ -107,6 +107,16 @@ export interface OpenResponse extends Head {
    * element): the `firstByteMillis` limit stops.
    */
   readonly commit: () => void
+  /**
+   * Tells the wire the caller has read all it needs of the body (a chat
+   * stream's `[DONE]`), so what is left is only the body's end: when the
+   * exchange's scope closes, a wire may read and drop a short rest to keep
+   * the connection for the next request, rather than close it. Without a
+   * call (or on a wire without it), closing the scope closes the connection.
+   *
+   * @since 1.1.0
+   */
+  readonly done?: (() => void) | undefined
 }
 
 /**

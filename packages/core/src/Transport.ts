@@ -14,6 +14,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import { constVoid } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Pull from "effect/Pull"
@@ -88,6 +89,14 @@ export interface StreamReply {
   readonly span: Tracer.Span
   /** `Service.redact`, with the call's own secret headers. */
   readonly redact: (text: string) => string
+  /**
+   * Says the decoder has all it needs of the body (e.g. `[DONE]` was read):
+   * the wire may then keep the connection for the next request
+   * (`HttpWire.OpenResponse.done`).
+   *
+   * @since 1.1.0
+   */
+  readonly done: () => void
 }
 
 /**
@@ -864,7 +873,13 @@ export const make = Effect.gen(function*() {
           if (isJson(response)) return yield* jsonInsteadOfStream(response, settings.redact)
           const requestId = response.headers["x-request-id"]
           const body = Stream.mapError(response.body, (error) => wireFailure(error, stage(requestId), limits))
-          const elements = options.decode(body, { headers: response.headers, requestId, span, redact: settings.redact })
+          const elements = options.decode(body, {
+            headers: response.headers,
+            requestId,
+            span,
+            redact: settings.redact,
+            done: response.done ?? constVoid
+          })
           const pull = yield* Stream.toPull(elements)
           const first = yield* firstBatch(pull)
           response.commit()

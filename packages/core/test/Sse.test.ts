@@ -176,6 +176,53 @@ describe("events → chunks", () => {
   it("[DONE] without a finish_reason is a complete stream", () => {
     expect(decodeChunks([utf8.encode(sse(hello[0]) + "data: [DONE]\n\n")])).toEqual(Result.succeed([hello[0]]))
   })
+
+  it("[DONE] tells the wire the body is done; a stream ended otherwise does not", () => {
+    const doneCalls = (body: string) => {
+      let calls = 0
+      const context = { requestId: undefined, redact: (text: string) => text, done: () => void calls++ }
+      Effect.runSync(Effect.result(Stream.runDrain(
+        readsOf([utf8.encode(body)]).pipe(Sse.decode(), Stream.pipeThroughChannel(ChatStream.chunks(context)))
+      )))
+      return calls
+    }
+    expect(doneCalls(hello.map(sse).join("") + "data: [DONE]\n\n")).toBe(1)
+    expect(doneCalls(hello.map(sse).join(""))).toBe(0)
+    expect(doneCalls(sse(hello[0]) + "data: {\n\n" + "data: [DONE]\n\n")).toBe(0)
+  })
+})
+
+/** The chunks a decoder delivered before it ended, and how it ended, as a consumer sees them. */
+const delivered = <A, E>(stream: Stream.Stream<A, E>) => {
+  const seen: Array<A> = []
+  const result = Effect.runSync(Effect.result(Stream.runForEach(stream, (a) => Effect.sync(() => seen.push(a)))))
+  return { seen, result }
+}
+
+describe("a failure inside a read: what came before it is delivered first, at any split", () => {
+  const hello = [chunk("Hé"), chunk("llo 👋"), chunk(undefined, { finish: "stop" })]
+
+  it("a bad chunk between good ones: the chunks before it, then its ResponseDecodeError", () => {
+    const body = sse(hello[0]) + sse(hello[1]) + sse({ id: 5, choices: [] }) + sse(hello[2]) + "data: [DONE]\n\n"
+    for (const reads of deliveries(body)) {
+      const { result, seen } = delivered(
+        readsOf(reads).pipe(Sse.decode(), Stream.pipeThroughChannel(ChatStream.chunks({ requestId: undefined, redact: (text) => text })))
+      )
+      expect(seen).toEqual(hello.slice(0, 2))
+      expect(Result.isFailure(result) && result.failure).toMatchObject({ _tag: "ResponseDecodeError", body: `{"id":5,"choices":[]}` })
+    }
+  })
+
+  // The limit bounds what is held for an event not yet complete: here one of
+  // three 30-character lines that the body never ends.
+  it("an event growing past maxEventSize after complete ones: those events, then ResponseTooLargeError", () => {
+    const body = "data: a\n\ndata: b\n\n: note\n\n" + `data: ${"x".repeat(30)}\n`.repeat(3)
+    for (const reads of deliveries(body)) {
+      const { result, seen } = delivered(Sse.decode(readsOf(reads), { maxEventSize: 50 }))
+      expect(seen).toEqual([message("a"), message("b")])
+      expect(Result.isFailure(result) && result.failure).toMatchObject({ _tag: "ResponseTooLargeError", limit: 50 })
+    }
+  })
 })
 
 describe("the fast chunk check agrees with the schema", () => {

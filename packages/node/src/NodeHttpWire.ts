@@ -259,6 +259,14 @@ class TextExchange extends Exchange {
 const highWaterMark = 256 * 1024
 
 /**
+ * What a body may still bring after its reader said it is done (`done`)
+ * before the connection is closed rather than kept: a server ends a stream
+ * right after `[DONE]`, so its rest is a few bytes that come at once.
+ */
+const drainBytes = 64 * 1024
+const drainMillis = 1_000
+
+/**
  * Resumes the opening fiber at the headers, then queues the body for its
  * stream: bounded (the socket pauses above `highWaterMark`), read one batch
  * per pull. The time limits are `WireLimits.StreamDeadlines` on the
@@ -271,6 +279,11 @@ class StreamExchange extends Exchange {
   private failure: HttpWire.WireError | undefined
   private waiting: ((effect: BodyPull) => void) | undefined
   private readonly deadlines: WireLimits.StreamDeadlines
+  /** The reader has all it needs (`OpenResponse.done`): closing the scope lets the body end. */
+  private readerDone = false
+  /** Bytes dropped while draining, or `undefined` while the body is still read. */
+  private drained: number | undefined
+  private cancelDrain: (() => void) | undefined
 
   /** Resumes the opening fiber; set before the dispatch. */
   opened: (effect: Effect.Effect<HttpWire.OpenResponse, HttpWire.WireError>) => void = () => {}
@@ -325,7 +338,8 @@ class StreamExchange extends Exchange {
       status: this.status,
       headers: this.headers,
       body: Stream.fromPull(Effect.succeed(this.pull)),
-      commit: this.deadlines.commit
+      commit: this.deadlines.commit,
+      done: this.done
     }))
     // The head is the caller's either way (a 4xx keeps its status); the body fails.
     const codings = this.codings()
@@ -333,8 +347,42 @@ class StreamExchange extends Exchange {
     else if (codings !== undefined) this.decode(codings, (error) => this.fail(error))
   }
 
+  readonly done = (): void => {
+    this.readerDone = true
+  }
+
+  /**
+   * The exchange's scope closed. Unless the reader said it was done, the
+   * exchange is aborted, which closes the connection (interruption, a
+   * failure, a reader that stopped early). After `done`, the rest of the body
+   * is read and dropped, so that undici keeps the connection for the next
+   * request, unless it is longer than `drainBytes` or slower than
+   * `drainMillis`: reconnecting for every stream cost more CPU per chunk than
+   * decoding (docs/decisions.md).
+   */
+  close() {
+    if (this.settled) return
+    if (!this.readerDone) return this.abort()
+    this.drained = this.buffered
+    this.chunks = []
+    this.buffered = 0
+    this.deadlines.end()
+    if (this.drained > drainBytes) return this.abort()
+    // Unref'd: the socket, not this timer, is what keeps a process alive meanwhile.
+    const timer = setTimeout(() => this.abort(), drainMillis)
+    timer.unref()
+    this.cancelDrain = () => clearTimeout(timer)
+    if (this.decoder !== undefined) this.decoder.resume()
+    else if (this.controller?.paused) this.controller.resume()
+  }
+
   /** Decoded bytes; above the high-water mark the decoder pauses, or the socket when nothing is coded. */
   receive(chunk: Uint8Array) {
+    if (this.drained !== undefined) {
+      this.drained += chunk.length
+      if (this.drained > drainBytes) this.abort()
+      return
+    }
     this.chunks.push(chunk as Buffer)
     this.buffered += chunk.length
     this.deadlines.arrived()
@@ -350,6 +398,7 @@ class StreamExchange extends Exchange {
     this.settled = true
     this.controller = undefined
     this.deadlines.end()
+    this.cancelDrain?.()
     this.wake()
   }
 
@@ -357,6 +406,7 @@ class StreamExchange extends Exchange {
     if (this.settled) return
     this.settled = true
     this.deadlines.end()
+    this.cancelDrain?.()
     if (this.status === 0) this.opened(Effect.fail(new HttpWire.WireError({ reason: "request", cause })))
     else this.fail(new HttpWire.WireError({ reason: "response", cause }))
   }
@@ -366,6 +416,7 @@ class StreamExchange extends Exchange {
     if (this.settled) return
     super.abort()
     this.deadlines.end()
+    this.cancelDrain?.()
   }
 
   /** A time limit ran out: before the head, the opening fails; after it, the body. */
@@ -410,13 +461,14 @@ export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
         () => Effect.sync(() => exchange.abort())
       )
     }),
-  // The abort is in the scope before the request leaves: whatever ends the
-  // scope (interruption while waiting for headers included) ends the exchange.
+  // The close is in the scope before the request leaves: whatever ends the
+  // scope (interruption while waiting for headers included) ends the exchange
+  // (`StreamExchange.close`: aborted, or drained after `done`).
   open: (request, limits) =>
     Effect.flatMap(HttpWire.traced(request), (request) => {
       const exchange = new StreamExchange(limits)
       return Effect.andThen(
-        Effect.addFinalizer(() => Effect.sync(() => exchange.abort())),
+        Effect.addFinalizer(() => Effect.sync(() => exchange.close())),
         Effect.callback<HttpWire.OpenResponse, HttpWire.WireError>((resume) => {
           exchange.opened = resume
           dispatcher.dispatch(dispatchOptions(request), exchange)

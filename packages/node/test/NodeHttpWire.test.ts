@@ -15,7 +15,8 @@ import { Emulator } from "@switchboard/emulator"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { NodeHttpWire } from "../src/index.js"
-import { emulated, waitUntil } from "./fixtures.js"
+import { emulated, eventually, waitUntil } from "./fixtures.js"
+import { against } from "./hostile.js"
 
 const hello = {
   model: Emulator.chatModel,
@@ -115,4 +116,68 @@ describe("NodeHttpWire's content-encoding lists", () => {
         else expect(result, `${count} codings`).toMatchObject({ _tag: "Failure", failure: { reason: "decode" } })
       }
     }).pipe(Effect.provide(NodeHttpWire.layer))))
+})
+
+describe("NodeHttpWire after a stream's [DONE]", () => {
+  const chunk = (content: string, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`
+  const events = chunk("Hel") + chunk("lo", "stop") + "data: [DONE]\n\n"
+  const streamed = Stream.runCollect(Stream.map(Chat.stream(hello), (c) => c.choices[0]?.delta.content))
+
+  // Before, the end of the stream's scope aborted the exchange, so each
+  // stream closed its connection and the next one opened another. Two, not
+  // one: a stream ends inside the wire's read of its last bytes, so the next
+  // one starts before undici has seen its predecessor's connection finish.
+  it.live("streams read to their [DONE] keep their connections for the next ones", () => {
+    const sockets = new Set<Net.Socket>()
+    return against(
+      (request, response) => {
+        sockets.add(request.socket)
+        response.writeHead(200, { "content-type": "text/event-stream" })
+        response.end(events)
+      },
+      () =>
+        Effect.gen(function*() {
+          for (let i = 0; i < 6; i++) expect(yield* streamed).toEqual(["Hel", "lo"])
+          expect(sockets.size).toBeLessThanOrEqual(2)
+        })
+    )
+  })
+
+  it.live("a rest after [DONE] longer than the wire drops closes the connection; the stream ended at [DONE]", () => {
+    let written = 0
+    return against(
+      (_request, response) => {
+        response.writeHead(200, { "content-type": "text/event-stream" })
+        response.write(events)
+        const comment = `: ${"x".repeat(16 * 1024)}\n`
+        const more = () => {
+          while (!response.destroyed && written < 64 * 1024 * 1024) {
+            written += comment.length
+            if (!response.write(comment)) return response.once("drain", more)
+          }
+        }
+        more()
+      },
+      (server) =>
+        Effect.gen(function*() {
+          expect(yield* streamed).toEqual(["Hel", "lo"])
+          yield* eventually(Effect.sync(server.openSockets), (n) => n === 0)
+          expect(written).toBeLessThan(64 * 1024 * 1024)
+        })
+    )
+  })
+
+  it.live("a body that does not end after [DONE] is closed: the stream ended at [DONE]", () =>
+    against(
+      (_request, response) => {
+        response.writeHead(200, { "content-type": "text/event-stream" })
+        response.write(events)
+      },
+      (server) =>
+        Effect.gen(function*() {
+          expect(yield* streamed).toEqual(["Hel", "lo"])
+          yield* eventually(Effect.sync(server.openSockets), (n) => n === 0)
+        })
+    ))
 })

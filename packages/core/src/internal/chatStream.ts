@@ -40,6 +40,8 @@ export const streamingRequest = (request: Protocol.ChatRequest, includeUsage: bo
 export interface Context {
   readonly requestId: string | undefined
   readonly redact: (text: string) => string
+  /** Told at `[DONE]`: the rest of the body is only its end, so the wire may keep the connection. */
+  readonly done?: (() => void) | undefined
 }
 
 const withId = (requestId: string | undefined) => (requestId === undefined ? {} : { requestId })
@@ -151,7 +153,10 @@ export const chunks = <E>(
       onBatch: (events, out) => {
         for (const event of events) {
           if (event.event !== undefined && event.event !== "message" && event.event !== "error") continue
-          if (event.data === "[DONE]") return Cause.done()
+          if (event.data === "[DONE]") {
+            context.done?.()
+            return Cause.done()
+          }
           const chunk = toChunk(event, context)
           if (chunk instanceof StreamError || chunk instanceof ResponseDecodeError) return Effect.fail(chunk)
           if (!finished && hasFinishReason(chunk)) finished = true
