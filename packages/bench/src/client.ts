@@ -60,6 +60,10 @@ const run = async (spec: ClientSpec): Promise<Measured> => {
       return (await import("./clients/switchboard.js")).embed(spec)
     case "agent":
       return (await import("./clients/agent.js")).run(spec)
+    case "agent-load":
+      return spec.client === "ai"
+        ? (await import("./clients/loadAi.js")).run(spec)
+        : (await import("./clients/loadSwitchboard.js")).run(spec)
     case "serve":
       return (await import("./clients/serve.js")).run(spec)
   }
