@@ -34,23 +34,30 @@ export interface Timeline {
   /** Called by tool `index` (0 or 1) with the `run` argument the model gave it. */
   readonly tool: (index: 0 | 1, run: unknown) => void
   readonly end: (run: number) => void
-  /** Every step's duration in milliseconds, runs in order. */
+  /** Every step's duration in milliseconds, runs in order; throws if a tool failed or a step was never reached. */
   readonly durations: () => Float64Array
 }
 
 export const timeline = (runs: number): Timeline => {
   const marks = new Float64Array(runs * (steps + 1))
+  let failure: string | undefined
   return {
     start: (run) => void (marks[run * (steps + 1)] = performance.now()),
     tool: (index, run) => {
-      // The argument comes from the service: an index only once checked.
+      // The argument comes from the service: an index only once checked. A
+      // client may turn the throw into a message for the model, so the
+      // timeline keeps the failure too.
       if (typeof run !== "number" || !Number.isInteger(run) || run < 0 || run >= runs) {
-        throw new Error(`tool ${toolNames[index]} called with run ${JSON.stringify(run)}`)
+        failure ??= `tool ${toolNames[index]} called with run ${JSON.stringify(run)}`
+        throw new Error(failure)
       }
       marks[run * (steps + 1) + index + 1] = performance.now()
     },
     end: (run) => void (marks[run * (steps + 1) + steps] = performance.now()),
     durations: () => {
+      if (failure !== undefined) throw new Error(failure)
+      const missing = marks.indexOf(0)
+      if (missing !== -1) throw new Error(`run ${Math.floor(missing / (steps + 1))} never reached mark ${missing % (steps + 1)}`)
       const out = new Float64Array(runs * steps)
       for (let run = 0; run < runs; run++) {
         for (let step = 0; step < steps; step++) {
@@ -87,18 +94,16 @@ export const loadRuns = async (
   once: (run: number, line: Timeline) => Promise<void>
 ): Promise<Measured> => {
   const until = deadline(spec.timeLimitMs)
+  const marked = (line: Timeline) => async (run: number) => {
+    line.start(run)
+    await once(run, line)
+    line.end(run)
+  }
   const warm = timeline(spec.warmupRuns)
-  await bounded(pool(spec.warmupRuns, 100, until, (run) => once(run, warm)), until)
+  await bounded(pool(spec.warmupRuns, 100, until, marked(warm)), until)
+  warm.durations()
   const line = timeline(spec.runs)
-  const measured = await measureOpenStreams(spec.runs * steps, () =>
-    bounded(
-      pool(spec.runs, spec.runs, until, async (run) => {
-        line.start(run)
-        await once(run, line)
-        line.end(run)
-      }),
-      until
-    ))
+  const measured = await measureOpenStreams(spec.runs * steps, () => bounded(pool(spec.runs, spec.runs, until, marked(line)), until))
   const sorted = line.durations().sort()
   return {
     ...measured,

@@ -1,7 +1,8 @@
 /**
  * The largest realistic load on this machine: many agent runs of three steps
  * at once against the emulator, Switchboard's `Agent.run` beside Vercel
- * `ai`'s `generateText` with tools. No target: the issue asks for the figure.
+ * `ai`'s `generateText` with tools and OpenAI's Agents SDK. No target: the
+ * issue asks for the figure.
  */
 import { complete, type Context, type Figure, interleave, type RunSample } from "../lib/figure.js"
 import { emulatorPath, startServer } from "../lib/processes.js"
@@ -21,6 +22,12 @@ const clients = [
     client: "ai",
     what: "`generateText` with two `tool`s (zod parameters) and `stopWhen: stepCountIs(3)`, through " +
       "`@ai-sdk/openai-compatible`"
+  },
+  {
+    label: "OpenAI Agents SDK",
+    client: "openai-agents",
+    what: "`@openai/agents-core`'s `Runner.run` of an `Agent` with two `tool`s (zod parameters) and `maxTurns: 3`, on " +
+      "`@openai/agents-openai`'s Chat Completions model (`OpenAIProvider` with `useResponses: false`), tracing off"
   }
 ] as const
 
@@ -38,18 +45,23 @@ interface Columns {
   readonly emulator: number
 }
 
-/** Switchboard against `ai` in this run, column by column, and where it is behind. */
-const comparison = (ours: Columns, theirs: Columns) => {
-  const columns = [
-    ["client CPU per step", ours.s.cpuPerUnit.median / theirs.s.cpuPerUnit.median],
-    ["memory per run", ours.memory.median / theirs.memory.median],
-    ["p99 step latency", ours.p99.median / theirs.p99.median]
-  ] as const
-  const behind = columns.filter(([, r]) => r > 1).map(([name]) => name)
-  return `Against Vercel \`ai\` in this run, Switchboard's ${columns.map(([name, r]) => `${name} ${ratio(r)}`).join(", ")}: ` +
-    (behind.length === 0 ? "ahead on each." : `behind on ${behind.join(" and ")}.`) +
-    ` Over the timed section the client used ${cores(ours.clientCores)} (ai ${cores(theirs.clientCores)}) and the ` +
-    `emulator ${cores(ours.emulator)} (${cores(theirs.emulator)}).`
+/** Switchboard against each other client in this run, column by column, and where it is behind. */
+const comparison = (ours: Columns, others: ReadonlyArray<readonly [string, Columns]>) => {
+  const behind: Array<string> = []
+  const parts = others.map(([label, theirs]) => {
+    const columns = [
+      ["client CPU per step", ours.s.cpuPerUnit.median / theirs.s.cpuPerUnit.median],
+      ["memory per run", ours.memory.median / theirs.memory.median],
+      ["p99 step latency", ours.p99.median / theirs.p99.median]
+    ] as const
+    behind.push(...columns.filter(([, r]) => r > 1).map(([name]) => `${name} against ${label}`))
+    return `against ${label}, ${columns.map(([name, r]) => `${name} ${ratio(r)}`).join(", ")}`
+  })
+  return `Switchboard in this run: ${parts.join("; ")}: ` +
+    (behind.length === 0 ? "ahead on each." : `behind on ${behind.join(", ")}.`) +
+    ` Over the timed section the client used ${cores(ours.clientCores)} (${
+      others.map(([label, c]) => `${label} ${cores(c.clientCores)}`).join(", ")
+    }) and the emulator at most ${cores(Math.max(ours.emulator, ...others.map(([, c]) => c.emulator)))}.`
 }
 
 const meaning = "What the numbers mean: every run starts at once, so a step's latency is mostly waiting, for the " +
@@ -117,8 +129,11 @@ export const figure: Figure = {
         }]
       }))
       const ours = summaries.get(clients[0].label)!
-      const theirs = summaries.get(clients[1].label)!
-      const both = complete(ours.s) && complete(theirs.s)
+      const others = clients.slice(1).flatMap(({ label }) => {
+        const c = summaries.get(label)!
+        return complete(c.s) ? [[label, c] as const] : []
+      })
+      const oursComplete = complete(ours.s)
       const rows = clients.map(({ label }) => {
         const { emulator, memory, p50, p99, s, seconds } = summaries.get(label)!
         if (!complete(s)) return [label, `failed: ${s.error ?? "no run"}`, "", "", "", "", "", "", "", ""]
@@ -126,7 +141,7 @@ export const figure: Figure = {
           label,
           micros(s.cpuPerUnit.median),
           range(s.cpuPerUnit),
-          both ? ratio(s.cpuPerUnit.median / theirs.s.cpuPerUnit.median) : "–",
+          oursComplete ? ratio(s.cpuPerUnit.median / ours.s.cpuPerUnit.median) : "–",
           kb(memory.median),
           mb(s.peakRss.median),
           ms(p50.median),
@@ -135,7 +150,7 @@ export const figure: Figure = {
           cores(emulator)
         ]
       })
-      const notes = both ? [comparison(ours, theirs), meaning, profile] : []
+      const notes = oursComplete && others.length > 0 ? [comparison(ours, others), meaning, profile] : [meaning]
       return {
         id,
         title,
@@ -146,7 +161,7 @@ export const figure: Figure = {
               "client",
               "CPU/step",
               "min–max",
-              "CPU × ai's",
+              "CPU × Switchboard's",
               "memory/run",
               "peak RSS",
               "p50 step",

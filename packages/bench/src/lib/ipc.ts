@@ -28,7 +28,7 @@ export type StreamClient =
   | "switchboard-wire-fetch"
 
 /** Clients of the agent-load figure. */
-export type LoadClient = "switchboard" | "ai"
+export type LoadClient = "switchboard" | "ai" | "openai-agents"
 
 interface Common {
   readonly port: number
