@@ -6,7 +6,7 @@
  */
 import { complete, type Context, type Figure, interleave, type RunSample } from "../lib/figure.js"
 import { emulatorPath, startServer } from "../lib/processes.js"
-import { cores, mb, median, micros, num, range, ratio, summarize } from "../lib/stats.js"
+import { cores, kb, mb, median, micros, num, range, ratio, summarize } from "../lib/stats.js"
 
 const id = "agent-load"
 const title = "Concurrent agent runs"
@@ -35,7 +35,6 @@ const extra = (sample: RunSample, key: string) => Number(sample.extra[key])
 /** Memory the timed section took per run: peak RSS during it less RSS before it. */
 const perRun = (sample: RunSample, runs: number) => (extra(sample, "rssPeak") - extra(sample, "rssBefore")) / runs
 const ms = (value: number) => `${num(value)} ms`
-const kb = (bytes: number) => `${num(bytes / 1024)} KB`
 
 interface Columns {
   readonly s: { readonly cpuPerUnit: { readonly median: number } }
