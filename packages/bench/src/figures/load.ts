@@ -69,14 +69,16 @@ const meaning = "What the numbers mean: every run starts at once, so a step's la
   "hold best from run to run. The emulator listens with a backlog of 4,096: with Node's default 511, a round of " +
   "2,000 runs had 1,347 SYNs dropped and retried a second later, which was most of its p99."
 
-/** What a CPU profile of the Switchboard client showed: the lead if it falls behind. */
-const profile = "Where Switchboard's step goes (a `--cpu-prof` of one 2,000-run Switchboard client, 2026-11-28, " +
-  "load 15, whole process): opening and running 2,000 connections at once, Node's `net` and undici, 37 % of the busy " +
-  "time; Effect's runtime 21 %; the garbage collector 13 %; core (the request, its decoding) 10 %; the agent's loop " +
-  "and tool calls 8 %. `ai`'s profile in the same conditions: Node's own fetch and streams 39 %, the garbage " +
-  "collector 19 %, `ai` 13 %, zod 8 % (its JSON Schema conversion of the tools, run for each request, among it). At this load the " +
-  "connections are a fixed cost both clients pay; what Switchboard could still cut is Effect's work per call " +
-  "(fibers, exits) with the garbage it leaves, and the agent loop's share, the same leads as the agent-step figure's."
+/** What CPU profiles of the clients showed: the lead if Switchboard falls behind. */
+const profile = "Where a step goes (a `--cpu-prof` of one 2,000-run client of each, 2026-11-28, load 15–42, whole " +
+  "process): Switchboard, opening and running 2,000 connections at once (Node's `net` and undici) 37 % of the busy " +
+  "time, Effect's runtime 21 %, the garbage collector 13 %, core (the request, its decoding) 10 %, the agent's loop " +
+  "and tool calls 8 %; `ai`, Node's own fetch and streams 39 %, the garbage collector 19 %, `ai` 13 %, zod 8 % (its " +
+  "JSON Schema conversion of the tools, run for each request, among it); the Agents SDK, Node's fetch 39 %, " +
+  "`@openai/agents-core` 22 % (the run loop, its item bookkeeping), the garbage collector 19 %, `openai` 7 %. The " +
+  "connections are a fixed cost every client pays at this load; what Switchboard could still cut is Effect's work " +
+  "per call (fibers, exits) with the garbage it leaves, and the agent loop's share, the same leads as the agent-step " +
+  "figure's."
 
 export const figure: Figure = {
   id,
