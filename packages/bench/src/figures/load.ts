@@ -4,7 +4,7 @@
  * `ai`'s `generateText` with tools and OpenAI's Agents SDK. No target: the
  * issue asks for the figure.
  */
-import { complete, type Context, type Figure, interleave, type RunSample } from "../lib/figure.js"
+import { complete, type Context, type Figure, interleave, notMeasured, type RunSample } from "../lib/figure.js"
 import { emulatorPath, startServer } from "../lib/processes.js"
 import { cores, kb, mb, median, micros, num, range, ratio, summarize } from "../lib/stats.js"
 
@@ -97,7 +97,9 @@ export const figure: Figure = {
       "client's work between); p50 and p99 are over every step of the round, the table gives their median over " +
       "rounds. CPU per step is the client's CPU over the timed section over 3 × runs; memory per run is the peak " +
       "RSS during it less the RSS before it (after a full collection), over the runs."
-    const emulator = await startServer(emulatorPath)
+    const emulator = await startServer(emulatorPath).catch((error: unknown) => String(error))
+    // The rest of a full run goes on without this figure.
+    if (typeof emulator === "string") return notMeasured(id, title, method, `the emulator did not start: ${emulator}`)
     try {
       const stats = await interleave(
         { ...context, server: emulator },
