@@ -60,6 +60,16 @@ const run = async (spec: ClientSpec): Promise<Measured> => {
       return (await import("./clients/switchboard.js")).embed(spec)
     case "agent":
       return (await import("./clients/agent.js")).run(spec)
+    case "agent-load":
+      switch (spec.client) {
+        case "switchboard":
+          return (await import("./clients/loadSwitchboard.js")).run(spec)
+        case "ai":
+          return (await import("./clients/loadAi.js")).run(spec)
+        case "openai-agents":
+          return (await import("./clients/loadAgents.js")).run(spec)
+      }
+      break
     case "serve":
       return (await import("./clients/serve.js")).run(spec)
   }

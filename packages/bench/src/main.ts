@@ -15,6 +15,7 @@ import * as CliStart from "./figures/cliStart.js"
 import * as ColdStart from "./figures/coldStart.js"
 import * as EmbedMany from "./figures/embedMany.js"
 import * as Fleet from "./figures/fleet.js"
+import * as Load from "./figures/load.js"
 import * as Memory from "./figures/memory.js"
 import * as Metadata from "./figures/metadata.js"
 import * as NonStreaming from "./figures/nonStreaming.js"
@@ -42,6 +43,7 @@ const figures: ReadonlyArray<Figure> = [
   Memory.figure,
   OpenStreams.figure,
   Agent.figure,
+  Load.figure,
   Serve.figure,
   BrowserBundle.figure,
   Tricks.figure,
@@ -57,6 +59,7 @@ const full: Settings = {
   openStreams: { streams: 1_000, chunks: 200, warmupStreams: 20, rounds: 5 },
   embed: { inputs: 20_000, rounds: 3 },
   agent: { count: 2_000, concurrency: 32, warmup: 300, rounds: 3 },
+  load: { runs: 2_000, warmupRuns: 200, rounds: 3 },
   profile: { count: 20_000 },
   cold: { rounds: 9 },
   timeLimitMs: 120_000
@@ -70,6 +73,7 @@ const quick: Settings = {
   openStreams: { streams: 1_000, chunks: 200, warmupStreams: 20, rounds: 2 },
   embed: { inputs: 2_000, rounds: 2 },
   agent: { count: 300, concurrency: 32, warmup: 100, rounds: 2 },
+  load: { runs: 200, warmupRuns: 50, rounds: 2 },
   profile: { count: 2_000 },
   cold: { rounds: 3 },
   timeLimitMs: 30_000

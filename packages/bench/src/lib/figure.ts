@@ -15,6 +15,8 @@ export interface Settings {
   readonly openStreams: { readonly streams: number; readonly chunks: number; readonly warmupStreams: number; readonly rounds: number }
   readonly embed: { readonly inputs: number; readonly rounds: number }
   readonly agent: { readonly count: number; readonly concurrency: number; readonly warmup: number; readonly rounds: number }
+  /** The agent-load figure: `runs` agent runs at once, after `warmupRuns`. */
+  readonly load: { readonly runs: number; readonly warmupRuns: number; readonly rounds: number }
   readonly profile: { readonly count: number }
   /** Rounds of the whole-process figures (cold start, the CLI's start). */
   readonly cold: { readonly rounds: number }

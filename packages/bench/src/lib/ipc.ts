@@ -27,6 +27,9 @@ export type StreamClient =
   | "switchboard-wire-undici"
   | "switchboard-wire-fetch"
 
+/** Clients of the agent-load figure. */
+export type LoadClient = "switchboard" | "ai" | "openai-agents"
+
 interface Common {
   readonly port: number
   /** The run fails, rather than loops on, past this many milliseconds. */
@@ -68,6 +71,16 @@ export type ClientSpec =
     readonly concurrency: number
     readonly warmup: number
     readonly tools: number
+  }
+  | Common & {
+    /**
+     * `runs` agent runs of three steps started at once against the emulator
+     * (two tool steps, then the answer), after `warmupRuns`; `port` is the emulator's.
+     */
+    readonly workload: "agent-load"
+    readonly client: LoadClient
+    readonly runs: number
+    readonly warmupRuns: number
   }
   | Common & {
     /** `Agent.stream` drained, or served as the UI message stream through `UiServer`'s web handler and read to the end. */

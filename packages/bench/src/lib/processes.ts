@@ -9,6 +9,8 @@ import { fileURLToPath } from "node:url"
 import type { ClientResult, ClientSpec, ClientToParent, ParentToServer, ServerToParent } from "./ipc.js"
 
 const serverPath = fileURLToPath(new URL("../server.js", import.meta.url))
+/** The emulator as a bench server (`emulator.ts`), for figures that need the service's behaviour. */
+export const emulatorPath = fileURLToPath(new URL("../emulator.js", import.meta.url))
 const clientPath = fileURLToPath(new URL("../client.js", import.meta.url))
 
 const live = new Set<ChildProcess>()
@@ -36,9 +38,10 @@ export interface Server {
   readonly stop: () => Promise<void>
 }
 
-export const startServer = (): Promise<Server> =>
+/** Starts the loopback server, or another script that speaks its IPC (`emulatorPath`). */
+export const startServer = (script = serverPath): Promise<Server> =>
   new Promise((resolve, reject) => {
-    const child = track(fork(serverPath, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] }))
+    const child = track(fork(script, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] }))
     let nextId = 0
     const waiting = new Map<number, (usage: NodeJS.CpuUsage) => void>()
     const ask = (message: ParentToServer) => child.send(message)

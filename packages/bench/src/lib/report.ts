@@ -127,6 +127,9 @@ export const markdown = ({ analysis, command, design, machine, results, serverTo
       "N valid `chat.completion.chunk` events (N from the request's `max_tokens`) written 256 events per write, and " +
       "embeddings shaped to the request's inputs. Its CPU (`process.cpuUsage()`) is read at the start and end of " +
       "every timed section; each figure reports the highest load.",
+    "- The concurrent agent runs figure needs the service's behaviour (tool calls over several steps), so it runs the " +
+      "emulator (`@switchboard/emulator`, `packages/bench/src/emulator.ts`) in its own process instead, its CPU read " +
+      "the same way and given as a column of that figure.",
     "- Each client run is a fresh child process (`node packages/bench/dist/client.js`) that loads only its client: " +
       "the raw undici process never loads Effect. Rounds interleave the clients (A B C A B C …); tables give the " +
       "median over rounds and the min–max.",

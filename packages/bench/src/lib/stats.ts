@@ -35,6 +35,7 @@ export const range = (summary: Summary, format: (n: number) => string = num) =>
   `${format(summary.min)}–${format(summary.max)}`
 
 export const mb = (bytes: number) => `${num(bytes / (1024 * 1024))} MB`
+export const kb = (bytes: number) => `${num(bytes / 1024)} KB`
 export const micros = (value: number) => `${num(value)} µs`
 export const ratio = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)} ×` : "–")
 export const cores = (value: number | undefined) => (value === undefined ? "–" : `${value.toFixed(2)} cores`)

@@ -215,6 +215,9 @@ const handle = (state: State) =>
     return yield* Faults.deliver(verdict?.refusedFor !== undefined ? undefined : fault, final)
   })
 
+/** Connections the kernel completes and holds for the server while it is busy. */
+const backlog = 4_096
+
 const listen = Effect.fnUntraced(function*(config: Config) {
   const connections = Watch.make(0)
   const server = Http.createServer()
@@ -222,7 +225,11 @@ const listen = Effect.fnUntraced(function*(config: Config) {
     connections.update((n) => n + 1)
     socket.once("close", () => connections.update((n) => n - 1))
   })
-  const httpServer = yield* NodeHttpServer.make(() => server, { host: "127.0.0.1", port: config.port })
+  // Node's default backlog (511) drops the SYNs of a client that opens more
+  // connections at once than that, and each waits a second or more to retry
+  // (a load of 2,000 agent runs, the bench's agent-load figure). The kernel
+  // caps it at net.core.somaxconn.
+  const httpServer = yield* NodeHttpServer.make(() => server, { host: "127.0.0.1", port: config.port, backlog })
   const { port } = server.address() as Net.AddressInfo
   return { server, httpServer, connections, baseUrl: `http://127.0.0.1:${port}` }
 })
