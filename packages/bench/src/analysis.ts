@@ -60,24 +60,39 @@ the non-streaming figure's Switchboard rows.
 
 export const analysis: Readonly<Record<string, string>> = {
   "cold-start": `
-**Where it goes.** The breakdown above: \`effect/Effect\`, \`effect/Schema\` and \`effect/Stream\` cost about as much CPU as
-openai's whole process, and the SDK's own modules about as much again; the layer and one call add about 55 ms, most
-of it the first run of code (V8 compiling it). Bundled into one file the same program uses about openai's CPU (0.94 ×
-in the first full run): what the installed packages pay is resolving, reading and compiling several hundred ES
-modules. Effect 4 cut it by about 40 % against the Effect 3 edition (305 against 528 ms of CPU, 92 against 117 MB),
-without reaching the target.
+**The target is below what \`effect\` itself costs.** The breakdown above: \`effect/Effect\`, \`effect/Schema\` and
+\`effect/Stream\` alone took 140 ms of CPU (124 ms wall) in the last full run, after Node's own 23 ms, while openai's
+whole process, its call included, took 118 ms (107 ms wall); a quick run at load 11 gave 113 against 116 ms. Node and
+those three modules are about 1.4 × openai's wall time before a line of the SDK runs, so 1.5 × leaves about 10 ms for
+core, the Node layer, undici (its \`Agent\` alone is 21–31 ms of CPU to load) and the call, which take about 150 ms
+together. RSS is the same story: 91.5 MB after the three modules, against openai's 86.0 MB peak and a 103 MB target.
 
-**Tried.** Node 22's compile cache (\`NODE_COMPILE_CACHE\`, or \`module.enableCompileCache()\` in the application):
-importing \`effect/Effect\`, \`Schema\`, \`Stream\`, \`@switchboard/core\` and \`@switchboard/node\` took 197–208 ms of CPU
-against 245–258 ms (five alternated pairs, load 18), for 4 MB more RSS; it is the application's switch, not a
-library's. Module imports gain nothing over the README's imports on Effect 4, which already import \`effect/Effect\`
-rather than the \`effect\` index. Wall time follows the machine's load here: compare CPU.
+**Where it goes.** Module loading: 234 ES modules (\`effect\` 168, core 46, node 7) and 24 CommonJS ones (undici). A CPU
+profile puts V8 compiling module source and Node resolving specifiers at about half of the process and the SDK's own
+functions under 5 %. Nothing is compiled at import: Effect 4.1's parsers compile on their first call; what import does
+is build \`Protocol\`'s schema values, 4–7 ms of CPU (re-importing \`Protocol.js\` and \`protocolEndpoints.js\` with their
+dependencies loaded), about 2 % of the process. Bundled into one file the same program uses about openai's CPU (0.94 ×
+in the first full run).
+
+**Taken.** The Node layer no longer loads \`@effect/platform-node-shared\`'s file system at import (only a layer that
+touches files does, when built): three modules fewer, a median 1–22 ms less CPU over three runs of alternated pairs.
+
+**Tried.** Schemas built per capability on first use: at most those 4–7 ms, at the price of \`Protocol\`'s exports no
+longer being schema values; not done. The built JavaScript without its comments (a third of core's and node's bytes):
+the whole process did not move (median 346 against 347 ms of CPU, 12 alternated pairs, load 15). Node 22's compile
+cache (\`NODE_COMPILE_CACHE\`, or \`module.enableCompileCache()\` in the application): importing \`effect/Effect\`,
+\`Schema\`, \`Stream\`, \`@switchboard/core\` and \`@switchboard/node\` took 197–208 ms of CPU against 245–258 ms (five
+alternated pairs, load 18), for 4 MB more RSS; it is the application's switch, not a library's (the CLI, an
+application, sets it). Module imports gain nothing over the README's imports on Effect 4, which already import
+\`effect/Effect\` rather than the \`effect\` index. Wall time follows the machine's load here: compare CPU.
 `,
   "cli-start": `
-**CPU is under the target; wall time is the load.** \`switchboard models\` used 174–203 ms of CPU in every run of the
-port (\`--version\`, which sends nothing, 150–180 ms), against 263–299 ms for the Effect 3 edition's CLI. Its wall time
-was 186 ms in a full run that passed, and 387 and 686 ms at loads of 8 and 15 on 2 cores: time spent waiting for a
-core. The command already runs as a bundle (the unbundled row shows what that saves).
+**CPU is at the target; wall time is the load.** The launcher turns on Node's compile cache, so a command after the
+first compiles less: \`switchboard models\` 142 ms of CPU against 168 ms with the cache off (the "no compile cache" row,
+what the first run after an install pays; 9 interleaved rounds at load 16), \`--version\`, which sends nothing, 121 ms.
+Before the cache the command used 174–203 ms of CPU in the port's runs, against 263–299 ms for the Effect 3 edition's
+CLI. On a quiet machine wall time is close to CPU time; at loads of 8–16 on 2 cores it was 387–686 ms, time spent
+waiting for a core. The command already runs as a bundle (the unbundled row shows what that saves).
 `,
   "non-streaming": `
 **Client CPU per request is about 2.0–2.3 × raw undici's** in every run (107 against 53 µs at 5a79f12, after core's

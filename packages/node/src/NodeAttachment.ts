@@ -4,13 +4,13 @@
  *
  * @since 0.1.0
  */
-import * as NodeFileSystem from "@effect/platform-node-shared/NodeFileSystem"
 import * as Attachment from "@switchboard/core/Attachment"
 import type { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import type * as PlatformError from "effect/PlatformError"
 import * as Stream from "effect/Stream"
+import * as Platform from "./internal/platform.js"
 
 /**
  * What `fromFile` takes: the media type, the size limit and the detail.
@@ -95,5 +95,5 @@ export const fromFile: (
     const bytes = yield* readAtMost(fs, path, maxBytes)
     return yield* Attachment.fromBytes(bytes, { ...options, maxBytes, source: path })
   },
-  Effect.provide(NodeFileSystem.layer)
+  Effect.provide(Platform.fileSystem)
 )

@@ -9,8 +9,6 @@
  *
  * @since 0.1.0
  */
-import * as NodeFileSystem from "@effect/platform-node-shared/NodeFileSystem"
-import * as NodePath from "@effect/platform-node-shared/NodePath"
 import type { GeneratedImage } from "@switchboard/core/Images"
 import * as Protocol from "@switchboard/core/Protocol"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
@@ -33,6 +31,7 @@ import * as Schema from "effect/Schema"
 import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import * as Crypto from "node:crypto"
+import * as Platform from "./internal/platform.js"
 
 /**
  * Writing a file failed; `path` names it.
@@ -429,4 +428,4 @@ export const finishVideo = Effect.fn("NodeMedia.finishVideo")(function*(taskId: 
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<FileSystem.FileSystem | Path.Path> = Layer.merge(NodeFileSystem.layer, NodePath.layer)
+export const layer: Layer.Layer<FileSystem.FileSystem | Path.Path> = Platform.fileSystemAndPath

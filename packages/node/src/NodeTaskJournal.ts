@@ -11,8 +11,6 @@
  *
  * @since 0.1.0
  */
-import * as NodeFileSystem from "@effect/platform-node-shared/NodeFileSystem"
-import * as NodePath from "@effect/platform-node-shared/NodePath"
 import { JournalError } from "@switchboard/core/SwitchboardError"
 import * as TaskJournal from "@switchboard/core/TaskJournal"
 import * as Config from "effect/Config"
@@ -27,6 +25,7 @@ import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePathModule from "node:path"
+import * as Platform from "./internal/platform.js"
 
 const recordExtension = ".json"
 const temporaryExtension = ".tmp"
@@ -393,7 +392,7 @@ export const layer = (directory: string): Layer.Layer<TaskJournal.TaskJournal, J
   TaskJournal.layer(makeStorage(directory)).pipe(
     // The file system and paths alone: `NodeContext` would also load the
     // command executor, terminal and workers at start.
-    Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
+    Layer.provide(Platform.fileSystemAndPath)
   )
 
 /**
@@ -448,7 +447,7 @@ export const layerOnFirstUse = (directory: string): Layer.Layer<TaskJournal.Task
       let opened: TaskJournal.Service | undefined
       const open = lock.withPermits(1)(Effect.suspend(() =>
         opened !== undefined ? Effect.succeed(opened) : Effect.flatMap(
-          Effect.provide(makeStorage(directory), Layer.merge(NodeFileSystem.layer, NodePath.layer)),
+          Effect.provide(makeStorage(directory), Platform.fileSystemAndPath),
           (storage) => Effect.map(TaskJournal.make(storage), (service) => (opened = service))
         )
       ))

@@ -14,8 +14,8 @@ import { apiKey } from "../lib/fixtures.js"
 
 const id = "cli-start"
 const title = "The CLI's start"
-/** The Effect 4 edition's target. */
-const targetMs = 300
+/** Issue 38's target (the Effect 4 edition's was 300 ms). */
+const targetMs = 150
 
 // The launcher users run (it starts the bundled build, dist/bundle/bin.js).
 const bin = path.join(rootDir, "packages", "cli", "bin", "switchboard.js")
@@ -25,8 +25,27 @@ const report = pathToFileURL(path.join(rootDir, "packages", "bench", "dist", "co
 // and `--database`): the same program, about 650 modules, no V8 flag.
 const unbundled = path.join(rootDir, "packages", "cli", "dist", "bin.js")
 
-const commands = [
+// The launcher keeps V8's code cache on disk (Node's compile cache): a run
+// with it turned off is what the first command after an install pays.
+const noCache = { NODE_DISABLE_COMPILE_CACHE: "1" }
+
+interface Command {
+  readonly label: string
+  readonly bin: string
+  readonly args: ReadonlyArray<string>
+  readonly what: string
+  readonly env?: NodeJS.ProcessEnv
+}
+
+const commands: ReadonlyArray<Command> = [
   { label: "switchboard models", bin, args: ["models"], what: "lists the models: one `GET /v1/models`, a table on stdout" },
+  {
+    label: "models, no compile cache",
+    bin,
+    args: ["models"],
+    what: "the same with `NODE_DISABLE_COMPILE_CACHE=1`: the first run after an install (no verdict)",
+    env: noCache
+  },
   { label: "switchboard --version", bin, args: ["--version"], what: "prints the version, no request" },
   { label: "models, unbundled", bin: unbundled, args: ["models"], what: "the same through `dist/bin.js` (no verdict)" }
 ]
@@ -42,7 +61,7 @@ export const figure: Figure = {
       "process exits by a module preloaded with `--import` (the same one the cold-start scripts use)."
     const env = { ...process.env, SWITCHBOARD_BASE_URL: `http://127.0.0.1:${context.server.port}`, SWITCHBOARD_API_KEY: apiKey }
     const edition = effect3(context.log)
-    const effect3Models = {
+    const effect3Models: Command = {
       label: "models, Effect 3 edition",
       bin: isBuilt(edition) ? path.join(edition.dir, "packages", "cli", "bin", "switchboard.js") : "",
       args: ["models"],
@@ -50,7 +69,11 @@ export const figure: Figure = {
     }
     const all = [...commands, effect3Models]
     const stats = await interleaveScripts(
-      all.flatMap(({ args, bin, label }) => (bin === "" ? [] : [{ label, args: ["--import", report, bin, ...args], env }])),
+      all.flatMap((command) =>
+        command.bin === ""
+          ? []
+          : [{ label: command.label, args: ["--import", report, command.bin, ...command.args], env: { ...env, ...command.env } }]
+      ),
       rounds,
       { timeLimitMs: 30_000, log: context.log }
     )

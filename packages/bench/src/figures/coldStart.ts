@@ -83,8 +83,8 @@ const steps = [
   { step: "effect/Effect", what: "the runtime" },
   { step: "effect/Schema", what: "`Schema` (no `fast-check` in Effect 4: it moved to `effect/testing`)" },
   { step: "effect/Stream", what: "streams and channels" },
-  { step: "@switchboard/core", what: "every capability, schemas compiled" },
-  { step: "@switchboard/node/NodeSwitchboard", what: "the Node layer: undici's `Agent`, the file journal" },
+  { step: "@switchboard/core", what: "every capability, its schema values built (parsers compile at their first call)" },
+  { step: "@switchboard/node/NodeSwitchboard", what: "the Node layer: undici's `Agent` (the file system loads with a file journal only)" },
   { step: "@switchboard/node", what: "the rest of the index: attachments, media" },
   { step: "@call", what: "`NodeSwitchboard.layer` built, one `Chat.create`" }
 ]
