@@ -9,8 +9,10 @@
 // only slower.
 // This launcher exists before the build so that pnpm can link the bin on a
 // fresh clone.
-import { existsSync } from "node:fs"
+import { existsSync, mkdirSync, statSync } from "node:fs"
 import module from "node:module"
+import { homedir } from "node:os"
+import { join } from "node:path"
 import process from "node:process"
 import { URL } from "node:url"
 import v8 from "node:v8"
@@ -22,11 +24,30 @@ import v8 from "node:v8"
 v8.setFlagsFromString("--liftoff-only")
 
 // V8's compiled code of the bundle, kept on disk between runs (Node's
-// compile cache, in the system's temporary directory): a command after the
-// first parses and compiles less (measured: docs/cli.md, "Start-up").
-// `NODE_DISABLE_COMPILE_CACHE=1` turns it off; `NODE_COMPILE_CACHE` moves it.
+// compile cache): a command after the first parses and compiles less
+// (measured: docs/cli.md, "Start-up"). Node's default place is the shared
+// temporary directory, where another user could plant code that V8 would
+// load, so the cache lives in this user's own cache directory, made 0700,
+// and is used only when this user owns it and no one else can write it.
+// `NODE_DISABLE_COMPILE_CACHE=1` turns it off; `NODE_COMPILE_CACHE` moves it
+// (Node itself then enables it, where the user said, before this runs).
 // An application's switch, so the CLI's and not the libraries'.
-module.enableCompileCache()
+const privateCacheDir = () => {
+  const root = process.env.XDG_CACHE_HOME || join(homedir(), ".cache")
+  const dir = join(root, "switchboard", "compile-cache")
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const stat = statSync(dir)
+    const mine = typeof process.getuid !== "function" || stat.uid === process.getuid()
+    return mine && (stat.mode & 0o022) === 0 ? dir : undefined
+  } catch {
+    return undefined
+  }
+}
+if (!process.env.NODE_DISABLE_COMPILE_CACHE && !process.env.NODE_COMPILE_CACHE) {
+  const dir = privateCacheDir()
+  if (dir !== undefined) module.enableCompileCache(dir)
+}
 
 const args = process.argv.slice(2)
 const needsDrivers = args.includes("worker") || args.some((arg) => arg === "--database" || arg.startsWith("--database="))

@@ -134,6 +134,27 @@ describe("start-up", { timeout: 90_000 }, () => {
   })
 })
 
+describe("the compile cache", { timeout: 90_000 }, () => {
+  it("is kept in the user's own cache directory, readable by no one else, never in the shared temporary directory", async () => {
+    const cache = tempDir("xdg-cache")
+    const result = await run(["--version"], { env: { XDG_CACHE_HOME: cache }, unset: ["NODE_COMPILE_CACHE", "NODE_DISABLE_COMPILE_CACHE"] })
+    expect(result.code).toBe(0)
+    const dir = Path.join(cache, "switchboard", "compile-cache")
+    expect(Fs.statSync(dir).mode & 0o777).toBe(0o700)
+    expect(Fs.readdirSync(dir).length).toBeGreaterThan(0)
+  })
+
+  it("is not used in a directory that others can write", async () => {
+    const cache = tempDir("shared-cache")
+    const shared = Path.join(cache, "switchboard", "compile-cache")
+    Fs.mkdirSync(shared, { recursive: true })
+    Fs.chmodSync(shared, 0o777)
+    const result = await run(["--version"], { env: { XDG_CACHE_HOME: cache }, unset: ["NODE_COMPILE_CACHE", "NODE_DISABLE_COMPILE_CACHE"] })
+    expect(result.code).toBe(0)
+    expect(Fs.readdirSync(shared)).toEqual([])
+  })
+})
+
 describe.concurrent("switchboard chat", { timeout: 90_000 }, () => {
   it("streams the reply", async () => {
     const result = await run(["chat", "Hello from the streaming test"], { env })
