@@ -205,6 +205,31 @@ describe("Agent.run over HTTP to the emulator", () => {
       expect((yield* events).filter((e) => e.phase === "end")).toHaveLength(2)
     }).pipe(setup()))
 
+  it.effect("counts a call whose arguments differ only in spacing and key order as the same", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Agent.run({
+          model,
+          toolkit,
+          messages: [user(`Use get_time({"zone":"UTC"}) then get_time({ "zone": "UTC" }) then get_time({"zone": "UTC"})`)]
+        })
+      )
+      expect(error._tag).toBe("LoopDetected")
+      if (error._tag !== "LoopDetected") return
+      expect([error.tool, error.arguments, error.count]).toEqual(["get_time", `{"zone": "UTC"}`, 3])
+    }).pipe(setup()))
+
+  it.effect("tells calls of one tool with other arguments apart", () =>
+    Effect.gen(function*() {
+      const result = yield* Agent.run({
+        model,
+        toolkit,
+        messages: [user(`Use get_time({"zone": "UTC"}) then get_time({"zone": "CET"}) then get_time({"zone": "EST"})`)]
+      })
+      expect(result.status).toBe("completed")
+      expect(result.steps).toHaveLength(4)
+    }).pipe(setup()))
+
   it.effect("checks the budget before every model call", () =>
     Effect.gen(function*() {
       const tokens = yield* Effect.flip(
