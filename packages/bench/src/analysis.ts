@@ -103,11 +103,17 @@ full run); a miss is most likely the collector's timing on a loaded machine: com
 `,
   "agent-step": `
 **A step is the chat call plus the tools' fibers and spans.** With three tools, \`Effect.forEach\` with a concurrency
-forks a coordinator and one fiber per call, and each call has its span, its encode and its handler's \`provide\`. The
-Effect 4 edition's step measured 1.74 × its chat call's CPU in the first full run and 1.26 × in a quick run, the Effect
-3 edition's 2.33 × and 2.28 ×: Effect 4's fibers and spans are cheaper, and the target is at the edge of what a step
-with three concurrent tools costs. Core's speed-ups made the chat call cheaper too, so the ratio moved less than the
-step's CPU (1.65 × at 5a79f12; core's own alternated runs 1.56 × and 1.64 ×).
+forks a coordinator and one fiber per call, and each call has its span, its decode, its encode and its handler's
+services. Issue 38 (load 12–55 on 2 cores, so client CPU per unit only): the agent's own work, measured in one process
+against a stub chat service with the Node layer's services (30,000 steps after 3,000, 4 alternated rounds), is
+55–61 µs a step; without the four spans (\`Agent.step\`, three \`execute_tool\`) 46, without the handler's services
+merged in 52, and the bench's step at concurrency 1 (no forks) was about 8 % cheaper. What was per run or per call
+and could be made once is (docs/decisions.md): 60.9 → 54.6 µs. A warm chat call costs 66–96 µs of client CPU at those
+loads, so 1.3 × leaves 20–29 µs for a step's agent work: less than its four spans and three fibers. Meeting it would
+take giving up the span per tool call or running a step's tools one after the other. **The figure measured the JIT**:
+after 300 units of warm-up, 2,000 measured cost 330 µs a chat call and 673 a step; after 4,000, 6,000 measured cost
+96 and 199 (load 16, 3 alternated rounds), hence its longer warm-up. The ratio did not move (2.04 and 2.08 × at that
+load; 1.69 × on a quiet machine before): loaded, the step's ratio grows, as its fibers wait for the cores.
 `,
   "browser-bundle": `
 **\`effect\` is two thirds of the page.** The chat entry is 67 % \`effect\` (runtime, \`Stream\`, \`Schema\`, its
@@ -129,10 +135,12 @@ RSS plateaus.
   "embed-many": `
 **The batched path is per input, the other per request; the ratio is their quotient.** Warm, over 200,000 inputs,
 a batched input costs about 1.1–1.6 µs of client CPU (raw undici with \`JSON.parse\`: 0.8) and a request of one
-input 31–40 µs (raw: 21), above 20 × in CPU; a quarter of the batched cost is \`JSON.parse\` of the replies, an
-eighth the collector. Measured over 20,000 inputs after one warm-up run, the batched run lasted about 80 ms after
-about 160 warm-up requests, mostly JIT warm-up (3.2–3.7 µs an input), hence the larger batched run and its two
-warm-up runs. The inputs/s ratio also counts the server's CPU, and a cheaper request lowers it: the non-streaming
-work makes this ratio smaller, not larger (docs/decisions.md).
+input 31–48 µs (raw: 21), above 20 × in CPU; a quarter of the batched cost is \`JSON.parse\` of the replies, an
+eighth the collector. **Why it read 13.7 ×:** measured over 20,000 inputs after one warm-up run, the batched run
+lasted about 80 ms after about 160 warm-up requests and cost 4.22 µs an input, mostly the JIT's work, hence the larger
+batched run and its two warm-up runs. Re-measured so (issue 38, \`--only embed-many\`, load 33–38 on 2 cores): 24.4 ×
+in inputs/s and 30.8 × in client CPU per input (1.2–1.6 against 43–48 µs). The inputs/s ratio also counts the
+server's CPU and the scheduling of two processes on two cores, which a loaded machine moves most: the CPU ratio is the
+path's. A cheaper request lowers it: the non-streaming work makes this ratio smaller, not larger (docs/decisions.md).
 `
 }

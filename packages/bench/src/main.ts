@@ -54,7 +54,7 @@ const full: Settings = {
   memory: { small: 10_000, large: 1_000_000, rounds: 2 },
   openStreams: { streams: 1_000, chunks: 200, warmupStreams: 20, rounds: 5 },
   embed: { inputs: 20_000, rounds: 3 },
-  agent: { count: 2_000, concurrency: 32, warmup: 300, rounds: 3 },
+  agent: { count: 6_000, concurrency: 32, warmup: 4_000, rounds: 3 },
   profile: { count: 20_000 },
   cold: { rounds: 9 },
   timeLimitMs: 120_000
@@ -67,7 +67,7 @@ const quick: Settings = {
   memory: { small: 10_000, large: 100_000, rounds: 1 },
   openStreams: { streams: 1_000, chunks: 200, warmupStreams: 20, rounds: 2 },
   embed: { inputs: 2_000, rounds: 2 },
-  agent: { count: 300, concurrency: 32, warmup: 100, rounds: 2 },
+  agent: { count: 1_000, concurrency: 32, warmup: 1_000, rounds: 2 },
   profile: { count: 2_000 },
   cold: { rounds: 3 },
   timeLimitMs: 30_000
