@@ -79,6 +79,14 @@ client, Effect about a quarter of the busy time (its fiber runtime, the schema c
 \`@switchboard/core\` about a tenth (\`Json.parse\`'s guard, the GenAI attributes, the observation). The leads the profile
 gave (the stack trace of \`withParentSpan\`, \`Metric\`'s key per update) are taken; see "What keeps it lean". The wire
 is not where it goes: over \`HttpClientWire\` the same call costs 2.65–2.92 × the CPU.
+
+**The server is two processes now** (issue 38): one \`node:http\` process answered raw undici at 0.77 cores, near
+where its one event loop, not the client, sets the pace, which would flatter every ratio to raw. It is a
+\`node:cluster\` of two workers on one port (\`BENCH_SERVER_WORKERS\`), its CPU summed over them and judged a core a
+worker. Per request it costs a little more in all (server CPU per request 20.3 µs in one process, 23.9 in two, with
+raw undici at concurrency 32; 25.9 and 27.7 with Switchboard; medians of 3 alternated rounds of 20,000 at load
+38–43), and on 2 cores that CPU is the client's to share. At that load the requests/s of either server moved by more
+than 2 × between rounds, so the ratio to raw comes from the quiet full run above: 0.51–0.55 × before, with one process.
 `,
   rss: `
 **Where the memory goes.** The imports alone take a Switchboard process to about 90 MB (Effect, \`Schema\`, \`Stream\`, the
