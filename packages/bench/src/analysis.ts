@@ -121,7 +121,9 @@ loads, so 1.3 × leaves 20–29 µs for a step's agent work: less than its four 
 take giving up the span per tool call or running a step's tools one after the other. **The figure measured the JIT**:
 after 300 units of warm-up, 2,000 measured cost 330 µs a chat call and 673 a step; after 4,000, 6,000 measured cost
 96 and 199 (load 16, 3 alternated rounds), hence its longer warm-up. The ratio did not move (2.04 and 2.08 × at that
-load; 1.69 × on a quiet machine before): loaded, the step's ratio grows, as its fibers wait for the cores.
+load; 1.69 × on a quiet machine before): loaded, the step's ratio grows, as its fibers wait for the cores. This figure
+so measured after the changes (\`--only agent-step\`, load 43–80): 2.14 × (237 against 111 µs), the Effect 3 edition
+3.08 × (367 against 119 µs).
 `,
   "browser-bundle": `
 **\`effect\` is two thirds of the page.** The chat entry is 67 % \`effect\` (runtime, \`Stream\`, \`Schema\`, its
@@ -146,8 +148,9 @@ a batched input costs about 1.1–1.6 µs of client CPU (raw undici with \`JSON.
 input 31–48 µs (raw: 21), above 20 × in CPU; a quarter of the batched cost is \`JSON.parse\` of the replies, an
 eighth the collector. **Why it read 13.7 ×:** measured over 20,000 inputs after one warm-up run, the batched run
 lasted about 80 ms after about 160 warm-up requests and cost 4.22 µs an input, mostly the JIT's work, hence the larger
-batched run and its two warm-up runs. Re-measured so (issue 38, \`--only embed-many\`, load 33–38 on 2 cores): 24.4 ×
-in inputs/s and 30.8 × in client CPU per input (1.2–1.6 against 43–48 µs). The inputs/s ratio also counts the
+batched run and its two warm-up runs. Re-measured so (issue 38, \`--only embed-many\`, 2 cores): 24.4 × in inputs/s
+and 30.8 × in client CPU per input (1.2–1.6 against 43–48 µs) with the one-process server at load 33–38, 34.9 × and
+31.2 × (1.1–1.4 against 35–40 µs) with the two-worker server at load 42–58. The inputs/s ratio also counts the
 server's CPU and the scheduling of two processes on two cores, which a loaded machine moves most: the CPU ratio is the
 path's. A cheaper request lowers it: the non-streaming work makes this ratio smaller, not larger (docs/decisions.md).
 `
