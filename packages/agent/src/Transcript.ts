@@ -67,14 +67,16 @@ export const fromJson: (json: string) => Effect.Effect<Transcript, Schema.Schema
 export const unansweredCalls = (
   transcript: Transcript
 ): { readonly message: Protocol.AssistantMessage; readonly calls: ReadonlyArray<Protocol.ToolCall> } | undefined => {
-  const index = transcript.reduce((last, message, i) => (message.role === "assistant" ? i : last), -1)
+  // Only tool messages may follow it: after a new user turn the calls are history.
+  let index = transcript.length - 1
+  while (index >= 0 && transcript[index]!.role === "tool") index--
   const message = transcript[index]
   if (message?.role !== "assistant" || !message.tool_calls?.length) return undefined
-  const answered = new Set(
-    transcript.slice(index + 1).flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : []))
-  )
-  // Only tool messages may follow it: after a new user turn the calls are history.
-  if (transcript.slice(index + 1).some((m) => m.role !== "tool")) return undefined
+  const answered = new Set<string>()
+  for (let i = index + 1; i < transcript.length; i++) {
+    const m = transcript[i]!
+    if (m.role === "tool") answered.add(m.tool_call_id)
+  }
   const calls = message.tool_calls.filter((call) => !answered.has(call.id))
   return calls.length > 0 ? { message, calls } : undefined
 }

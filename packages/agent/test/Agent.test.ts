@@ -190,19 +190,31 @@ describe("Agent.run over HTTP to the emulator", () => {
       ])
     }).pipe(setup()))
 
-  it.effect("detects the same call repeated loopLimit times", () =>
+  // Three calls, the same or differing only in spacing (compared as parsed), and the third's arguments as sent.
+  const repeats = [
+    ["the same call", `get_time({"zone": "UTC"}) then get_time({"zone": "UTC"}) then get_time({"zone": "UTC"})`, `{"zone": "UTC"}`],
+    ["a call differing only in spacing", `get_time({"zone": "UTC"}) then get_time({"zone":"UTC"}) then get_time({ "zone": "UTC" })`, `{ "zone": "UTC" }`]
+  ] as const
+  for (const [what, calls, third] of repeats) {
+    it.effect(`detects ${what} repeated loopLimit times`, () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(Agent.run({ model, toolkit, messages: [user(`Use ${calls}`)] }))
+        expect(error._tag).toBe("LoopDetected")
+        if (error._tag !== "LoopDetected") return
+        expect([error.tool, error.arguments, error.count]).toEqual(["get_time", third, 3])
+        expect((yield* events).filter((e) => e.phase === "end")).toHaveLength(2)
+      }).pipe(setup()))
+  }
+
+  it.effect("tells calls of one tool with other arguments apart", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(
-        Agent.run({
-          model,
-          toolkit,
-          messages: [user(`Use get_time({"zone": "UTC"}) then get_time({"zone": "UTC"}) then get_time({"zone": "UTC"})`)]
-        })
-      )
-      expect(error._tag).toBe("LoopDetected")
-      if (error._tag !== "LoopDetected") return
-      expect([error.tool, error.arguments, error.count]).toEqual(["get_time", `{"zone": "UTC"}`, 3])
-      expect((yield* events).filter((e) => e.phase === "end")).toHaveLength(2)
+      const result = yield* Agent.run({
+        model,
+        toolkit,
+        messages: [user(`Use get_time({"zone": "UTC"}) then get_time({"zone": "CET"}) then get_time({"zone": "EST"})`)]
+      })
+      expect(result.status).toBe("completed")
+      expect(result.steps).toHaveLength(4)
     }).pipe(setup()))
 
   it.effect("checks the budget before every model call", () =>

@@ -104,6 +104,17 @@ client, Effect about a quarter of the busy time (its fiber runtime, the schema c
 \`@switchboard/core\` about a tenth (\`Json.parse\`'s guard, the GenAI attributes, the observation). The leads the profile
 gave (the stack trace of \`withParentSpan\`, \`Metric\`'s key per update) are taken; see "What keeps it lean". The wire
 is not where it goes: over \`HttpClientWire\` the same call costs 2.65–2.92 × the CPU.
+
+**The server is two processes now** (issue 38): one \`node:http\` process answered raw undici at 0.77 cores, near
+where its one event loop, not the client, sets the pace, which would flatter every ratio to raw. It is a
+\`node:cluster\` of two workers on one port (\`BENCH_SERVER_WORKERS\`), its CPU summed over them and judged a core a
+worker. Per request it costs a little more in all (server CPU per request 20.3 µs in one process, 23.9 in two, with
+raw undici at concurrency 32; 25.9 and 27.7 with Switchboard; medians of 3 alternated rounds of 20,000 at load
+38–43, Node 20), and on 2 cores that CPU is the client's to share. **The server was not the limit**: with it (\`--only
+non-streaming\`, Node 22, load 8) raw undici made 19,481 requests/s with the server at most 0.60 cores over its
+processes, and Switchboard 0.51 × (runPromise) and 0.58 × (forEach), as with one process before (0.51–0.55 ×). The
+ratio is the client's CPU: 70.6 and 67.6 against 35.2 µs a request (2.01 and 1.92 ×), so with the client's core
+busy the requests/s ratio is about its inverse; 0.6 × would take about 59 µs a request.
 `,
   rss: `
 **Where the memory goes.** The imports alone take a Switchboard process to about 90 MB (Effect, \`Schema\`, \`Stream\`, the
@@ -131,11 +142,18 @@ full run); a miss is most likely the collector's timing on a loaded machine: com
 `,
   "agent-step": `
 **A step is the chat call plus the tools' fibers and spans.** With three tools, \`Effect.forEach\` with a concurrency
-forks a coordinator and one fiber per call, and each call has its span, its encode and its handler's \`provide\`. The
-Effect 4 edition's step measured 1.74 × its chat call's CPU in the first full run and 1.26 × in a quick run, the Effect
-3 edition's 2.33 × and 2.28 ×: Effect 4's fibers and spans are cheaper, and the target is at the edge of what a step
-with three concurrent tools costs. Core's speed-ups made the chat call cheaper too, so the ratio moved less than the
-step's CPU (1.65 × at 5a79f12; core's own alternated runs 1.56 × and 1.64 ×).
+forks a coordinator and one fiber per call, and each call has its span, its decode, its encode and its handler's
+services. Issue 38 made once what a step repeated (docs/decisions.md): the bench's step client, 4 alternated rounds
+of 5,000 steps after 3,000, 209 → 186 µs a step (chat call 107 µs; Node 22, load 9–13). Measured with this figure
+after it (load 6–8): 1.90 × (174 against 91 µs), the Effect 3 edition 3.27 × (416 against 127 µs). **What stands in
+the way of 1.3 ×**, which leaves about 27 µs of agent work a step: in one process against a stub chat service with
+the Node layer's services, the agent's own work is 50–55 µs a step (Node 22, load 37), of which the four spans
+(\`Agent.step\` and one \`execute_tool\` per call) are about 14 µs (Node 20: 60 → 46 without them), and the bench's
+step at concurrency 1 (no forks) was about 8 % cheaper; the rest of the gap is the collector (a fifth of the agent's
+own time) and the run's bookkeeping. Reaching it would take giving up the span per tool call or running a step's tools
+one after the other. **The figure measured the JIT** before: after 300 units, 2,000 measured cost 330 µs a chat call
+and 673 a step; after 4,000, 6,000 cost 96 and 199 (Node 20, load 16), hence its longer warm-up. Warm, the chat call
+sheds more of its cost than the step does, so the ratio is above the old method's 1.69 ×.
 `,
   "browser-bundle": `
 **\`effect\` is two thirds of the page.** The chat entry is 67 % \`effect\` (runtime, \`Stream\`, \`Schema\`, its
@@ -163,10 +181,13 @@ RSS plateaus.
   "embed-many": `
 **The batched path is per input, the other per request; the ratio is their quotient.** Warm, over 200,000 inputs,
 a batched input costs about 1.1–1.6 µs of client CPU (raw undici with \`JSON.parse\`: 0.8) and a request of one
-input 31–40 µs (raw: 21), above 20 × in CPU; a quarter of the batched cost is \`JSON.parse\` of the replies, an
-eighth the collector. Measured over 20,000 inputs after one warm-up run, the batched run lasted about 80 ms after
-about 160 warm-up requests, mostly JIT warm-up (3.2–3.7 µs an input), hence the larger batched run and its two
-warm-up runs. The inputs/s ratio also counts the server's CPU, and a cheaper request lowers it: the non-streaming
-work makes this ratio smaller, not larger (docs/decisions.md).
+input 31–48 µs (raw: 21), above 20 × in CPU; a quarter of the batched cost is \`JSON.parse\` of the replies, an
+eighth the collector. **Why it read 13.7 ×:** measured over 20,000 inputs after one warm-up run, the batched run
+lasted about 80 ms after about 160 warm-up requests and cost 4.22 µs an input, mostly the JIT's work, hence the larger
+batched run and its two warm-up runs. Re-measured so (issue 38, \`--only embed-many\`, Node 22, the two-worker
+server): 28.0 × in inputs/s and 23.2 × in client CPU per input (1.68 against 39.1 µs) at load 6; at load 31–46,
+12.3 × and 17.8 ×, the batched input at 2.2 µs. The inputs/s ratio also counts the
+server's CPU and the scheduling of two processes on two cores, which a loaded machine moves most: the CPU ratio is the
+path's. A cheaper request lowers it: the non-streaming work makes this ratio smaller, not larger (docs/decisions.md).
 `
 }

@@ -226,15 +226,34 @@ const budgetGuards = (settings: Settings): ReadonlyArray<Guard> => {
   }]
 }
 
-/** The same call text made `loopLimit` times since the last user message. */
-const loopGuard = (settings: Settings): Guard => ({ calls, transcript }) => {
-  const keys = calls.map(callKey)
-  const counts = new Map<string, number>()
+/** The calls of the assistant messages since the last user message, the latest first. */
+const recentCalls = (transcript: Transcript.Transcript): ReadonlyArray<ReadonlyArray<Protocol.ToolCall>> => {
+  const out: Array<ReadonlyArray<Protocol.ToolCall>> = []
   for (let i = transcript.length - 1; i >= 0 && transcript[i]!.role !== "user"; i--) {
     const message = transcript[i]!
-    if (message.role !== "assistant" || !message.tool_calls) continue
+    if (message.role === "assistant" && message.tool_calls) out.push(message.tool_calls)
+  }
+  return out
+}
+
+/**
+ * The same call text made `loopLimit` times since the last user message.
+ * A key's count is at most its tool name's, so the keys (which parse every
+ * call's arguments) are made only when some name of this step's reaches the
+ * limit: most steps stop at counting names.
+ */
+const loopGuard = (settings: Settings): Guard => ({ calls, transcript }) => {
+  const recent = recentCalls(transcript)
+  const names = new Map<string, number>()
+  for (const message of recent) {
+    for (const call of message) names.set(call.function.name, (names.get(call.function.name) ?? 0) + 1)
+  }
+  if (!calls.some((call) => (names.get(call.function.name) ?? 0) >= settings.loopLimit)) return Effect.void
+  const keys = calls.map(callKey)
+  const counts = new Map<string, number>()
+  for (const message of recent) {
     // The step's own message is the last one: its keys are made once.
-    for (const key of message.tool_calls === calls ? keys : message.tool_calls.map(callKey)) {
+    for (const key of message === calls ? keys : message.map(callKey)) {
       counts.set(key, (counts.get(key) ?? 0) + 1)
     }
   }

@@ -39,6 +39,8 @@ export interface Resolved {
   readonly definition: Protocol.Tool
   /** Reads a call's arguments: the parameters schema, or for a strict tool its codec (nulls for optionals). */
   readonly parameters: Schema.Codec<unknown, unknown, unknown, unknown>
+  /** `parameters`' decoder, every issue reported. */
+  readonly decode: (input: unknown) => Effect.Effect<unknown, Schema.SchemaError, unknown>
   readonly timeout: Duration.Duration | undefined
   readonly retry: Schedule.Schedule<unknown, unknown> | undefined
   /** Where `toolkit.toLayer` put the handler: the tool's `id`. */
@@ -77,6 +79,21 @@ const runnerFor = (tool: Tool.Any) => {
   }
   return found
 }
+
+// The decoder of a parameters schema, made once per schema.
+const decoders = new WeakMap<Schema.Codec<unknown, unknown, unknown, unknown>, Resolved["decode"]>()
+
+const decoderFor = (schema: Schema.Codec<unknown, unknown, unknown, unknown>): Resolved["decode"] => {
+  let found = decoders.get(schema)
+  if (found === undefined) {
+    const decode = Schema.decodeUnknownEffect(schema)
+    found = (input) => decode(input, allErrors)
+    decoders.set(schema, found)
+  }
+  return found
+}
+
+const allErrors = { errors: "all" } as const
 
 /**
  * A toolkit as a run takes it: `effect/ai`'s `Toolkit` (handlers from the
@@ -124,6 +141,19 @@ const refuse = (name: string, message: string) =>
  * shared with `@switchboard/ai`: a tool is strict when annotated `Tool.Strict`.
  */
 export const resolve = (toolkit: Input): Result.Result<Tools, ConfigurationError> => {
+  let found = resolved.get(toolkit)
+  if (found === undefined) {
+    found = resolveNow(toolkit)
+    resolved.set(toolkit, found)
+  }
+  return found
+}
+
+// A toolkit, as a tool, never changes (`Toolkit.merge` and `toLayer` make
+// new ones), so a run of a toolkit it has seen reuses what was resolved.
+const resolved = new WeakMap<Input, Result.Result<Tools, ConfigurationError>>()
+
+const resolveNow = (toolkit: Input): Result.Result<Tools, ConfigurationError> => {
   const chat = ChatTool.fromTools(toolkit.tools, false)
   if (Result.isFailure(chat)) return refuse(chat.failure.tool, chat.failure.message)
   const tools = new Map<string, Resolved>()
@@ -137,6 +167,7 @@ export const resolve = (toolkit: Input): Result.Result<Tools, ConfigurationError
       tool,
       definition,
       parameters: decoder,
+      decode: decoderFor(decoder),
       ...runnerFor(tool),
       bound: handle === undefined ? undefined : boundRunner(handle, tool),
       timeout: timeout?.success,
@@ -146,9 +177,17 @@ export const resolve = (toolkit: Input): Result.Result<Tools, ConfigurationError
   return Result.succeed(tools)
 }
 
-/** The `tools` of a chat request, in the toolkit's order. */
-export const definitions = (tools: Tools): ReadonlyArray<Protocol.Tool> =>
-  Array.from(tools.values(), (resolved) => resolved.definition)
+/** The `tools` of a chat request, in the toolkit's order (made once per resolved toolkit). */
+export const definitions = (tools: Tools): ReadonlyArray<Protocol.Tool> => {
+  let found = madeDefinitions.get(tools)
+  if (found === undefined) {
+    found = Array.from(tools.values(), (resolved) => resolved.definition)
+    madeDefinitions.set(tools, found)
+  }
+  return found
+}
+
+const madeDefinitions = new WeakMap<Tools, ReadonlyArray<Protocol.Tool>>()
 
 /** A call checked against the toolkit, before anything runs. */
 export type Prepared =
@@ -203,7 +242,7 @@ export const prepare = (tools: Tools, call: Protocol.ToolCall): Effect.Effect<Pr
   if (Result.isFailure(json)) {
     return Effect.succeed(rejected(call, "invalid-arguments", `arguments are not usable JSON: ${json.failure}`))
   }
-  return Effect.match(Schema.decodeUnknownEffect(tool.parameters)(json.success, { errors: "all" }), {
+  return Effect.match(tool.decode(json.success), {
     onFailure: (error) => rejected(call, "invalid-arguments", `invalid arguments for ${name}: ${describeIssues(error.issue)}`),
     onSuccess: (params): Prepared => ({ _tag: "Ready", call, tool, params })
   })
@@ -295,9 +334,38 @@ const handlerContext = (call: Protocol.ToolCall): Toolkit.HandlerContext<Tool.An
 const invoke = (resolved: Resolved, call: Protocol.ToolCall, params: unknown) => {
   const handled = resolved.bound !== undefined ? resolved.bound(params, call) : Effect.flatMap(Effect.service(resolved.handler), (handler) =>
     handler.handler(params, handlerContext(call)).pipe(
-      Effect.updateContext((input: Context.Context<never>) => Context.merge(handler.context, input))
+      Effect.updateContext((input: Context.Context<never>) => withHandlerContext(input, handler.context))
     ))
   return resolved.retry === undefined ? handled : Effect.retry(handled, resolved.retry)
+}
+
+/**
+ * `Context.merge(context, input)`, the caller's winning for a key in both,
+ * made by adding to `input` only the handler's services it lacks (most are
+ * the caller's already: the handlers' layer was built in its runtime). Each
+ * is an overlay on `input`, not a copy of every service, so the fiber keeps
+ * its context's cache.
+ */
+const withHandlerContext = (input: Context.Context<never>, context: Context.Context<never>): Context.Context<never> => {
+  let out = input
+  for (const [key, value] of entriesOf(context)) {
+    if (Context.getOrUndefined(input, key) === undefined) out = Context.add(out, key, value)
+  }
+  return out
+}
+
+type Entry = readonly [Context.Key<unknown, unknown>, unknown]
+
+// A handler's context is made once, with its layer: its entries as keys, once.
+const entries = new WeakMap<Context.Context<never>, ReadonlyArray<Entry>>()
+
+const entriesOf = (context: Context.Context<never>): ReadonlyArray<Entry> => {
+  let found = entries.get(context)
+  if (found === undefined) {
+    found = Array.from(context.mapUnsafe, ([key, value]): Entry => [Context.Service<unknown>(key), value])
+    entries.set(context, found)
+  }
+  return found
 }
 
 /** A bare `AiError` reason from a handler, made an `AiError` as `effect/ai`'s toolkit does. */

@@ -7,8 +7,8 @@ import { mb, micros, num, range, ratio } from "../lib/stats.js"
 const id = "agent-step"
 const title = "Agent step overhead"
 const tools = 3
-/** The Effect 4 edition's target: an agent step within 1.5 × the CPU of the chat call it makes. */
-const target = 1.5
+/** Issue 38's target: an agent step within 1.3 × the CPU of the chat call it makes (the Effect 4 edition's was 1.5). */
+const target = 1.3
 
 export const figure: Figure = {
   id,
@@ -21,7 +21,8 @@ export const figure: Figure = {
       "(default concurrency 4), against the chat call alone: the same request (messages and tool definitions) through " +
       `\`Chat.create\`, answered with the same tool calls. ${num(agent.count)} of each per run at concurrency ` +
       `${agent.concurrency} (\`runtime.runPromise\` per unit), after ${num(agent.warmup)} warm-up, ${agent.rounds} ` +
-      "interleaved rounds. Cost is client CPU per unit and wall time per unit (1 / throughput)."
+      "interleaved rounds. Cost is client CPU per unit and wall time per unit (1 / throughput). The warm-up is long " +
+      "because the JIT's work is CPU of the process too: after 300 units, 2,000 measured the compiler more than the path."
     const modes = [
       { label: "chat call alone", mode: "chat" as const },
       { label: `agent step, ${tools} parallel no-op tools`, mode: "agent-step" as const },

@@ -3,19 +3,24 @@
  */
 import type { FigureResult, Settings } from "./figure.js"
 import type { Machine } from "./machine.js"
+import { serverWorkers } from "./serverWorkers.js"
 import { ownSections } from "./sections.js"
 import { markdownTable, num, textTable } from "./stats.js"
 
 /** Server load past this share of a core is reported as a possible bottleneck. */
 export const serverCoreLimit = 0.75
 
+/** The server's processes share its load: each is judged against one core. */
+const serverLimit = serverCoreLimit * serverWorkers
+
 const serverLine = (result: FigureResult) =>
   result.serverCores === undefined
     ? undefined
-    : `Server CPU: at most ${result.serverCores.toFixed(2)} cores over any timed section — ` +
-      (result.serverCores < serverCoreLimit
-        ? `well under one core (< ${serverCoreLimit}), so the server was not the bottleneck.`
-        : `**not** well under one core (limit ${serverCoreLimit}): the fastest client may be held back by the server, ` +
+    : `Server CPU (${serverWorkers} worker processes and their primary): at most ${result.serverCores.toFixed(2)} cores ` +
+      "over any timed section — " +
+      (result.serverCores < serverLimit
+        ? `well under one core a worker (< ${serverLimit.toFixed(2)}), so the server was not the bottleneck.`
+        : `**not** well under one core a worker (limit ${serverLimit.toFixed(2)}): the fastest client may be held back by the server, ` +
           "which makes the others' ratios look better than they are.")
 
 /**
@@ -123,9 +128,10 @@ export const markdown = ({ analysis, command, design, machine, results, serverTo
     "",
     "## How it is measured",
     "",
-    "- A minimal `node:http` server on 127.0.0.1 runs in its own process: a fixed chat completion, SSE streams of " +
+    `- A minimal \`node:http\` server on 127.0.0.1 runs in its own processes (a \`node:cluster\` of ${serverWorkers} ` +
+      "workers on one port): a fixed chat completion, SSE streams of " +
       "N valid `chat.completion.chunk` events (N from the request's `max_tokens`) written 256 events per write, and " +
-      "embeddings shaped to the request's inputs. Its CPU (`process.cpuUsage()`) is read at the start and end of " +
+      "embeddings shaped to the request's inputs. Its CPU (`process.cpuUsage()`, summed over its processes) is read at the start and end of " +
       "every timed section; each figure reports the highest load.",
     "- The concurrent agent runs figure needs the service's behaviour (tool calls over several steps), so it runs the " +
       "emulator (`@switchboard/emulator`, `packages/bench/src/emulator.ts`) in its own process instead, its CPU read " +
