@@ -8,7 +8,7 @@
  * waits is handed over at once (nothing is held back to batch it), one made
  * while the reader is busy waits for its next read with whatever else came
  * meanwhile. Past `maxPending` bytes not yet read, the fiber waits for a read.
- * As with `effect`'s, nothing runs before the first read.
+ * As with `effect`'s, nothing is pulled before the first read.
  *
  * @internal
  */
