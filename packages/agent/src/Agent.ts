@@ -656,13 +656,19 @@ const runTyped = <T extends AnyTools, A, K>(options: object, field: "messages" |
     RequirementsOf<T, K>
   >
 
-/** `go` for `stream` and `resumeStream`: the loop's events into a stream's queue, the stream ending with the run. */
+/**
+ * `go` for `stream` and `resumeStream`: the loop's events into a stream's
+ * queue, the stream ending with the run. The consumer takes what the queue
+ * holds, so its size is the chunk a reader gets when the service sends faster
+ * than it reads: 256 rather than 16 cost a served part about a tenth less
+ * CPU (docs/decisions.md), for at most 256 small events held.
+ */
 const streamTyped = <T extends AnyTools, A, K>(options: object, field: "messages" | "transcript", start: unknown) =>
   Stream.callback<AgentEvent<unknown>, StreamRunError<unknown>, Loop.Requirements>((queue) =>
     go(options as AnyOptions, field, start, (event) => Effect.asVoid(Queue.offer(queue, event))).pipe(
       Effect.asVoid,
       Queue.into(queue)
-    ), { bufferSize: 16 }) as unknown as Stream.Stream<AgentEvent<A, T>, StreamRunError<A>, RequirementsOf<T, K>>
+    ), { bufferSize: 256 }) as unknown as Stream.Stream<AgentEvent<A, T>, StreamRunError<A>, RequirementsOf<T, K>>
 
 /**
  * Runs the loop to an answer, a pause for approval, a stop condition, or a

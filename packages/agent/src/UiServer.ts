@@ -18,15 +18,18 @@
  */
 import * as Chat from "@switchboard/core/Chat"
 import type * as Protocol from "@switchboard/core/Protocol"
+import * as Channel from "effect/Channel"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
+import * as HttpBody from "effect/http/HttpBody"
 import * as HttpEffect from "effect/http/HttpEffect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Agent from "./Agent.js"
+import * as WebBody from "./internal/webBody.js"
 import type { Transcript } from "./Transcript.js"
 import * as UiMessage from "./UiMessage.js"
 import * as UiStream from "./UiStream.js"
@@ -155,7 +158,30 @@ const decodeRequest = (limits: UiMessage.Limits = {}) =>
 
 const sse = <R>(parts: Stream.Stream<UiStream.UiPart, never, R>) =>
   Effect.map(Effect.context<R>(), (context) =>
-    HttpServerResponse.stream(Stream.provideContext(UiStream.encode(parts), context), { headers: UiStream.headers }))
+    HttpServerResponse.stream(provided(UiStream.encode(parts), context), { headers: UiStream.headers }))
+
+/**
+ * `Stream.provideContext`, its merged context made once per consumer
+ * context rather than at every pull: each merge copies every service and
+ * rebuilds the fiber's cached references.
+ */
+const provided = <A, E, R>(stream: Stream.Stream<A, E, R>, context: Context.Context<R>): Stream.Stream<A, E> => {
+  let outer: Context.Context<never> | undefined
+  let merged: Context.Context<R> = context
+  const merge = (current: Context.Context<never>): Context.Context<R> => {
+    if (current !== outer) {
+      outer = current
+      merged = Context.merge(current, context)
+    }
+    return merged
+  }
+  return Stream.fromChannel(Channel.fromTransform((upstream, scope) =>
+    Effect.map(
+      Effect.updateContext(Channel.toTransform(Stream.toChannel(stream))(upstream, scope), merge),
+      (pull) => Effect.updateContext(pull, merge)
+    )
+  ))
+}
 
 /**
  * Serves an agent: each POST of `useChat` runs (or resumes) the agent on the
@@ -282,8 +308,31 @@ export const toWebHandler = <R, LE>(
   layer: Layer.Layer<Exclude<R, HttpServerRequest.HttpServerRequest>, LE>
 ): { readonly handler: WebHandler; readonly dispose: () => Promise<void> } => {
   const built = HttpEffect.toWebHandlerLayerWith(layer, {
-    toHandler: () => Effect.succeed<Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>>(handler as Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>)
+    toHandler: () =>
+      Effect.succeed<Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>>(
+        Effect.flatMap(handler, webBody) as Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
+      )
   })
   // Every service comes from `layer`: nothing is left for a per-request context.
   return { handler: built.handler as WebHandler, dispose: built.dispose }
 }
+
+/**
+ * A streamed body as our own `ReadableStream` (`internal/webBody.ts`: every
+ * chunk made since the reader's last read in one), given the request's scope
+ * and abort signal as `effect`'s web handler gives them to its own.
+ */
+const webBody = (response: HttpServerResponse.HttpServerResponse) =>
+  response.body._tag !== "Stream" ? Effect.succeed(response) : Effect.withFiber((fiber) => {
+    const transferred = HttpEffect.scopeTransferToStream(response)
+    if (transferred.body._tag !== "Stream") return Effect.succeed(transferred)
+    const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+    const signal = (request.source as { readonly signal?: WebBody.Signal }).signal
+    return Effect.succeed(HttpServerResponse.setBody(
+      transferred,
+      HttpBody.raw(WebBody.toReadableStream(transferred.body.stream, fiber.context, signal), {
+        contentType: transferred.body.contentType,
+        contentLength: transferred.body.contentLength
+      })
+    ))
+  })

@@ -11,7 +11,9 @@ import { InvalidRequestError } from "@switchboard/core/SwitchboardError"
 import * as Ai7 from "ai"
 import * as Tool from "effect/ai/Tool"
 import * as Toolkit from "effect/ai/Toolkit"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
@@ -129,36 +131,116 @@ describe("UiStream", () => {
   })
 })
 
+/** A service of our own: it streams what the test writes, and says when the exchange with it is closed. */
+const manualService = async () => {
+  let opened!: (response: Http.ServerResponse) => void
+  const response = new Promise<Http.ServerResponse>((resolve) => (opened = resolve))
+  let closed!: () => void
+  const exchangeClosed = new Promise<void>((resolve) => (closed = resolve))
+  const server = Http.createServer((request, res) => {
+    request.resume()
+    res.on("close", closed)
+    res.writeHead(200, { "content-type": "text/event-stream" })
+    opened(res)
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const served = UiServer.toWebHandler(
+    UiServer.agent({ model: "gpt-4o-mini", toolkit: Toolkit.make() }),
+    Layer.merge(NodeSwitchboard.layer({ baseUrl, apiKey: "sk-test" }), UiServer.layerMemory())
+  )
+  return {
+    ...served,
+    response,
+    exchangeClosed,
+    close: async () => {
+      await served.dispose()
+      server.close()
+    }
+  }
+}
+
+const delta = (text: string, finish: string | null = null) =>
+  `data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":${
+    JSON.stringify(text)
+  }},"finish_reason":${JSON.stringify(finish)}}]}\n\n`
+
+/** Reads until the text read so far includes `until`. */
+const readUntil = async (reader: ReadableStreamDefaultReader<string>, seen: string, until: string) => {
+  while (!seen.includes(until)) {
+    const read = await reader.read()
+    if (read.done) throw new Error(`the body ended before ${until}`)
+    seen += read.value
+  }
+  return seen
+}
+
 describe("UiServer.agent disconnect while the model streams", () => {
   it("closes the exchange with the service", async () => {
-    // A service that sends one chunk and then nothing: only a client that goes away ends the exchange.
-    let closed!: () => void
-    const exchangeClosed = new Promise<void>((resolve) => (closed = resolve))
-    const service = Http.createServer((request, response) => {
-      request.resume()
-      response.on("close", closed)
-      response.writeHead(200, { "content-type": "text/event-stream" })
-      response.write(
-        "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Once\"},\"finish_reason\":null}]}\n\n"
-      )
-    })
-    await new Promise<void>((resolve) => service.listen(0, "127.0.0.1", resolve))
-    const baseUrl = `http://127.0.0.1:${(service.address() as AddressInfo).port}`
-    const { dispose, handler } = UiServer.toWebHandler(
-      UiServer.agent({ model: "gpt-4o-mini", toolkit: Toolkit.make() }),
-      Layer.merge(NodeSwitchboard.layer({ baseUrl, apiKey: "sk-test" }), UiServer.layerMemory())
-    )
+    // The service sends one chunk and then nothing: only a client that goes away ends the exchange.
+    const service = await manualService()
     const controller = new AbortController()
-    const response = await handler(
+    const response = await service.handler(
       new Request("http://127.0.0.1/api/chat", { method: "POST", body: userBody("gone", "Hello"), signal: controller.signal })
     )
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
-    let seen = ""
-    while (!seen.includes("text-delta")) seen += (await reader.read()).value ?? ""
+    const read = readUntil(reader, "", "text-delta")
+    ;(await service.response).write(delta("Once"))
+    const seen = await read
     controller.abort()
-    await exchangeClosed
-    await dispose()
-    service.close()
+    await service.exchangeClosed
+    await service.close()
     expect(seen).toContain("\"delta\":\"Once\"")
+  })
+
+  it("a body cancelled by its reader closes the exchange too", async () => {
+    const service = await manualService()
+    const response = await service.handler(new Request("http://127.0.0.1/api/chat", { method: "POST", body: userBody("cancelled", "Hello") }))
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+    const read = readUntil(reader, "", "text-delta")
+    ;(await service.response).write(delta("Once"))
+    await read
+    await reader.cancel()
+    await service.exchangeClosed
+    await service.close()
+  })
+})
+
+describe("UiServer.toWebHandler's body", () => {
+  it("gives each part to the page as soon as it is made: the service sends the next only once the page has read it", async () => {
+    const service = await manualService()
+    const response = await service.handler(new Request("http://127.0.0.1/api/chat", { method: "POST", body: userBody("live", "Hello") }))
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+    const read = readUntil(reader, "", "\"delta\":\"Once\"")
+    const upstream = await service.response
+    upstream.write(delta("Once"))
+    let seen = await read
+    upstream.write(delta(" upon"))
+    seen = await readUntil(reader, seen, "\"delta\":\" upon\"")
+    upstream.end(`${delta("", "stop")}data: [DONE]\n\n`)
+    seen = await readUntil(reader, seen, "data: [DONE]")
+    await service.close()
+    expect(seen).toContain("\"type\":\"finish\"")
+  })
+
+  it("a read gets everything made since the reader's last read, in one chunk", async () => {
+    const go = Deferred.makeUnsafe<void>()
+    const made = Deferred.makeUnsafe<void>()
+    const frame = (n: number) => new TextEncoder().encode(`data: ${n}\n\n`)
+    // One frame; then, once the test says so, two more in chunks of their own while nobody reads.
+    const body = Stream.make(frame(1)).pipe(
+      Stream.concat(Stream.fromEffect(Deferred.await(go)).pipe(Stream.drain)),
+      Stream.concat(Stream.make(frame(2), frame(3)).pipe(Stream.rechunk(1))),
+      Stream.concat(Stream.fromEffect(Deferred.succeed(made, undefined)).pipe(Stream.drain))
+    )
+    const { dispose, handler } = UiServer.toWebHandler(Effect.succeed(HttpServerResponse.stream(body)), Layer.empty)
+    const response = await handler(new Request("http://127.0.0.1/api/chat", { method: "POST" }))
+    const reader = response.body!.getReader()
+    const text = async () => new TextDecoder().decode((await reader.read()).value)
+    expect(await text()).toBe("data: 1\n\n")
+    await Effect.runPromise(Effect.andThen(Deferred.succeed(go, undefined), Deferred.await(made)))
+    expect(await text()).toBe("data: 2\n\ndata: 3\n\n")
+    expect((await reader.read()).done).toBe(true)
+    await dispose()
   })
 })

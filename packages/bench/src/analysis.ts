@@ -140,6 +140,14 @@ machinery per read and per stream.
 machinery. The Effect 4 edition holds about a third of what the Effect 3 edition held (98 against 279 KB in the first
 full run); a miss is most likely the collector's timing on a loaded machine: compare the min–max.
 `,
+  "agent-serve": `
+**Where the rest goes.** Mapping and encoding (\`UiStream\`, no \`Response\`) cost 1.06–1.17 × \`Agent.stream\` in the
+port's runs: a part object, its JSON and the chunk's string and bytes; the handler and the web body add the request's
+decoding, the \`Response\` and one read per batch. The body, the context and the queue size are already taken (see the
+note above and docs/decisions.md). What is left to try: a served path that writes frames from the events without part
+objects (under 1 % measured for \`text-delta\`), and fewer stream stages a chunk. The ratio moves with the machine's
+load (1.13 × at load 85, 1.30 × at load 12 for the same build before the queue size): compare within one run.
+`,
   "agent-step": `
 **A step is the chat call plus the tools' fibers and spans.** With three tools, \`Effect.forEach\` with a concurrency
 forks a coordinator and one fiber per call, and each call has its span, its decode, its encode and its handler's
