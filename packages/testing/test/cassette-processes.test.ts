@@ -29,8 +29,14 @@ it("two processes recording into one file lose nothing", async () => {
       cwd: here,
       env: { PATH: process.env["PATH"] }
     })
-  const results = await Promise.all([child("left").exited, child("right").exited])
-  expect(results.map((r) => [r.code, r.stdout.trim(), r.stderr])).toEqual([[0, "done", ""], [0, "done", ""]])
+  // Both read the file as it was before either recorded ("record" replaces
+  // that), then record at once: a late start would replace the other's first
+  // recordings, as the mode says.
+  const children = [child("left"), child("right")]
+  await Promise.all(children.map((c) => c.waitFor(/ready/, "stdout")))
+  for (const c of children) c.signal("SIGUSR2")
+  const results = await Promise.all(children.map((c) => c.exited))
+  expect(results.map((r) => [r.code, r.stdout.trim(), r.stderr])).toEqual([[0, "ready\ndone", ""], [0, "ready\ndone", ""]])
   const saved = JSON.parse(Fs.readFileSync(file, "utf8")) as {
     interactions: Array<{ request: { body: { messages: Array<{ content: string }> } } }>
   }

@@ -19,6 +19,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import { SqlApprovalStore, SqliteClient } from "../src/index.js"
+import * as Ports from "@switchboard/test-support/Ports"
 import { type Postgres, startPostgres } from "./postgres.js"
 
 const sqliteFile = Effect.acquireRelease(
@@ -29,8 +30,8 @@ const sqliteFile = Effect.acquireRelease(
 let postgres: Postgres | undefined
 let databases = 0
 beforeAll(() => {
-  // Outside the ephemeral range, and apart from the other tests' ports.
-  postgres = startPostgres(62000 + (process.pid % 1000))
+  // A port of its own (test-support/Ports.ts): files run at once never share one.
+  postgres = startPostgres(Ports.postgres.sqlApprovalStore())
 }, 60_000)
 afterAll(() => postgres?.stop())
 

@@ -15,6 +15,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import { SqliteClient, SqlPacer } from "../src/index.js"
+import * as Ports from "@switchboard/test-support/Ports"
 import { type Postgres, startPostgres } from "./postgres.js"
 
 const database = Effect.acquireRelease(
@@ -63,8 +64,8 @@ describe("SqlPacer", () => {
 
 let postgres: Postgres | undefined
 beforeAll(() => {
-  // Outside the ephemeral range, and apart from the ports of journals.test.ts (30000–31999) and processes.test.ts.
-  postgres = startPostgres(32000 + (process.pid % 500))
+  // A port of its own (test-support/Ports.ts): files run at once never share one.
+  postgres = startPostgres(Ports.postgres.sqlPacer())
 }, 60_000)
 afterAll(() => postgres?.stop())
 

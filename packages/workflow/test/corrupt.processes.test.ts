@@ -22,6 +22,7 @@ import * as Path from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest"
 import { awaitRequests } from "./fleet.js"
+import * as Ports from "@switchboard/test-support/Ports"
 import { type Postgres, startPostgres } from "./postgres.js"
 import { build, explainAfter, readLog, startRunner, stopAll } from "./processes.js"
 
@@ -29,7 +30,7 @@ let postgres: Postgres | undefined
 const dirs: Array<string> = []
 
 beforeAll(() => {
-  postgres = startPostgres(32000 + (process.pid % 700))
+  postgres = startPostgres(Ports.postgres.corrupt())
   build()
 }, 240_000)
 afterAll(async () => {
@@ -147,6 +148,6 @@ describe("one stored message that cannot be read", { timeout: 360_000 }, () => {
 
   it("Postgres: a restarted runner sets it aside and finishes the other workflows", async () => {
     const url = postgres!.database("corrupt")
-    await scenario(url, postgresStore(url), { PORT: String(20000 + (process.pid % 1000) * 10 + 3) })
+    await scenario(url, postgresStore(url), { PORT: String(Ports.runner(3)) })
   })
 })

@@ -30,6 +30,7 @@ import type * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Ports from "@switchboard/test-support/Ports"
 import { type Postgres, settled, startPostgres } from "./postgres.js"
 import { build, explainAfter, type LogEvent, readLog, type Runner, startRunner } from "./processes.js"
 
@@ -40,7 +41,7 @@ let postgres: Postgres | undefined
 const dirs: Array<string> = []
 
 beforeAll(() => {
-  postgres = startPostgres(61000 + (process.pid % 1000))
+  postgres = startPostgres(Ports.postgres.join())
   build()
 }, 240_000)
 afterAll(async () => {
@@ -49,8 +50,8 @@ afterAll(async () => {
   for (const dir of dirs) Fs.rmSync(dir, { recursive: true, force: true })
 })
 
-/** Runner ports: outside the ephemeral range, apart from the other process tests'. */
-const port = (offset: number) => String(62000 + (process.pid % 1000) * 3 + offset)
+/** Runner ports: outside the ephemeral range, apart from the other process tests' (test-support/Ports.ts). */
+const port = (offset: number) => String(Ports.joinRunner(offset))
 
 /**
  * A video service whose tasks never end, except those of a prompt with

@@ -22,6 +22,7 @@ import * as Path from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import { SqliteClient, SqlTaskJournal } from "../src/index.js"
 import { journalSuite, type Store } from "./journalSuite.js"
+import * as Ports from "@switchboard/test-support/Ports"
 import { type Postgres, startPostgres } from "./postgres.js"
 
 const decodeClaim = Schema.decodeSync(Schema.fromJsonString(TaskJournal.Claim))
@@ -73,8 +74,8 @@ journalSuite(
 let postgres: Postgres | undefined
 let databases = 0
 beforeAll(() => {
-  // Outside the ephemeral range, and apart from processes.test.ts' ports.
-  postgres = startPostgres(30000 + (process.pid % 2000))
+  // A port of its own (test-support/Ports.ts): files run at once never share one.
+  postgres = startPostgres(Ports.postgres.journals())
 }, 60_000)
 afterAll(() => postgres?.stop())
 

@@ -17,6 +17,7 @@
 import { expect, it } from "@effect/vitest"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Emulator } from "@switchboard/emulator"
+import * as Ports from "@switchboard/test-support/Ports"
 import * as Processes from "@switchboard/test-support/Processes"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
@@ -40,7 +41,7 @@ let dir: string | undefined
 
 beforeAll(() => {
   // Outside the ephemeral range and above every other process test's ports (up to 64999).
-  postgres = startPostgres(65000 + (process.pid % 500))
+  postgres = startPostgres(Ports.postgres.pacingProcesses())
   build()
   dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-fleet-pacing-"))
 }, 240_000)

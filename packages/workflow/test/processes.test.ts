@@ -23,6 +23,7 @@ import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest"
 import { AgentWorkflow, Cluster } from "../src/index.js"
 import { awaitRequests, checkPolls } from "./fleet.js"
+import * as Ports from "@switchboard/test-support/Ports"
 import { type Postgres, settled, startPostgres } from "./postgres.js"
 import { build, type Exited, explainAfter, type LogEvent, readLog, type Runner, startRunner, stopAll } from "./processes.js"
 
@@ -30,7 +31,7 @@ let postgres: Postgres | undefined
 const dirs: Array<string> = []
 
 beforeAll(() => {
-  postgres = startPostgres(25000 + (process.pid % 5000))
+  postgres = startPostgres(Ports.postgres.processes())
   build()
 }, 240_000)
 afterAll(async () => {
@@ -45,8 +46,8 @@ const tempDir = (prefix: string) => {
   return dir
 }
 
-/** Ports outside the ephemeral range, apart for each scenario. */
-const portBase = (offset: number) => 20000 + (process.pid % 1000) * 10 + offset
+/** Ports outside the ephemeral range, apart for each scenario and from other files' (test-support/Ports.ts). */
+const portBase = Ports.runner
 
 /** How many tasks have been polled at least once. */
 const polledTasks = (events: ReadonlyArray<LogEvent>) => new Set(events.filter((e) => e.ev === "status").map((e) => e.taskId)).size

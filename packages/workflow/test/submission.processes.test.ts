@@ -25,6 +25,7 @@ import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest"
 import { Cluster, VideoWorkflow } from "../src/index.js"
 import { awaitRequests } from "./fleet.js"
+import * as Ports from "@switchboard/test-support/Ports"
 import { type Postgres, settled, startPostgres } from "./postgres.js"
 import { build, readLog } from "./processes.js"
 
@@ -35,7 +36,7 @@ const dirs: Array<string> = []
 let postgres: Postgres | undefined
 
 beforeAll(() => {
-  postgres = startPostgres(26000 + (process.pid % 4000))
+  postgres = startPostgres(Ports.postgres.submission())
   build()
 }, 240_000)
 afterAll(async () => {
@@ -90,7 +91,7 @@ const killedInTheWindow = async (submission: Readonly<Record<string, string>>) =
     API_KEY: emulator.apiKey,
     LOG: log,
     KEY: "paid-1",
-    PORT: String(20000 + (process.pid % 1000) * 10 + 9)
+    PORT: String(Ports.runner(9))
   }
   const first = startSubmitter({ ...env, ...submission, START: "1" })
   await awaitRequests(runtime, emulator, (submissions) => submissions >= 1)
@@ -146,7 +147,7 @@ const killedInAFleet = async (name: string, submission: VideoWorkflow.Submission
   const emulator = await runtime.runPromise(Emulator.Emulator)
   const { log } = tempLog()
   const env = { DATABASE: url, BASE_URL: emulator.url, API_KEY: emulator.apiKey, LOG: log, KEY: "paid-fleet" }
-  const runners = [7, 8].map((offset) => startSubmitter({ ...env, PORT: String(20000 + (process.pid % 1000) * 10 + offset) }))
+  const runners = [7, 8].map((offset) => startSubmitter({ ...env, PORT: String(Ports.runner(offset)) }))
   await Promise.all(runners.map((runner) => runner.waitFor(/^ready$/m, "stdout")))
   // Started once the shards are shared out: a shard moving between live
   // runners is another way to replay a submission (docs/fleet.md).
