@@ -138,7 +138,13 @@ machinery per read and per stream.
   "open-streams": `
 **Memory per open stream** is the peak during the run less the RSS before it: in-flight data and garbage more than the
 machinery. The Effect 4 edition holds about a third of what the Effect 3 edition held (98 against 279 KB in the first
-full run); a miss is most likely the collector's timing on a loaded machine: compare the min–max.
+full run); a miss is most likely the collector's timing: compare the min–max. In the full run of 2026-11-28 (quiet,
+load under 4) the five rounds gave 82.6–187 KB a stream, bimodal; main before issue 38's work gave 211–219 KB in two
+quick runs the same hour. With the young generation capped (\`NODE_OPTIONS=--max-semi-space-size=2\`, a quick run)
+Switchboard held 60.9 KB a stream against the raw parser's 35.7 (1.71 ×) and both peaks fell by about 40 %: most of
+what this figure counts is garbage not yet collected, and Switchboard makes more of it per chunk (its CPU per chunk
+is about 2.5 × the raw parser's here, with 1,000 streams at once). Not a leak: the 1,000,000-chunk figure above
+stays within its bound. Closing the gap is the same work as the streaming figure's: less made per chunk.
 `,
   "agent-serve": `
 **Where the rest goes.** Mapping and encoding (\`UiStream\`, no \`Response\`) cost 1.06–1.17 × \`Agent.stream\` in the
@@ -146,7 +152,10 @@ port's runs: a part object, its JSON and the chunk's string and bytes; the handl
 decoding, the \`Response\` and one read per batch. The body, the context and the queue size are already taken (see the
 note above and docs/decisions.md). What is left to try: a served path that writes frames from the events without part
 objects (under 1 % measured for \`text-delta\`), and fewer stream stages a chunk. The ratio moves with the machine's
-load (1.13 × at load 85, 1.30 × at load 12 for the same build before the queue size): compare within one run.
+load (1.13 × at load 85, 1.30 × at load 12 for the same build before the queue size): compare within one run. The
+full run of 2026-11-28 on a quiet machine (9 rounds after 20 warm-up answers) gave 1.37 ×: the queue of 256 made
+\`Agent.stream\` alone cheaper too (2.60 µs a part), so the served path's own cost, about 0.95 µs a part (the
+request, the mapping at 0.34 µs, the frames and the body), weighs more against it; issue 36's 1.2 × is not met.
 `,
   "agent-step": `
 **A step is the chat call plus the tools' fibers and spans.** With three tools, \`Effect.forEach\` with a concurrency
@@ -161,7 +170,10 @@ step at concurrency 1 (no forks) was about 8 % cheaper; the rest of the gap is t
 own time) and the run's bookkeeping. Reaching it would take giving up the span per tool call or running a step's tools
 one after the other. **The figure measured the JIT** before: after 300 units, 2,000 measured cost 330 µs a chat call
 and 673 a step; after 4,000, 6,000 cost 96 and 199 (Node 20, load 16), hence its longer warm-up. Warm, the chat call
-sheds more of its cost than the step does, so the ratio is above the old method's 1.69 ×.
+sheds more of its cost than the step does, so the ratio is above the old method's 1.69 ×. The full run of 2026-11-28 on
+a quiet machine: 2.40 × (180 against 75 µs; the Effect 3 edition 3.26 ×): the chat call there is cheaper than in
+any earlier run (the bench's server as two workers), and a step costs about 105 µs more than its chat call (83 µs
+in the helper's run at load 6–8): the ratio is a quotient, and both of its terms moved.
 `,
   "browser-bundle": `
 **\`effect\` is two thirds of the page.** The chat entry is 67 % \`effect\` (runtime, \`Stream\`, \`Schema\`, its
