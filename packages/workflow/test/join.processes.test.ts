@@ -152,9 +152,13 @@ describe("a runner joins a fleet of two on Postgres", { timeout: 480_000 }, () =
       const c = runner(3, { TERMINATION_TIMEOUT: NEVER })
       await c.waitFor(/^ready$/m, "stdout")
       const upAt = Date.now()
-      const where = () => {
+      const where = (from = upAt) => {
         const since = statusCalls(log).filter((e) => e.at > upAt)
+        const last = new Map(statusCalls(log).map((e) => [e.taskId, e]))
+        const quiet = [...last.values()].filter((e) => e.at <= from)
         return `since the newcomer was up: ${since.length} status calls, ${since.filter((e) => e.pid === c.pid).length} by it; ` +
+          `runners a=${a.pid} b=${b.pid} c=${c.pid}; tasks not polled since: ` +
+          `${quiet.map((e) => `${e.taskId} (last by ${e.pid}, ${Date.now() - e.at} ms ago; its last events: ${JSON.stringify(readLog(log).filter((x) => x.taskId === e.taskId).slice(-4))})`).join(", ") || "none"}; ` +
           `runners' stderr: ${[a, b, c].map((r) => r.stderr().slice(-400)).join(" | ")}`
       }
       // The newcomer polls a task once an old owner let go of its shard
@@ -170,7 +174,7 @@ describe("a runner joins a fleet of two on Postgres", { timeout: 480_000 }, () =
       await explainAfter(
         200_000,
         until(() => new Set(statusCalls(log).filter((e) => e.at > settledAt).map((e) => e.taskId)).size === tasks),
-        () => `not every task was polled since the newcomer's first poll: ${where()}`
+        () => `not every task was polled since the newcomer's first poll: ${where(settledAt)}`
       )
       const calls = statusCalls(log)
       const owner = new Map(calls.filter((e) => e.at > settledAt).map((e) => [e.taskId, e.pid]))
