@@ -8,12 +8,10 @@ import { entryPoints, measure, type Measured, targetGzipBytes } from "../bundle-
 import { effect3, isBuilt } from "../lib/effect3.js"
 import type { Context, Figure } from "../lib/figure.js"
 import { runScript } from "../lib/processes.js"
-import { num } from "../lib/stats.js"
+import { kb } from "../lib/stats.js"
 
 const id = "browser-bundle"
 const title = "Browser bundle"
-
-const kb = (bytes: number) => `${num(bytes / 1024)} KB`
 
 /** The Effect 3 edition's own bundle-size script (its pages, its esbuild): its two Switchboard entries, or why not. */
 const effect3Bundles = async (context: Context): Promise<ReadonlyArray<Measured> | string> => {

@@ -4,7 +4,7 @@
  * the raw parser.
  */
 import { complete, type Context, effect3Client, type Figure, interleave, maxServerCores, type RunSample, type Verdict } from "../lib/figure.js"
-import { median, micros, mb, num, range, ratio, summarize } from "../lib/stats.js"
+import { kb, mb, median, micros, num, range, ratio, summarize } from "../lib/stats.js"
 
 const id = "open-streams"
 const title = "Many open streams"
@@ -26,8 +26,6 @@ const memoryTarget = 1.5
 /** Memory the timed section took per open stream: peak RSS during it less RSS before it. */
 const perStream = (sample: RunSample, streams: number) =>
   (Number(sample.extra["rssPeak"]) - Number(sample.extra["rssBefore"])) / streams
-
-const kb = (bytes: number) => `${num(bytes / 1024)} KB`
 
 export const figure: Figure = {
   id,
