@@ -9,10 +9,15 @@
  *   recording fails with `CassetteMissError`, naming the request and the
  *   first field where it differs from the nearest recording. The file is
  *   never written.
- * - `record`: every call goes to the real wire and is recorded; what the
- *   file held when the layer was built is replaced, what other processes add
- *   meanwhile is kept.
- * - `record-if-missing`: replays what matches, records the rest.
+ * - `record`: every call goes to the real wire and is recorded. A recording
+ *   replaces the earlier one of the same request at the same place (the
+ *   layer's n-th call of a request replaces the file's n-th recording of it,
+ *   or is added at the end); recordings of other requests, and what other
+ *   layers and processes record meanwhile, are kept. A recording no call
+ *   makes any more stays: to start afresh, delete the file.
+ * - `record-if-missing`: replays what matches, records the rest, each at the
+ *   place it was missing from (two processes recording the same missing
+ *   request write it once).
  * - `passthrough`: the real wire, nothing recorded or replayed.
  *
  * Requests match on method, path and the body as canonical JSON (keys
@@ -25,7 +30,11 @@
  * `secretHeaders`, and their values wherever they appear, are left out or
  * replaced by `[redacted]`. Each write is whole (a temporary file, then a
  * rename), under a lock, merged with what is on disk, so two processes
- * recording into one file lose nothing.
+ * recording into one file lose nothing. A lock whose owner died (or older
+ * than 30 s) is taken over, and a temporary file a dead writer left is
+ * removed. The file is checked whole when read: a recording missing a field
+ * the replay needs, or a file past 128 MiB, fails the layer with
+ * `CassetteFileError`.
  *
  * The format (version 1), readable in a review:
  * ```json
@@ -43,6 +52,7 @@
  */
 import * as HttpWire from "@switchboard/core/HttpWire"
 import { fromEnvironment } from "@switchboard/core/internal/environment"
+import { describe } from "@switchboard/core/internal/issue"
 import * as Switchboard from "@switchboard/core/Switchboard"
 import * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
 import { ConfigurationError } from "@switchboard/core/SwitchboardError"
@@ -54,7 +64,11 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaParser from "effect/SchemaParser"
 import * as Fs from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Serve from "./internal/serve.js"
 
@@ -109,15 +123,16 @@ export interface Options {
 
 /**
  * The file cannot be used: `problem` says why (`missing` in `replay` mode,
- * `truncated`, `corrupt`, `newer-version`, `unwritable`). A replay never
- * writes the file.
+ * `truncated`, `corrupt` (a recording that lacks a field or has one of the
+ * wrong kind, named in the message), `newer-version`, `too-large` (past
+ * 128 MiB), `unwritable`). A replay never writes the file.
  *
  * @since 1.0.0
  * @category errors
  */
 export class CassetteFileError extends Data.TaggedError("CassetteFileError")<{
   readonly file: string
-  readonly problem: "missing" | "truncated" | "corrupt" | "newer-version" | "unwritable"
+  readonly problem: "missing" | "truncated" | "corrupt" | "newer-version" | "too-large" | "unwritable"
   readonly message: string
 }> {}
 
@@ -179,6 +194,35 @@ const fileError = (file: string, problem: CassetteFileError["problem"], detail: 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /**
+ * The largest file read or written: a cassette is read whole into memory,
+ * and one past this is no longer something a review reads.
+ */
+const maxFileBytes = 128 * 1024 * 1024
+
+const Headers = Schema.Record(Schema.String, Schema.String)
+
+/** One recording as the file holds it: a hand-edited or hostile file fails here, never deep in a replay. */
+const StoredInteraction = Schema.Struct({
+  request: Schema.Struct({
+    method: Schema.String,
+    path: Schema.String,
+    body: Schema.optionalKey(Schema.Unknown),
+    headers: Schema.optionalKey(Headers)
+  }),
+  response: Schema.Struct({
+    status: Schema.Int,
+    headers: Headers,
+    body: Schema.optionalKey(Schema.Unknown),
+    text: Schema.optionalKey(Schema.String),
+    chunks: Schema.optionalKey(
+      Schema.Array(Schema.Struct({ at: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0, { message: "must be 0 or more (milliseconds)" })), text: Schema.String }))
+    )
+  })
+})
+
+const decodeInteractions = SchemaParser.decodeUnknownResult(Schema.Array(StoredInteraction), { reportInput: true })
+
+/**
  * Files read, by path, while unchanged (same size and modification time): a
  * suite replaying one cassette in many tests reads and parses it once.
  */
@@ -191,6 +235,9 @@ const readFile = (file: string, cached = true): ReadonlyArray<Interaction> | Cas
   try {
     stat = Fs.statSync(file, { throwIfNoEntry: false })
     if (stat === undefined) return undefined
+    // A FIFO or a device would block the read or never end.
+    if (!stat.isFile()) return fileError(file, "corrupt", "is not a regular file")
+    if (stat.size > maxFileBytes) return fileError(file, "too-large", `is ${stat.size} bytes; a cassette holds at most ${maxFileBytes}`)
     const known = parsed.get(file)
     if (cached && known !== undefined && known.size === stat.size && known.mtimeMs === stat.mtimeMs) return known.interactions
     text = Fs.readFileSync(file, "utf8")
@@ -212,56 +259,141 @@ const readFile = (file: string, cached = true): ReadonlyArray<Interaction> | Cas
   if (json["version"] > version) {
     return fileError(file, "newer-version", `is version ${json["version"]}; this @switchboard/testing reads up to ${version}`)
   }
-  const interactions = json["interactions"]
-  if (!Array.isArray(interactions)) return fileError(file, "corrupt", `has no "interactions" array`)
-  for (const [i, entry] of interactions.entries()) {
-    const ok = isRecord(entry) && isRecord(entry["request"]) && isRecord(entry["response"]) &&
-      typeof entry["request"]["method"] === "string" && typeof entry["request"]["path"] === "string" &&
-      typeof entry["response"]["status"] === "number"
-    if (!ok) return fileError(file, "corrupt", `interactions[${i}] lacks request.method, request.path or response.status`)
-  }
+  if (!Array.isArray(json["interactions"])) return fileError(file, "corrupt", `has no "interactions" array`)
+  const decoded = decodeInteractions(json["interactions"])
+  if (Result.isFailure(decoded)) return fileError(file, "corrupt", `has a bad recording at interactions${describe(decoded.failure, "")}`)
+  const interactions = decoded.success as ReadonlyArray<Interaction>
   parsed.set(file, { size: stat.size, mtimeMs: stat.mtimeMs, interactions })
-  return interactions as ReadonlyArray<Interaction>
+  return interactions
 }
 
 const sleepSync = (millis: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, millis)
 
-/** Runs `f` holding the file's lock (a directory beside it); a lock older than 30 s is taken over. */
-const locked = <A>(file: string, f: () => A): A => {
+const codeOf = (error: unknown): unknown => (error as { readonly code?: unknown }).code
+
+/** Whether the process `pid` of this host runs (`EPERM`: it runs as another user). */
+const runs = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return codeOf(error) === "EPERM"
+  }
+}
+
+/** What the lock's `owner` file says: host, pid, token; `undefined` before it is written. */
+const ownerOf = (lock: string): string | undefined => {
+  try {
+    return Fs.readFileSync(Path.join(lock, "owner"), "utf8")
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A lock left behind: its owner (on this host) no longer runs, or it is older
+ * than 30 s (an owner that hangs, a pid used again, another host's owner).
+ * A lock whose owner is not written yet is young, not stale.
+ */
+const isStale = (lock: string): boolean => {
+  const stat = Fs.statSync(lock, { throwIfNoEntry: false })
+  if (stat === undefined) return false
+  if (Date.now() - stat.mtimeMs > 30_000) return true
+  const [host, pid] = (ownerOf(lock) ?? "").split(" ")
+  return host === Os.hostname() && /^\d+$/.test(pid ?? "") && !runs(Number(pid))
+}
+
+/**
+ * Runs `f` holding the file's lock: a directory beside it naming its owner.
+ * A stale lock is moved aside (one taker wins the rename) and removed; a
+ * live one is waited for, never broken. `f` is told when a stale lock was
+ * taken over: its owner may have left a temporary file.
+ */
+const locked = <A>(file: string, f: (tookOver: boolean) => A): A => {
   const lock = `${file}.lock`
-  for (let tries = 0;; tries++) {
+  let tookOver = false
+  for (;;) {
     try {
       Fs.mkdirSync(lock)
       break
     } catch (error) {
-      if ((error as { readonly code?: unknown }).code !== "EEXIST") throw error
-      const age = Date.now() - (Fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now())
-      if (age > 30_000 || tries > 3000) Fs.rmSync(lock, { recursive: true, force: true })
-      else sleepSync(5)
+      if (codeOf(error) !== "EEXIST") throw error
+      if (!isStale(lock)) {
+        sleepSync(5)
+        continue
+      }
+      const aside = `${lock}.${process.pid}.${Math.random().toString(36).slice(2)}.stale`
+      try {
+        Fs.renameSync(lock, aside)
+      } catch {
+        continue // another taker moved it first
+      }
+      Fs.rmSync(aside, { recursive: true, force: true })
+      tookOver = true
     }
   }
+  // Host, pid, and a token of this holding: a holder whose lock was taken
+  // over (it hung past 30 s) must not remove its successor's.
+  const owner = `${Os.hostname()} ${process.pid} ${Math.random().toString(36).slice(2)}`
   try {
-    return f()
+    Fs.writeFileSync(Path.join(lock, "owner"), owner)
+    return f(tookOver)
   } finally {
-    Fs.rmSync(lock, { recursive: true, force: true })
+    if (ownerOf(lock) === owner) Fs.rmSync(lock, { recursive: true, force: true })
+  }
+}
+
+/** `shared.json.<pid>.<random>.tmp`: a temporary file of `file`'s writes. */
+const isTemporaryOf = (file: string, name: string) =>
+  name.startsWith(`${Path.basename(file)}.`) && /^\.\d+\.[a-z0-9]*\.tmp$/.test(name.slice(Path.basename(file).length))
+
+/**
+ * Under the lock no one else writes a temporary file of `file`: once a dead
+ * holder's lock is taken over, any there is what it left before its rename.
+ */
+const removeLeftovers = (file: string) => {
+  for (const name of Fs.readdirSync(Path.dirname(file))) {
+    if (isTemporaryOf(file, name)) Fs.rmSync(Path.join(Path.dirname(file), name), { force: true })
   }
 }
 
 const serialize = (interactions: ReadonlyArray<Interaction>): string =>
   JSON.stringify({ format: "switchboard-cassette", version, interactions }, null, 2) + "\n"
 
-/** Merges under the lock: what is on disk, less `drop`, plus `add`; written whole (temporary file, rename). */
-const writeMerged = (file: string, drop: ReadonlySet<string>, add: ReadonlyArray<Interaction>): CassetteFileError | undefined => {
+/**
+ * Merges `entry` under the lock into what is on disk: it takes the place of
+ * the `place`-th recording with its key (`keyOf`), or goes at the end when
+ * there are fewer; every other recording stays. Written whole (temporary
+ * file, rename).
+ */
+const writeMerged = (
+  file: string,
+  entry: Interaction,
+  place: number,
+  keyOf: (entry: Interaction) => string
+): CassetteFileError | undefined => {
   try {
-    return locked(file, () => {
+    Fs.mkdirSync(Path.dirname(file), { recursive: true }) // the lock goes beside the file
+    return locked(file, (tookOver) => {
       // Read afresh under the lock: another process may have written it a moment ago.
       const current = readFile(file, false)
       if (current instanceof CassetteFileError) return current
-      const kept = (current ?? []).filter((entry) => !drop.has(JSON.stringify(entry)))
-      Fs.mkdirSync(Path.dirname(file), { recursive: true })
+      const next = [...(current ?? [])]
+      const key = keyOf(entry)
+      let seen = 0
+      const at = next.findIndex((other) => keyOf(other) === key && seen++ === place)
+      if (at === -1) next.push(entry)
+      else next[at] = entry
+      const text = serialize(next)
+      if (Buffer.byteLength(text) > maxFileBytes) return fileError(file, "too-large", `would grow past the ${maxFileBytes} bytes a cassette holds`)
+      if (tookOver) removeLeftovers(file)
       const temporary = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
-      Fs.writeFileSync(temporary, serialize([...kept, ...add]))
-      Fs.renameSync(temporary, file)
+      try {
+        Fs.writeFileSync(temporary, text)
+        Fs.renameSync(temporary, file)
+      } finally {
+        Fs.rmSync(temporary, { force: true }) // left only when the write failed (a full disk)
+      }
       return undefined
     })
   } catch (error) {
@@ -385,8 +517,14 @@ export const layerWire = (
       return yield* fileError(file, "missing", `does not exist; record it first (mode "record" or "record-if-missing")`)
     }
     const interactions = mode === "record" ? [] : read ?? []
-    const replaced = new Set(mode === "record" ? (read ?? []).map((entry) => JSON.stringify(entry)) : [])
     const used = new Set<number>()
+    /** Calls answered so far, by canonical key: a recording's place among its key's recordings. */
+    const answered = new Map<string, number>()
+    const count = (key: string) => {
+      const n = answered.get(key) ?? 0
+      answered.set(key, n + 1)
+      return n
+    }
     const misses: Array<CassetteMissError> = []
     const secretNames = new Set(["authorization", ...(options.secretHeaders ?? []).map((h) => h.toLowerCase())])
     const normalize = options.normalize ?? ((key: Key) => key)
@@ -402,6 +540,7 @@ export const layerWire = (
       for (const [i, entry] of interactions.entries()) {
         if (used.has(i) || canonical(recordedKey(entry)) !== wanted) continue
         used.add(i)
+        count(wanted)
         return entry
       }
       return miss(key)
@@ -445,11 +584,10 @@ export const layerWire = (
       return JSON.parse(text) as Interaction
     }
 
-    const recorded: Array<Interaction> = []
+    const keyOfEntry = (entry: Interaction) => canonical(recordedKey(entry))
     const save = (entry: Interaction) =>
       Effect.suspend(() => {
-        recorded.push(entry)
-        const failed = writeMerged(file, replaced, recorded.splice(0))
+        const failed = writeMerged(file, entry, count(keyOfEntry(entry)), keyOfEntry)
         // Surfaces as the call's `ResponseDecodeError`, its message the file's problem.
         return failed === undefined ? Effect.void : Effect.fail(new HttpWire.WireError({ reason: "decode", cause: failed }))
       })

@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -35,6 +36,10 @@ const toolkit = Toolkit.make(GetWeather)
 const handlers = toolkit.toLayer({ get_weather: ({ city }) => Effect.succeed({ city, celsius: 18 }) })
 
 const tempFile = () => Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-cassette-")), "exchanges.json")
+
+/** The recordings in `file`, as the file holds them (chat ones: their request bodies). */
+const saved = (file: string) =>
+  (JSON.parse(Fs.readFileSync(file, "utf8")) as { interactions: Array<{ request: { body: Protocol.ChatRequest } }> }).interactions
 
 /** Everything the test program does: chat, a stream, embeddings, a tool agent run. */
 const program = Effect.gen(function*() {
@@ -108,9 +113,68 @@ describe("Cassette", () => {
       yield* Effect.provide(Effect.all([Chat.create(ask("first")), Chat.create(ask("second"))]), layer)
       const requests = yield* emulator.requests
       expect(requests.filter((r) => r.path.endsWith("/chat/completions")).length).toBe(2)
-      const saved = JSON.parse(Fs.readFileSync(file, "utf8")) as { interactions: Array<unknown> }
-      expect(saved.interactions.length).toBe(2)
+      expect(saved(file).length).toBe(2)
     }).pipe(Effect.provide(Emulator.layer())))
+
+  it.live("layers recording one after another keep each other's recordings; a request recorded again takes its own place", () =>
+    Effect.gen(function*() {
+      // As a suite's tests (or a runner's workers) each building the layer in "record" mode.
+      const file = tempFile()
+      const emulator = yield* Emulator.Emulator
+      const record = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+        Effect.provide(effect, over(file, "record", emulator.url, emulator.apiKey))
+      const prompts = () => saved(file).map((i) => i.request.body.messages[0]!.content)
+      yield* record(Chat.create(ask("first")))
+      yield* record(Chat.create(ask("second")))
+      expect(prompts()).toEqual(["first", "second"])
+      const replay = over(file, "replay", emulator.url, emulator.apiKey)
+      yield* Effect.provide(Effect.all([Chat.create(ask("first")), Chat.create(ask("second"))]), replay)
+      // Recorded again: the new recording replaces the old one, in its place.
+      yield* record(Chat.create(ask("first")))
+      expect(prompts()).toEqual(["first", "second"])
+      // Twice in one layer: a second place; a later layer calling it once replaces the first place only.
+      yield* record(Effect.all([Chat.create(ask("first")), Chat.create(ask("first"))]))
+      yield* record(Chat.create(ask("first")))
+      expect(prompts()).toEqual(["first", "second", "first"])
+    }).pipe(Effect.provide(Emulator.layer())))
+
+  it.live("records into a directory that does not exist yet", () =>
+    Effect.gen(function*() {
+      const file = Path.join(Path.dirname(tempFile()), "cassettes", "new", "exchanges.json")
+      const live = yield* recorded(file, Chat.create(ask("Hello cassette")))
+      expect(yield* Effect.provide(Chat.create(ask("Hello cassette")), over(file, "replay", live.url, live.apiKey))).toEqual(live.value)
+    }))
+
+  it.live("a lock and a half-written temporary file left by a writer that died are cleared by the next recording", () =>
+    Effect.gen(function*() {
+      const file = tempFile()
+      const emulator = yield* Emulator.Emulator
+      yield* Effect.provide(Chat.create(ask("before")), over(file, "record", emulator.url, emulator.apiKey))
+      // What a writer killed between its lock and its rename leaves: the lock
+      // naming it, and its temporary file cut short.
+      const dead = ChildProcess.spawnSync(process.execPath, ["-e", ""]).pid
+      Fs.mkdirSync(`${file}.lock`)
+      Fs.writeFileSync(`${file}.lock/owner`, `${Os.hostname()} ${dead}`)
+      Fs.writeFileSync(`${file}.${dead}.k2x9.tmp`, `{"format":"switchboard-cassette","version":1,"interactions":[{"req`)
+      yield* Effect.provide(Chat.create(ask("after")), over(file, "record", emulator.url, emulator.apiKey))
+      expect(Fs.readdirSync(Path.dirname(file))).toEqual([Path.basename(file)])
+      expect(saved(file).length).toBe(2)
+    }).pipe(Effect.provide(Emulator.layer())))
+
+  it.live("a recording holding __proto__ keys replays as recorded and changes no prototype", () =>
+    Effect.gen(function*() {
+      const file = tempFile()
+      const live = yield* recorded(file, Chat.create(ask("plain")))
+      const text = Fs.readFileSync(file, "utf8")
+        .replace(`"messages"`, `"__proto__": { "polluted": true }, "messages"`)
+        .replace(`"content-type"`, `"__proto__": "x", "content-type"`)
+      Fs.writeFileSync(file, text)
+      const request = JSON.parse(`{"__proto__": { "polluted": true }, "model": "${model}", "messages": [{ "role": "user", "content": "plain" }]}`) as Protocol.ChatRequest
+      const replay = over(file, "replay", live.url, live.apiKey)
+      expect(yield* Effect.provide(Chat.create(request), replay)).toEqual(live.value)
+      expect(Object.getPrototypeOf({})).toBe(Object.prototype)
+      expect("polluted" in {}).toBe(false)
+    }))
 
   it.effect("20 replays of a paced stream run on the test clock, each with the recorded output and waits", () =>
     Effect.gen(function*() {
@@ -148,7 +212,21 @@ describe("Cassette", () => {
     ["truncated", `{"format":"switchboard-cassette","version":1,"interactions":[{"request":`],
     ["corrupt", `{"format":"switchboard-cassette","version":1,"interactions":[}]`],
     ["newer-version", `{"format":"switchboard-cassette","version":2,"interactions":[]}`],
-    ["corrupt", `{"version":1}`]
+    ["corrupt", `{"version":1}`],
+    // A hand-edited or hostile recording: each field the replay reads is checked when the file is read.
+    ...[
+      `"response":{"status":200}`,
+      `"response":{"status":200,"headers":{"content-type":7}}`,
+      `"response":{"status":"200","headers":{}}`,
+      `"response":{"status":200,"headers":{},"chunks":[{"at":"soon","text":"data: {}"}]}`,
+      `"response":{"status":200,"headers":{},"chunks":[{"at":-5,"text":"data: {}"}]}`,
+      `"response":{"status":200,"headers":{},"text":{"not":"text"}}`
+    ].map((response) =>
+      [
+        "corrupt",
+        `{"format":"switchboard-cassette","version":1,"interactions":[{"request":{"method":"POST","path":"/chat/completions"},${response}}]}`
+      ] as const
+    )
   ] as const
   for (const [problem, text] of broken) {
     it.effect(`a ${problem} file is a typed error naming it, and a replay leaves it as it was`, () =>
@@ -161,10 +239,26 @@ describe("Cassette", () => {
           )
           expect(error).toMatchObject({ _tag: "CassetteFileError", file, problem })
           expect(error.message).toContain(file)
+          if (text.includes(`"response"`)) expect(error.message).toContain("interactions[0].response")
         }
         expect(Fs.readFileSync(file, "utf8")).toBe(text)
       }))
   }
+
+  it.effect("a file too large to read, or not a regular file, is a typed error and is not read", () =>
+    Effect.gen(function*() {
+      const file = tempFile()
+      Fs.writeFileSync(file, "")
+      Fs.truncateSync(file, 128 * 1024 * 1024 + 1) // sparse: nothing written
+      const directory = Path.join(Path.dirname(file), "a-directory.json")
+      Fs.mkdirSync(directory)
+      for (const mode of ["replay", "record-if-missing", "record"] as const) {
+        const build = (path: string) =>
+          Effect.flip(Layer.build(Cassette.layerWire({ path, mode }).pipe(Layer.provide(NodeHttpWire.layer))).pipe(Effect.scoped))
+        expect(yield* build(file)).toMatchObject({ _tag: "CassetteFileError", problem: "too-large" })
+        expect(yield* build(directory)).toMatchObject({ _tag: "CassetteFileError", problem: "corrupt" })
+      }
+    }))
 
   it.effect("a replay of a file that does not exist says to record it", () =>
     Effect.gen(function*() {

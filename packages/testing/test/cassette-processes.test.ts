@@ -1,7 +1,10 @@
 /**
- * Two real processes recording into one cassette at once lose nothing: each
- * write merges with the file under its lock and replaces it whole. The
- * children run the built package (dist), against one emulator.
+ * Real processes recording into one cassette lose nothing and duplicate
+ * nothing: each write merges with the file under its lock and replaces it
+ * whole, and a recording replaces only the earlier recording of the same
+ * request at the same place. The children run the built package (dist),
+ * against one emulator; the test decides, by what they print, what is on
+ * disk when each starts.
  */
 import { Emulator } from "@switchboard/emulator"
 import * as Processes from "@switchboard/test-support/Processes"
@@ -21,27 +24,59 @@ afterAll(async () => {
   await runtime.dispose()
 })
 
-it("two processes recording into one file lose nothing", async () => {
+const tempFile = () => Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-cassette-")), "shared.json")
+
+/** A child recording `count` calls named `name` into `file`, started (its layer built) but waiting for SIGUSR2. */
+const child = async (file: string, name: string, count: number, mode = "record") => {
   const emulator = await runtime.runPromise(Emulator.Emulator)
-  const file = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-cassette-")), "shared.json")
-  const child = (name: string) =>
-    Processes.start(Path.join(here, "fixtures/record-child.mjs"), [file, emulator.url, emulator.apiKey, name, "15"], {
-      cwd: here,
-      env: { PATH: process.env["PATH"] }
-    })
-  // Both read the file as it was before either recorded ("record" replaces
-  // that), then record at once: a late start would replace the other's first
-  // recordings, as the mode says.
-  const children = [child("left"), child("right")]
-  await Promise.all(children.map((c) => c.waitFor(/ready/, "stdout")))
-  for (const c of children) c.signal("SIGUSR2")
+  const running = Processes.start(
+    Path.join(here, "fixtures/record-child.mjs"),
+    [file, emulator.url, emulator.apiKey, name, String(count), mode],
+    { cwd: here, env: { PATH: process.env["PATH"] } }
+  )
+  await running.waitFor(/ready/, "stdout")
+  return running
+}
+
+const finished = async (children: ReadonlyArray<Processes.Running>) => {
   const results = await Promise.all(children.map((c) => c.exited))
-  expect(results.map((r) => [r.code, r.stdout.trim(), r.stderr])).toEqual([[0, "ready\ndone", ""], [0, "ready\ndone", ""]])
-  const saved = JSON.parse(Fs.readFileSync(file, "utf8")) as {
+  for (const result of results) expect([result.code, result.stdout.trim().split("\n").at(-1), result.stderr]).toEqual([0, "done", ""])
+}
+
+/** The prompts recorded in `file`, in the file's order. */
+const prompts = (file: string): Array<string> =>
+  (JSON.parse(Fs.readFileSync(file, "utf8")) as {
     interactions: Array<{ request: { body: { messages: Array<{ content: string }> } } }>
-  }
-  const prompts = saved.interactions.map((i) => i.request.body.messages[0]!.content).sort()
-  const expected = ["left", "right"].flatMap((name) => Array.from({ length: 15 }, (_, i) => `${name} ${i}`)).sort()
-  expect(prompts).toEqual(expected)
+  }).interactions.map((i) => i.request.body.messages[0]!.content)
+
+const named = (name: string, count: number) => Array.from({ length: count }, (_, i) => `${name} ${i}`)
+
+it("two processes recording into one file at once lose nothing", async () => {
+  const file = tempFile()
+  const children = [await child(file, "left", 15), await child(file, "right", 15)]
+  for (const c of children) c.signal("SIGUSR2")
+  await finished(children)
+  expect(prompts(file).sort()).toEqual([...named("left", 15), ...named("right", 15)].sort())
   expect(Fs.readdirSync(Path.dirname(file))).toEqual(["shared.json"])
+}, 120_000)
+
+it("a process that starts recording once another has written keeps the other's recordings", async () => {
+  // A test runner's second worker: its layer is built when the first one's
+  // recordings are already on disk, and it records while the first goes on.
+  const file = tempFile()
+  const first = await child(file, "first", 10)
+  first.signal("SIGUSR2")
+  await first.waitFor(/called first 4\n/, "stdout")
+  const second = await child(file, "second", 10)
+  second.signal("SIGUSR2")
+  await finished([first, second])
+  expect(prompts(file).sort()).toEqual([...named("first", 10), ...named("second", 10)].sort())
+}, 120_000)
+
+it("two processes recording the same missing requests (record-if-missing) record each once", async () => {
+  const file = tempFile()
+  const children = [await child(file, "same", 8, "record-if-missing"), await child(file, "same", 8, "record-if-missing")]
+  for (const c of children) c.signal("SIGUSR2")
+  await finished(children)
+  expect(prompts(file).sort()).toEqual(named("same", 8).sort())
 }, 120_000)
