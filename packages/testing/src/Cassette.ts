@@ -290,24 +290,49 @@ const ownerOf = (lock: string): string | undefined => {
   }
 }
 
+/** A lock's age by its time stamp; 0 when it is gone. */
+const ageOf = (lock: string) => Date.now() - (Fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now())
+
 /**
  * A lock left behind: its owner (on this host) no longer runs, or it is older
  * than 30 s (an owner that hangs, a pid used again, another host's owner).
  * A lock whose owner is not written yet is young, not stale.
  */
 const isStale = (lock: string): boolean => {
-  const stat = Fs.statSync(lock, { throwIfNoEntry: false })
-  if (stat === undefined) return false
-  if (Date.now() - stat.mtimeMs > 30_000) return true
+  if (ageOf(lock) > 30_000) return true
   const [host, pid] = (ownerOf(lock) ?? "").split(" ")
   return host === Os.hostname() && /^\d+$/.test(pid ?? "") && !runs(Number(pid))
 }
 
 /**
+ * Removes `lock` if it is stale, judged again under a second lock
+ * (`.break`): of two waiters that found one dead lock, the second then finds
+ * the lock its successor took since, alive, and leaves it.
+ */
+const breakIfStale = (lock: string): boolean => {
+  const breaking = `${lock}.break`
+  try {
+    Fs.mkdirSync(breaking)
+  } catch (error) {
+    if (codeOf(error) !== "EEXIST") throw error
+    // Held for a moment; older, its holder died holding it.
+    if (ageOf(breaking) > 30_000) Fs.rmSync(breaking, { recursive: true, force: true })
+    return false
+  }
+  try {
+    if (!isStale(lock)) return false
+    Fs.rmSync(lock, { recursive: true, force: true })
+    return true
+  } finally {
+    Fs.rmSync(breaking, { recursive: true, force: true })
+  }
+}
+
+/**
  * Runs `f` holding the file's lock: a directory beside it naming its owner.
- * A stale lock is moved aside (one taker wins the rename) and removed; a
- * live one is waited for, never broken. `f` is told when a stale lock was
- * taken over: its owner may have left a temporary file.
+ * A stale lock is removed; a live one is waited for, never broken. `f` is
+ * told when a stale lock was taken over: its owner may have left a
+ * temporary file.
  */
 const locked = <A>(file: string, f: (tookOver: boolean) => A): A => {
   const lock = `${file}.lock`
@@ -318,18 +343,8 @@ const locked = <A>(file: string, f: (tookOver: boolean) => A): A => {
       break
     } catch (error) {
       if (codeOf(error) !== "EEXIST") throw error
-      if (!isStale(lock)) {
-        sleepSync(5)
-        continue
-      }
-      const aside = `${lock}.${process.pid}.${Math.random().toString(36).slice(2)}.stale`
-      try {
-        Fs.renameSync(lock, aside)
-      } catch {
-        continue // another taker moved it first
-      }
-      Fs.rmSync(aside, { recursive: true, force: true })
-      tookOver = true
+      if (isStale(lock) && breakIfStale(lock)) tookOver = true
+      else sleepSync(5)
     }
   }
   // Host, pid, and a token of this holding: a holder whose lock was taken

@@ -161,6 +161,23 @@ describe("Cassette", () => {
       expect(saved(file).length).toBe(2)
     }).pipe(Effect.provide(Emulator.layer())))
 
+  it.live("a lock held past 30 s by its time stamp, and a remover's lock left behind, are taken over", () =>
+    Effect.gen(function*() {
+      // An owner that hangs (alive: this process), and a remover that died
+      // in its moment; their time stamps are set back, nothing waits.
+      const file = tempFile()
+      const emulator = yield* Emulator.Emulator
+      const past = new Date(Date.now() - 60_000)
+      for (const lock of [`${file}.lock`, `${file}.lock.break`]) {
+        Fs.mkdirSync(lock)
+        Fs.writeFileSync(`${lock}/owner`, `${Os.hostname()} ${process.pid} hung`)
+        Fs.utimesSync(lock, past, past)
+      }
+      yield* Effect.provide(Chat.create(ask("after")), over(file, "record", emulator.url, emulator.apiKey))
+      expect(Fs.readdirSync(Path.dirname(file))).toEqual([Path.basename(file)])
+      expect(saved(file).length).toBe(1)
+    }).pipe(Effect.provide(Emulator.layer())))
+
   it.live("a recording holding __proto__ keys replays as recorded and changes no prototype", () =>
     Effect.gen(function*() {
       const file = tempFile()
