@@ -145,38 +145,37 @@ describe("Cassette", () => {
       expect(yield* Effect.provide(Chat.create(ask("Hello cassette")), over(file, "replay", live.url, live.apiKey))).toEqual(live.value)
     }))
 
-  it.live("a lock and a half-written temporary file left by a writer that died are cleared by the next recording", () =>
-    Effect.gen(function*() {
-      const file = tempFile()
-      const emulator = yield* Emulator.Emulator
-      yield* Effect.provide(Chat.create(ask("before")), over(file, "record", emulator.url, emulator.apiKey))
-      // What a writer killed between its lock and its rename leaves: the lock
-      // naming it, and its temporary file cut short.
+  // What a writer leaves when it dies or hangs while writing, planted beside
+  // the file; time stamps are set back, nothing waits.
+  const leftBehind: ReadonlyArray<readonly [string, (file: string) => void]> = [
+    ["a lock and a half-written temporary file left by a writer that died", (file) => {
       const dead = ChildProcess.spawnSync(process.execPath, ["-e", ""]).pid
       Fs.mkdirSync(`${file}.lock`)
       Fs.writeFileSync(`${file}.lock/owner`, `${Os.hostname()} ${dead}`)
       Fs.writeFileSync(`${file}.${dead}.k2x9.tmp`, `{"format":"switchboard-cassette","version":1,"interactions":[{"req`)
-      yield* Effect.provide(Chat.create(ask("after")), over(file, "record", emulator.url, emulator.apiKey))
-      expect(Fs.readdirSync(Path.dirname(file))).toEqual([Path.basename(file)])
-      expect(saved(file).length).toBe(2)
-    }).pipe(Effect.provide(Emulator.layer())))
-
-  it.live("a lock held past 30 s by its time stamp, and a remover's lock left behind, are taken over", () =>
-    Effect.gen(function*() {
-      // An owner that hangs (alive: this process), and a remover that died
-      // in its moment; their time stamps are set back, nothing waits.
-      const file = tempFile()
-      const emulator = yield* Emulator.Emulator
+    }],
+    ["a lock held past 30 s by its time stamp (its owner, this process, alive), and a remover's lock left behind", (file) => {
       const past = new Date(Date.now() - 60_000)
       for (const lock of [`${file}.lock`, `${file}.lock.break`]) {
         Fs.mkdirSync(lock)
         Fs.writeFileSync(`${lock}/owner`, `${Os.hostname()} ${process.pid} hung`)
         Fs.utimesSync(lock, past, past)
       }
-      yield* Effect.provide(Chat.create(ask("after")), over(file, "record", emulator.url, emulator.apiKey))
-      expect(Fs.readdirSync(Path.dirname(file))).toEqual([Path.basename(file)])
-      expect(saved(file).length).toBe(1)
-    }).pipe(Effect.provide(Emulator.layer())))
+    }]
+  ]
+  for (const [what, plant] of leftBehind) {
+    it.live(`${what}: taken over and cleared by the next recording`, () =>
+      Effect.gen(function*() {
+        const file = tempFile()
+        const emulator = yield* Emulator.Emulator
+        const record = (content: string) => Effect.provide(Chat.create(ask(content)), over(file, "record", emulator.url, emulator.apiKey))
+        yield* record("before")
+        plant(file)
+        yield* record("after")
+        expect(Fs.readdirSync(Path.dirname(file))).toEqual([Path.basename(file)])
+        expect(saved(file).map((i) => i.request.body.messages[0]!.content)).toEqual(["before", "after"])
+      }).pipe(Effect.provide(Emulator.layer())))
+  }
 
   it.live("a recording holding __proto__ keys replays as recorded and changes no prototype", () =>
     Effect.gen(function*() {
