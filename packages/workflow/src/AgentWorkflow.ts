@@ -30,6 +30,7 @@ import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
 import * as Crypto from "node:crypto"
 import { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
+import { whileOwned } from "./internal/handover.js"
 import * as MessageStorage from "./internal/messageStorage.js"
 import * as Schemas from "./internal/schemas.js"
 
@@ -145,16 +146,24 @@ export const make = <T extends Agent.AnyTools, K extends Agent.AnyToolkit<T> = A
       execute: Effect.sync(() => `${prefix}${round}-${Crypto.randomBytes(32).toString("base64url")}`)
     })
 
-  /** Each model and tool call as an activity, numbered from `first` (the runs of one workflow count on). */
+  /**
+   * Each model and tool call as an activity, numbered from `first` (the runs
+   * of one workflow count on). A run waiting on one lets its shard go once
+   * this runner hands it over (internal/handover.ts).
+   */
   const intercept = (first: number, context: WorkflowContext): Agent.Interceptor => ({
     model: (step, call) =>
       Effect.provide(
-        Activity.make({ name: `step-${first + step}/model`, success: Protocol.ChatCompletion, error: Schemas.SwitchboardError, execute: call }),
+        whileOwned(
+          Activity.make({ name: `step-${first + step}/model`, success: Protocol.ChatCompletion, error: Schemas.SwitchboardError, execute: call })
+        ),
         context
       ) as typeof call,
     tool: (step, callId, call) =>
       Effect.provide(
-        Activity.make({ name: `step-${first + step}/tool/${callId}`, success: ToolResult, error: AgentError.ToolDefect, execute: call }),
+        whileOwned(
+          Activity.make({ name: `step-${first + step}/tool/${callId}`, success: ToolResult, error: AgentError.ToolDefect, execute: call })
+        ),
         context
       ) as typeof call
   })
