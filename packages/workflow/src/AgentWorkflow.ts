@@ -140,16 +140,17 @@ export const make = <T extends Agent.AnyTools, K extends Agent.AnyToolkit<T> = A
   const prefix = "approval-"
   /** A secret per pause, drawn once: an activity's result is stored, so a replay gets the same. */
   const secret = (round: number) =>
-    Activity.make({
+    whileOwned(Activity.make({
       name: `approval-${round}/secret`,
       success: Schema.String,
       execute: Effect.sync(() => `${prefix}${round}-${Crypto.randomBytes(32).toString("base64url")}`)
-    })
+    }))
 
   /**
    * Each model and tool call as an activity, numbered from `first` (the runs
-   * of one workflow count on). A run waiting on one lets its shard go once
-   * this runner hands it over (internal/handover.ts).
+   * of one workflow count on). A run waiting on one (or on a pause's secret
+   * or approval request) lets its shard go once this runner hands it over
+   * (internal/handover.ts).
    */
   const intercept = (first: number, context: WorkflowContext): Agent.Interceptor => ({
     model: (step, call) =>
@@ -193,10 +194,10 @@ export const make = <T extends Agent.AnyTools, K extends Agent.AnyToolkit<T> = A
         const token = yield* DurableDeferred.token(approvals(name))
         const onApproval = options.onApproval
         if (onApproval !== undefined) {
-          yield* Activity.make({
+          yield* whileOwned(Activity.make({
             name: `approval-${round}/request`,
             execute: onApproval({ key: payload.key, token, pending: result.pending })
-          })
+          }))
         }
         const decisions = yield* awaitDecisions(round, name)
         // The resumed run's step 0 is the paused step: its calls run under its number.
