@@ -30,6 +30,7 @@ import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
 import * as Crypto from "node:crypto"
 import { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
+import { whileOwned } from "./internal/handover.js"
 import * as MessageStorage from "./internal/messageStorage.js"
 import * as Schemas from "./internal/schemas.js"
 
@@ -139,22 +140,31 @@ export const make = <T extends Agent.AnyTools, K extends Agent.AnyToolkit<T> = A
   const prefix = "approval-"
   /** A secret per pause, drawn once: an activity's result is stored, so a replay gets the same. */
   const secret = (round: number) =>
-    Activity.make({
+    whileOwned(Activity.make({
       name: `approval-${round}/secret`,
       success: Schema.String,
       execute: Effect.sync(() => `${prefix}${round}-${Crypto.randomBytes(32).toString("base64url")}`)
-    })
+    }))
 
-  /** Each model and tool call as an activity, numbered from `first` (the runs of one workflow count on). */
+  /**
+   * Each model and tool call as an activity, numbered from `first` (the runs
+   * of one workflow count on). A run waiting on one (or on a pause's secret
+   * or approval request) lets its shard go once this runner hands it over
+   * (internal/handover.ts).
+   */
   const intercept = (first: number, context: WorkflowContext): Agent.Interceptor => ({
     model: (step, call) =>
       Effect.provide(
-        Activity.make({ name: `step-${first + step}/model`, success: Protocol.ChatCompletion, error: Schemas.SwitchboardError, execute: call }),
+        whileOwned(
+          Activity.make({ name: `step-${first + step}/model`, success: Protocol.ChatCompletion, error: Schemas.SwitchboardError, execute: call })
+        ),
         context
       ) as typeof call,
     tool: (step, callId, call) =>
       Effect.provide(
-        Activity.make({ name: `step-${first + step}/tool/${callId}`, success: ToolResult, error: AgentError.ToolDefect, execute: call }),
+        whileOwned(
+          Activity.make({ name: `step-${first + step}/tool/${callId}`, success: ToolResult, error: AgentError.ToolDefect, execute: call })
+        ),
         context
       ) as typeof call
   })
@@ -184,10 +194,10 @@ export const make = <T extends Agent.AnyTools, K extends Agent.AnyToolkit<T> = A
         const token = yield* DurableDeferred.token(approvals(name))
         const onApproval = options.onApproval
         if (onApproval !== undefined) {
-          yield* Activity.make({
+          yield* whileOwned(Activity.make({
             name: `approval-${round}/request`,
             execute: onApproval({ key: payload.key, token, pending: result.pending })
-          })
+          }))
         }
         const decisions = yield* awaitDecisions(round, name)
         // The resumed run's step 0 is the paused step: its calls run under its number.

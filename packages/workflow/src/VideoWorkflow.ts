@@ -21,9 +21,6 @@ import { isTransient, type SwitchboardError, TaskFailedError, TaskTimeoutError }
 import * as TaskPoller from "@switchboard/core/TaskPoller"
 import * as Videos from "@switchboard/core/Videos"
 import * as Clock from "effect/Clock"
-import * as ClusterSchema from "effect/cluster/ClusterSchema"
-import * as Entity from "effect/cluster/Entity"
-import * as Sharding from "effect/cluster/Sharding"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -36,6 +33,7 @@ import * as DurableClock from "effect/workflow/DurableClock"
 import * as Workflow from "effect/workflow/Workflow"
 import type { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
 import { createHash } from "node:crypto"
+import { whileOwned } from "./internal/handover.js"
 import * as MessageStorage from "./internal/messageStorage.js"
 import * as Schemas from "./internal/schemas.js"
 
@@ -177,28 +175,6 @@ const waitAfter = Effect.fnUntraced(function*(schedule: Schedule.Schedule<unknow
   return wait
 })
 
-/**
- * On effect/cluster, once this runner has let go of the workflow's shard (a
- * runner joined and the shard is assigned to it, or this one is stopping),
- * the run ends without a result, marked abandoned: effect/cluster leaves it
- * in storage and the shard's next owner replays it. Without this, a run that
- * polls never ends by itself, and the old owner waits the whole
- * `entityTerminationTimeout` (15 s) for it before releasing the shard: the
- * pause of issue 29, case 3. Checked between steps (before a status call,
- * before a wait), never inside an activity: a submission in flight is waited
- * for. Elsewhere (the in-memory engine) there is no shard, and nothing to do.
- */
-const yieldIfHandedOver = Effect.gen(function*() {
-  const sharding = yield* Effect.serviceOption(Sharding.Sharding)
-  const address = yield* Effect.serviceOption(Entity.CurrentAddress)
-  if (Option.isNone(sharding) || Option.isNone(address) || sharding.value.hasShardId(address.value.shardId)) return
-  yield* Effect.logDebug(`video workflow ${address.value.entityId}: shard ${address.value.shardId} handed over, the run goes on at its next owner`)
-  return yield* Effect.interruptible(Effect.withFiber<never>((fiber) => {
-    fiber.interruptUnsafe(fiber.id, ClusterSchema.Abandon.annotation)
-    return Effect.never
-  }))
-})
-
 const failed = (update: Extract<TaskPoller.TaskUpdate, { _tag: "Failed" }>) =>
   new TaskFailedError({
     message: `task ${update.taskId} failed${update.reason ? `: ${update.reason}` : ""}`,
@@ -302,13 +278,14 @@ const body = (options: Options) => {
         before: Duration.Duration | undefined
       ): Effect.Effect<Video, VideoWorkflowError, Videos.Videos | WorkflowEngine | WorkflowInstance> =>
         Effect.gen(function*() {
-          yield* yieldIfHandedOver
-          const update = yield* Activity.make({
+          // Checked before each poll and while it is waited for: a poll never
+          // holds its shard once this runner hands the shard over (internal/handover.ts).
+          const update = yield* whileOwned(Activity.make({
             name: `status-${n}`,
             success: Schemas.TaskUpdate,
             error: Schemas.SwitchboardError,
             execute: before === undefined ? status : Effect.andThen(Effect.sleep(before), status)
-          })
+          }))
           if (update._tag === "Succeeded") return { taskId, videoUrl: update.videoUrl }
           if (update._tag === "Failed") return yield* failed(update)
           const wait = yield* waitAfter(schedule, n)
@@ -316,11 +293,11 @@ const body = (options: Options) => {
           const left = submittedAt + Duration.toMillis(deadline) - (yield* Clock.currentTimeMillis)
           // As `Videos.poll`: a wait that would cross the deadline ends at it, in `TaskTimeoutError`.
           if (left <= Duration.toMillis(wait.value)) {
-            yield* DurableClock.sleep({ name: `wait-${n}`, duration: Math.max(0, left) })
+            yield* whileOwned(DurableClock.sleep({ name: `wait-${n}`, duration: Math.max(0, left) }))
             return yield* timedOut(taskId, deadline, update.status, "did not finish")
           }
           if (Duration.isGreaterThan(wait.value, inMemoryWait)) {
-            yield* DurableClock.sleep({ name: `wait-${n}`, duration: wait.value })
+            yield* whileOwned(DurableClock.sleep({ name: `wait-${n}`, duration: wait.value }))
             return yield* poll(n + 1, undefined)
           }
           return yield* poll(n + 1, wait.value)

@@ -129,14 +129,15 @@ const fleet = async (name: string, pollMs: number) => {
   dirs.push(dir)
   const svc = await service()
   const log = Path.join(dir, "log.jsonl")
-  const env = { DATABASE: postgres!.database(name), BASE_URL: svc.url, API_KEY: "sk-test", LOG: log, POLL_MS: String(pollMs) }
+  const debug = Path.join(dir, "debug.jsonl")
+  const env = { DATABASE: postgres!.database(name), BASE_URL: svc.url, API_KEY: "sk-test", LOG: log, DEBUG_LOG: debug, POLL_MS: String(pollMs) }
   const runner = (offset: number, more: Record<string, string> = {}): Runner => startRunner({ ...env, PORT: port(offset), ...more })
-  return { dir, svc, log, env, runner }
+  return { dir, svc, log, debug, env, runner }
 }
 
 describe("a runner joins a fleet of two on Postgres", { timeout: 480_000 }, () => {
   it("every task that moves is handed over without waiting for its run to end: polled by the newcomer, never again by its old owner", async () => {
-    const { env, log, runner, svc } = await fleet("join_run", 500)
+    const { debug, env, log, runner, svc } = await fleet("join_run", 500)
     try {
       const [a, b] = [runner(0, { TERMINATION_TIMEOUT: NEVER }), runner(1, { TERMINATION_TIMEOUT: NEVER })]
       await Promise.all([a.waitFor(/^ready$/m, "stdout"), b.waitFor(/^ready$/m, "stdout")])
@@ -152,13 +153,18 @@ describe("a runner joins a fleet of two on Postgres", { timeout: 480_000 }, () =
       const c = runner(3, { TERMINATION_TIMEOUT: NEVER })
       await c.waitFor(/^ready$/m, "stdout")
       const upAt = Date.now()
+      /** effect's logs (DEBUG_LOG) that mention `text`: a stuck run's handover, the shard assignments. */
+      const effectLogs = (text: string | undefined) =>
+        text === undefined ? [] : readLog<{ pid: number; at: number; message?: string }>(debug).flatMap((x) =>
+          x.message?.includes(text) ? [{ pid: x.pid, at: x.at, message: x.message }] : [])
       const where = (from = upAt) => {
         const since = statusCalls(log).filter((e) => e.at > upAt)
         const last = new Map(statusCalls(log).map((e) => [e.taskId, e]))
         const quiet = [...last.values()].filter((e) => e.at <= from)
         return `since the newcomer was up: ${since.length} status calls, ${since.filter((e) => e.pid === c.pid).length} by it; ` +
           `runners a=${a.pid} b=${b.pid} c=${c.pid}; tasks not polled since: ` +
-          `${quiet.map((e) => `${e.taskId} (last by ${e.pid}, ${Date.now() - e.at} ms ago; its last events: ${JSON.stringify(readLog(log).filter((x) => x.taskId === e.taskId).slice(-4))})`).join(", ") || "none"}; ` +
+          `${quiet.map((e) => `${e.taskId} (last by ${e.pid}, ${Date.now() - e.at} ms ago; its last events: ${JSON.stringify(readLog(log).filter((x) => x.taskId === e.taskId).slice(-4))}; effect's logs of its run: ${JSON.stringify(effectLogs(e.execution))})`).join(", ") || "none"}; ` +
+          `runners' last shard assignments: ${JSON.stringify(effectLogs("New shard assignments").map((x) => ({ pid: x.pid, at: x.at, shards: x.message.split(",").length })).slice(-6))}; ` +
           `runners' stderr: ${[a, b, c].map((r) => r.stderr().slice(-400)).join(" | ")}`
       }
       // The newcomer polls a task once an old owner let go of its shard

@@ -26,13 +26,15 @@ export const startRunner = (env: Readonly<Record<string, string>>): Runner =>
 export interface LogEvent {
   readonly pid: number
   readonly at: number
-  readonly ev: "submitting" | "submit" | "status" | "status-end" | "approval" | "tool"
+  readonly ev: "submitting" | "submit" | "status" | "status-end" | "status-interrupted" | "approval" | "tool"
   /** Absent on `submitting`: the service has not answered yet. */
   readonly taskId?: string
   /** `submitting` and `submit`: the request's prompt, which names its task in the fleet tests. */
   readonly prompt?: string
   readonly pending?: ReadonlyArray<string>
   readonly activity?: string
+  /** `status`: the workflow's execution id (its entity), as effect's logs name it. */
+  readonly execution?: string
   readonly tag?: string
 }
 
