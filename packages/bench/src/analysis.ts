@@ -151,7 +151,9 @@ stays within its bound. Closing the gap is the same work as the streaming figure
 budget is about 0.52 µs a part, 1,040 µs an answer. Issue 36's last round wrote the frames from the events
 (\`UiStream.encodeAgent\`, docs/decisions.md): served CPU 3.62 → 3.38 and 3.72 → 3.56 µs a part in two runs of 7 and
 15 alternated rounds (load 7–9; a per-round median of 0.93 × the previous build), 1.29–1.30 × \`Agent.stream\` alone
-where the previous build read 1.35–1.39 ×. What is left, measured with the served path taken apart (separate
+where the previous build read 1.35–1.39 ×; this figure alone (\`--only agent-serve\`, 9 rounds, load 5–10) read 1.15,
+1.29 and 1.36 × for this build and 1.31 and 1.35 × for the previous one, so one run's verdict is within its noise of
+1.2 ×: compare builds in alternated rounds, not single runs. What is left, measured with the served path taken apart (separate
 processes, alternated, load 10–12, 1,000 answers of one part each, where \`Agent.stream\` alone costs about 750 µs an
 answer): about 460 µs an answer whatever its length. The web exchange (a \`Request\`, \`effect\`'s
 \`HttpEffect.toWebHandler\` with its fiber and request scope, a \`Response\`) about 150 µs, the streamed response's scope
