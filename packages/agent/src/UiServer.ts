@@ -156,9 +156,8 @@ const decodeRequest = (limits: UiMessage.Limits = {}) =>
     (text) => Result.flatMap(text, (body) => UiMessage.decode(body, limits))
   )
 
-const sse = <R>(parts: Stream.Stream<UiStream.UiPart, never, R>) =>
-  Effect.map(Effect.context<R>(), (context) =>
-    HttpServerResponse.stream(provided(UiStream.encode(parts), context), { headers: UiStream.headers }))
+const sse = <R>(body: Stream.Stream<Uint8Array, never, R>) =>
+  Effect.map(Effect.context<R>(), (context) => HttpServerResponse.stream(provided(body, context), { headers: UiStream.headers }))
 
 /**
  * `Stream.provideContext`, its merged context made once per consumer
@@ -222,12 +221,6 @@ export const agent = <T extends Agent.AnyTools, A = undefined, I = A, K extends 
           pending: result.pending.map((p) => p.approvalId)
         })
         : Effect.void
-    // Looked for a chunk at a time: an effect per event would cost more than the mapping.
-    const kept = <E, R>(events: Stream.Stream<Agent.AgentEvent<A, T>, E, R>) =>
-      Stream.mapArrayEffect(events, (chunk) => {
-        const finished = chunk.find((event) => event._tag === "Finished")
-        return finished?._tag === "Finished" ? Effect.as(keep(finished.result), chunk) : Effect.succeed(chunk)
-      })
     if (request.continues !== undefined) {
       const approvalIds = Object.keys(request.decisions)
       const paused = yield* store.take(key, approvalIds)
@@ -243,10 +236,10 @@ export const agent = <T extends Agent.AnyTools, A = undefined, I = A, K extends 
         trace: paused.trace,
         decisions: request.decisions
       })
-      return yield* sse(UiStream.fromAgent(kept(events), { messageId: request.continues, errorText, resumed: true }))
+      return yield* sse(UiStream.encodeAgent(events, { messageId: request.continues, errorText, resumed: true, onFinished: keep }))
     }
     const events = Agent.stream({ ...run, messages: [...(instructions ?? []), ...request.messages] })
-    return yield* sse(UiStream.fromAgent(kept(events), { errorText }))
+    return yield* sse(UiStream.encodeAgent(events, { errorText, onFinished: keep }))
   })
 
 /**
@@ -280,10 +273,10 @@ export const chat = (
       messages: [...(options.instructions ?? []), ...decoded.success.messages],
       ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens })
     }, { includeUsage: true })
-    return yield* sse(UiStream.fromChat(chunks, {
+    return yield* sse(UiStream.encode(UiStream.fromChat(chunks, {
       errorText: options.errorText,
       images: options.images ?? options.model === "image2"
-    }))
+    })))
   })
 
 /**

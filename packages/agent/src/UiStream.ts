@@ -12,7 +12,13 @@
 import * as Images from "@switchboard/core/Images"
 import type * as Protocol from "@switchboard/core/Protocol"
 import type * as TaskPoller from "@switchboard/core/TaskPoller"
-import type * as Cause from "effect/Cause"
+import type { NonEmptyReadonlyArray } from "effect/Array"
+import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Pull from "effect/Pull"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { AgentEvent, AgentResult, ToolResult } from "./Agent.js"
 
@@ -150,31 +156,103 @@ const outputPart = (result: ToolResult): UiPart =>
     ? { type: "tool-output-denied", toolCallId: result.callId }
     : { type: "tool-output-error", toolCallId: result.callId, errorText: errorOf(result.content) }
 
+/**
+ * Where the mapping writes a response's parts: as part objects
+ * (`PartsOut`), or as the SSE frames of the served stream (`FramesOut`),
+ * which writes the frequent ones without a part object.
+ */
+interface Out {
+  part(part: UiPart): void
+  startStep(): void
+  finishStep(): void
+  textStart(id: string): void
+  textDelta(id: string, delta: string): void
+  textEnd(id: string): void
+}
+
+class PartsOut implements Out {
+  readonly parts: Array<UiPart> = []
+  part(part: UiPart) {
+    this.parts.push(part)
+  }
+  startStep() {
+    this.parts.push({ type: "start-step" })
+  }
+  finishStep() {
+    this.parts.push({ type: "finish-step" })
+  }
+  textStart(id: string) {
+    this.parts.push({ type: "text-start", id })
+  }
+  textDelta(id: string, delta: string) {
+    this.parts.push({ type: "text-delta", id, delta })
+  }
+  textEnd(id: string) {
+    this.parts.push({ type: "text-end", id })
+  }
+}
+
+const frame = (part: UiPart) => `data: ${JSON.stringify(part)}\n\n`
+
+const startStepFrame = frame({ type: "start-step" })
+const finishStepFrame = frame({ type: "finish-step" })
+const doneFrame = "data: [DONE]\n\n"
+
+/**
+ * The frames of a batch as one string, the same bytes as `frame` of each
+ * part: a text part's frame prefix is made once, and a delta's frame only
+ * quotes its text (`JSON.stringify` of a string escapes as within an object).
+ */
+class FramesOut implements Out {
+  text = ""
+  private deltaPrefix = ""
+  part(part: UiPart) {
+    this.text += frame(part)
+  }
+  startStep() {
+    this.text += startStepFrame
+  }
+  finishStep() {
+    this.text += finishStepFrame
+  }
+  textStart(id: string) {
+    const quoted = JSON.stringify(id)
+    this.deltaPrefix = `data: {"type":"text-delta","id":${quoted},"delta":`
+    this.text += `data: {"type":"text-start","id":${quoted}}\n\n`
+  }
+  textDelta(_id: string, delta: string) {
+    this.text += `${this.deltaPrefix}${JSON.stringify(delta)}}\n\n`
+  }
+  textEnd(id: string) {
+    this.text += `data: {"type":"text-end","id":${JSON.stringify(id)}}\n\n`
+  }
+}
+
 /** Writes the parts of one response, keeping the order rules (a step and a text part open before their content, closed after). */
 class Writer {
   private step = false
   private text: string | undefined = undefined
   private texts = 0
   constructor(readonly prefix: string) {}
-  openStep(out: Array<UiPart>) {
-    if (!this.step) out.push({ type: "start-step" })
+  openStep(out: Out) {
+    if (!this.step) out.startStep()
     this.step = true
   }
-  closeText(out: Array<UiPart>) {
-    if (this.text !== undefined) out.push({ type: "text-end", id: this.text })
+  closeText(out: Out) {
+    if (this.text !== undefined) out.textEnd(this.text)
     this.text = undefined
   }
-  delta(out: Array<UiPart>, delta: string) {
+  delta(out: Out, delta: string) {
     this.openStep(out)
     if (this.text === undefined) {
       this.text = `${this.prefix}${this.texts++}`
-      out.push({ type: "text-start", id: this.text })
+      out.textStart(this.text)
     }
-    out.push({ type: "text-delta", id: this.text, delta })
+    out.textDelta(this.text, delta)
   }
-  closeStep(out: Array<UiPart>) {
+  closeStep(out: Out) {
     this.closeText(out)
-    if (this.step) out.push({ type: "finish-step" })
+    if (this.step) out.finishStep()
     this.step = false
   }
 }
@@ -196,8 +274,8 @@ const safeText = (errorText: (error: unknown) => string, error: unknown) => {
   }
 }
 
-/** Appends the parts of one agent event to `out`. */
-const agentParts = (writer: Writer, options: Options, event: AgentEvent<unknown>, out: Array<UiPart>): void => {
+/** Writes the parts of one agent event to `out`. */
+const agentParts = (writer: Writer, options: Options, event: AgentEvent<unknown>, out: Out): void => {
   const replay = options.resumed === true && "step" in event && event.step === 0
   switch (event._tag) {
     case "TextDelta":
@@ -207,10 +285,10 @@ const agentParts = (writer: Writer, options: Options, event: AgentEvent<unknown>
       if (replay) break
       writer.closeText(out)
       writer.openStep(out)
-      out.push({ type: "tool-input-available", toolCallId: event.callId, toolName: event.name, input: parsed(event.arguments) })
+      out.part({ type: "tool-input-available", toolCallId: event.callId, toolName: event.name, input: parsed(event.arguments) })
       break
     case "ToolResult":
-      out.push(outputPart(event.result))
+      out.part(outputPart(event.result))
       break
     case "StepFinished":
       if (options.resumed === true && event.step.index === 0) break
@@ -218,32 +296,30 @@ const agentParts = (writer: Writer, options: Options, event: AgentEvent<unknown>
       writer.closeStep(out)
       break
     case "Finished":
-      out.push(...finishedParts(writer, event.result))
+      finishedParts(writer, event.result, out)
   }
 }
 
 /** A paused run's last step: its calls, and an approval request for each pending one; then `finish`. */
-const finishedParts = (writer: Writer, result: AgentResult<unknown>): ReadonlyArray<UiPart> => {
-  const out: Array<UiPart> = []
+const finishedParts = (writer: Writer, result: AgentResult<unknown>, out: Out): void => {
   if (result.status === "paused") {
     writer.closeText(out)
     writer.openStep(out)
     for (const call of result.message.tool_calls ?? []) {
-      out.push({ type: "tool-input-available", toolCallId: call.id, toolName: call.function.name, input: parsed(call.function.arguments) })
+      out.part({ type: "tool-input-available", toolCallId: call.id, toolName: call.function.name, input: parsed(call.function.arguments) })
     }
     for (const pending of result.pending) {
       // The agent's approval id (bound to the call's id, tool and arguments) is the page's.
-      out.push({ type: "tool-approval-request", approvalId: pending.approvalId, toolCallId: pending.callId })
+      out.part({ type: "tool-approval-request", approvalId: pending.approvalId, toolCallId: pending.callId })
     }
   }
   writer.closeStep(out)
   const usage = usageOf(result.usage)
-  out.push({
+  out.part({
     type: "finish",
     finishReason: result.status === "paused" ? "tool-calls" : "stop",
     messageMetadata: { status: result.status, ...(usage === undefined ? {} : { usage }) }
   })
-  return out
 }
 
 /**
@@ -260,12 +336,74 @@ export const fromAgent = <A, E, R>(
   Stream.make<[UiPart]>(startPart(options)).pipe(
     // A chunk of events at a time: the parts of a chunk are written as one.
     Stream.concat(Stream.mapAccumArray(events as Stream.Stream<AgentEvent<unknown>, E, R>, () => new Writer("text-"), (writer, chunk) => {
-      const out: Array<UiPart> = []
+      const out = new PartsOut()
       for (const event of chunk) agentParts(writer, options, event, out)
-      return [writer, out] as const
+      return [writer, out.parts] as const
     })),
     Stream.catchCause((cause) => Stream.make(failurePart(options)(causeError(cause))))
   )
+
+/**
+ * An agent run straight to the UI message stream's bytes: the bytes of
+ * `encode(fromAgent(events, options))`, written from the events in one
+ * stage, without part objects, one string and one encoding a batch of
+ * events. `onFinished` runs with the run's result before the frames of its
+ * batch are handed on (`UiServer` keeps a paused run there).
+ *
+ * @since 1.1.0
+ * @category encoding
+ */
+export const encodeAgent = <A, E, R, R2 = never>(
+  events: Stream.Stream<AgentEvent<A>, E, R>,
+  options: Options & { readonly onFinished?: ((result: AgentResult<A>) => Effect.Effect<void, never, R2>) | undefined } = {}
+): Stream.Stream<Uint8Array, never, R | R2> =>
+  Stream.fromChannel(Channel.fromTransform((upstream, scope) => {
+    // The run's own scope, closed as a failure is written (as `Stream.catchCause` closes it).
+    const runScope = Scope.forkUnsafe(scope)
+    return Effect.map(Channel.toTransform(Stream.toChannel(events))(upstream, runScope), (pull) => {
+      const writer = new Writer("text-")
+      const out = new FramesOut()
+      let state: "start" | "running" | "ended" = "start"
+      const bytes = (): NonEmptyReadonlyArray<Uint8Array> => {
+        const chunk = textEncoder.encode(out.text)
+        out.text = ""
+        return [chunk]
+      }
+      const next = Effect.catchCause(
+        Effect.flatMap(pull, (chunk) => {
+          let finished: AgentResult<A> | undefined
+          for (const event of chunk) {
+            agentParts(writer, options, event as AgentEvent<unknown>, out)
+            if (event._tag === "Finished") finished = event.result
+          }
+          return finished === undefined || options.onFinished === undefined
+            ? Effect.succeed(bytes())
+            : Effect.as(options.onFinished(finished), bytes())
+        }),
+        (cause): Effect.Effect<NonEmptyReadonlyArray<Uint8Array>, Cause.Done, R2> => {
+          state = "ended"
+          if (Pull.isDoneCause(cause)) {
+            out.text = doneFrame
+            return Effect.succeed(bytes())
+          }
+          out.text = frame(failurePart(options)(causeError(cause))) + doneFrame
+          return Effect.as(Scope.close(runScope, Exit.failCause(cause)), bytes())
+        }
+      )
+      return Effect.suspend(() => {
+        if (state === "running") return next
+        if (state === "ended") return Cause.done()
+        state = "running"
+        out.text = frame(startPart(options))
+        return Effect.succeed(bytes())
+      })
+    })
+  }))
+
+/** The runtime's `TextEncoder` (named here: the package has no DOM types). */
+const textEncoder = new (globalThis as unknown as {
+  readonly TextEncoder: new() => { encode(text: string): Uint8Array }
+}).TextEncoder()
 
 const causeError = (cause: Cause.Cause<unknown>): unknown => {
   const failure = cause.reasons.find((reason) => reason._tag === "Fail")
@@ -286,9 +424,9 @@ export const fromChat = <E, R>(
 ): Stream.Stream<UiPart, never, R> =>
   Stream.make<[UiPart]>(startPart(options)).pipe(
     Stream.concat(Stream.mapAccumArray(chunks, () => new ChatState(), (state, chunk) => {
-      const out: Array<UiPart> = []
+      const out = new PartsOut()
       for (const c of chunk) state.add(c, out)
-      return [state, out] as const
+      return [state, out.parts] as const
     }, { onHalt: (state) => state.end(options.images === true) })),
     Stream.catchCause((cause) => Stream.make(failurePart(options)(causeError(cause))))
   )
@@ -299,7 +437,7 @@ class ChatState {
   private text = ""
   private usage: Protocol.Usage | undefined = undefined
   private reason: string | null | undefined = undefined
-  add(chunk: Protocol.ChatCompletionChunk, out: Array<UiPart>) {
+  add(chunk: Protocol.ChatCompletionChunk, out: Out) {
     if (chunk.usage) this.usage = chunk.usage
     const choice = chunk.choices[0]
     if (choice?.finish_reason) this.reason = choice.finish_reason
@@ -310,18 +448,18 @@ class ChatState {
     }
   }
   end(images: boolean): ReadonlyArray<UiPart> {
-    const out: Array<UiPart> = []
+    const out = new PartsOut()
     this.writer.openStep(out)
     this.writer.closeText(out)
     if (images) {
       for (const image of Images.parseImages(this.text)) {
-        out.push({ type: "file", url: image.url, mediaType: image.mediaType ?? mediaTypeOf(image.url) })
+        out.part({ type: "file", url: image.url, mediaType: image.mediaType ?? mediaTypeOf(image.url) })
       }
     }
     this.writer.closeStep(out)
     const usage = usageOf(this.usage)
-    out.push({ type: "finish", finishReason: finishReason(this.reason), messageMetadata: usage === undefined ? {} : { usage } })
-    return out
+    out.part({ type: "finish", finishReason: finishReason(this.reason), messageMetadata: usage === undefined ? {} : { usage } })
+    return out.parts
   }
 }
 
@@ -372,11 +510,9 @@ export const encode = <E, R>(parts: Stream.Stream<UiPart, E, R>): Stream.Stream<
   parts.pipe(
     // One write per chunk of parts, not per part.
     Stream.mapArray((chunk) => [chunk.map(frame).join("")] as const),
-    Stream.concat(Stream.make("data: [DONE]\n\n")),
+    Stream.concat(Stream.make(doneFrame)),
     Stream.encodeText
   )
-
-const frame = (part: UiPart) => `data: ${JSON.stringify(part)}\n\n`
 
 /**
  * The run as plain SSE: one event per `AgentEvent`, named by its `_tag`

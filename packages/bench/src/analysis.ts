@@ -147,15 +147,27 @@ is about 2.5 × the raw parser's here, with 1,000 streams at once). Not a leak: 
 stays within its bound. Closing the gap is the same work as the streaming figure's: less made per chunk.
 `,
   "agent-serve": `
-**Where the rest goes.** Mapping and encoding (\`UiStream\`, no \`Response\`) cost 1.06–1.17 × \`Agent.stream\` in the
-port's runs: a part object, its JSON and the chunk's string and bytes; the handler and the web body add the request's
-decoding, the \`Response\` and one read per batch. The body, the context and the queue size are already taken (see the
-note above and docs/decisions.md). What is left to try: a served path that writes frames from the events without part
-objects (under 1 % measured for \`text-delta\`), and fewer stream stages a chunk. The ratio moves with the machine's
-load (1.13 × at load 85, 1.30 × at load 12 for the same build before the queue size): compare within one run. The
-full run of 2026-11-28 on a quiet machine (9 rounds after 20 warm-up answers) gave 1.37 ×: the queue of 256 made
-\`Agent.stream\` alone cheaper too (2.60 µs a part), so the served path's own cost, about 0.95 µs a part (the
-request, the mapping at 0.34 µs, the frames and the body), weighs more against it; issue 36's 1.2 × is not met.
+**What stands in the way: a fixed cost per request, about half the budget.** At 2,000 parts an answer the 1.2 × budget
+is about 0.52 µs a part, 1,040 µs an answer. Issue 36's last round wrote the frames from the events
+(\`UiStream.encodeAgent\`, docs/decisions.md): served CPU 3.62 → 3.38 and 3.72 → 3.56 µs a part in two runs of 7 and
+15 alternated rounds (load 7–9; a per-round median of 0.93 × the previous build), 1.29–1.30 × \`Agent.stream\` alone
+where the previous build read 1.35–1.39 ×; this figure alone (\`--only agent-serve\`, 9 rounds, load 5–10) read 1.15,
+1.29 and 1.36 × for this build and 1.31 and 1.35 × for the previous one, so one run's verdict is within its noise of
+1.2 ×: compare builds in alternated rounds, not single runs. What is left, measured with the served path taken apart
+(separate processes, alternated, load 10–12, 1,000 answers of one part each, where \`Agent.stream\` alone costs about
+750 µs an answer): about 460 µs an answer whatever its length. The web exchange (a \`Request\`, \`effect\`'s
+\`HttpEffect.toWebHandler\` with its fiber and request scope, a \`Response\`) about 150 µs, the streamed response's
+scope transfer and our body (its fiber and \`ReadableStream\`) about 120, reading and decoding the page's body about
+40, and the handler (the approval store, the body's context, the run's options) 90–150 (two runs of 3 rounds). At
+2,000 parts that alone is 0.23 µs a part, near half the budget, and none of it is per part: the ratio falls with the
+answer's length (1.34 × at 200 parts, 1.13 × at 8,000, load 9–10, the same build). Per part about 0.3 µs is left:
+quoting the delta, the batch's string and its UTF-8, the body's hand-over. Frames are not the obstacle: one frame per
+batch instead of per delta (not kept: it changes the frames the page gets) still read 1.24 ×. Reaching 1.2 × at 2,000
+parts means taking another 0.15–0.2 µs a part (300–400 µs an answer) off: a web handler of our own in place of
+\`effect\`'s would save at most its 150 µs (0.08 µs a part), and the rest is the request's own work and the body's
+guarantees (the run starts at the first read, waits for a reader 64 KB behind, stops when the page goes away). The
+ratio moves with the machine's load (1.13 × at load 85, 1.30 × at load 12 for one build before the queue size):
+compare within one run.
 `,
   "agent-step": `
 **A step is the chat call plus the tools' fibers and spans.** With three tools, \`Effect.forEach\` with a concurrency

@@ -2,9 +2,10 @@
  * Serving overhead. A streamed agent answer of `chunks` text chunks (a
  * toolkit without tools, so one model call): `Agent.stream` drained, against
  * the same run served by `UiServer.agent` through its web handler (the body
- * `useChat` posts decoded, the events mapped onto UI message parts, SSE
- * frames encoded, the `Response` body read to its end). Units are the text
- * parts, the same in both.
+ * `useChat` posts decoded, the events written as SSE frames, the `Response`
+ * body read to its end); and the frames alone (`UiStream.encodeAgent`, what
+ * the handler sends, drained without a `Response`). Units are the text
+ * parts, the same in all.
  */
 import { Agent, UiServer, UiStream } from "@switchboard/agent"
 import { NodeSwitchboard } from "@switchboard/node"
@@ -41,7 +42,7 @@ export const run = async (spec: Spec): Promise<Measured> => {
   }
   const encoded = () =>
     runtime.runPromise(Stream.runFold(
-      UiStream.encode(UiStream.fromAgent(Agent.stream({ model: chatModel, toolkit, maxTokens: spec.chunks, messages: [{ role: "user", content: text }] }))),
+      UiStream.encodeAgent(Agent.stream({ model: chatModel, toolkit, maxTokens: spec.chunks, messages: [{ role: "user", content: text }] })),
       () => 0,
       (n, bytes) => n + bytes.byteLength
     ))

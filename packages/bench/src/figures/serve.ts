@@ -12,13 +12,17 @@ const title = "Serving an agent stream"
 const target = 1.2
 
 /** What keeps the served path lean (measured in docs/decisions.md, "Serving an agent stream"). */
-const note = "**What keeps serving lean.** `UiStream` maps a chunk of events at a time and writes one string per chunk. " +
-  "`UiServer` provides the handler's context to the body once, not at every pull (`Stream.provideContext` copies " +
-  "every service at each). `UiServer.toWebHandler` gives the body its own `ReadableStream`: a read gets every chunk " +
-  "made since the previous read in one (a chunk made while a read waits goes at once; nothing is held back), where " +
+const note = "**What keeps serving lean.** `UiServer.agent` writes the frames straight from the events " +
+  "(`UiStream.encodeAgent`: one stream stage from the events to the bytes, keeping the paused run in the same stage, " +
+  "no part object per text delta, a text part's frame prefix made once, one string and one `TextEncoder` call a " +
+  "batch; the same bytes as `encode(fromAgent(...))`, compared byte for byte by a test). `UiServer` provides the " +
+  "handler's context to the body once, not at every pull (`Stream.provideContext` copies every service at each). " +
+  "`UiServer.toWebHandler` gives the body its own `ReadableStream`: a read gets every chunk made since the previous " +
+  "read in one (a chunk made while a read waits goes at once; nothing is held back), where " +
   "`Stream.toReadableStreamWith` hands one chunk per read. `Agent.stream` queues up to 256 events, so a chunk holds " +
   "what arrived in one read from the service. In 7 alternated rounds at load 12–16, served cost 1.52–1.56 × " +
-  "`Agent.stream` alone before these and 1.12 × after them (5.29 against 4.71 µs a part). The ratio moves with " +
+  "`Agent.stream` alone before the body, the context and the queue, and 1.12 × after them (5.29 against 4.71 µs a " +
+  "part); the frames from the events took a further 7 % off the served CPU (docs/decisions.md). The ratio moves with " +
   "the machine's load: compare within one run."
 
 export const figure: Figure = {
@@ -35,12 +39,12 @@ export const figure: Figure = {
     const method =
       `An agent's answer streamed in ${num(chunks)} text chunks (a toolkit without tools, so one model call): ` +
       "`Agent.stream` drained, against the same run served by `UiServer.agent` through `UiServer.toWebHandler` " +
-      "(the body `useChat` posts decoded, events mapped onto UI message parts, SSE frames encoded, the `Response` " +
+      "(the body `useChat` posts decoded, events written as SSE frames by `UiStream.encodeAgent`, the `Response` " +
       `body read to its end, no socket). ${num(streams)} answers one after the other per run, after ` +
       `${num(warmupStreams)} warm-up, ${rounds} interleaved rounds. Cost is client CPU per text part.`
     const modes = [
       { label: "Agent.stream alone", mode: "agent-stream" as const },
-      { label: "mapped and encoded (UiStream, no Response)", mode: "encoded" as const },
+      { label: "frames written (UiStream.encodeAgent, no Response)", mode: "encoded" as const },
       { label: "served as the UI message stream", mode: "served" as const }
     ]
     const stats = await interleave(
