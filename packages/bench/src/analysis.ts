@@ -168,8 +168,10 @@ and the collector (a step allocated 116 KB against a chat call's 48). The agent 
 for each of its spans, runs its loop without generators, and reads a call's decode, its handler's answer and its
 encode at once when they are already done: the agent's own work against a stub 40.2 → 16.7 µs a step, a step 84 KB.
 The bench's step client, 4 alternated rounds (Node 22): after 4,000 warm-up 163 → 137 µs a step against a chat call of
-82–86 µs (1.91 → 1.67 ×, load 9–11); after 16,000, 122 → 89 µs against 54–56 (2.18 → 1.64 ×, load 5–11). **What
-stands in the way of 1.3 ×**, at the steady state in one process (load 7): a chat call 46 µs, a step 73.5 (1.60 ×),
+82–86 µs (1.91 → 1.67 ×, load 9–11); after 16,000, 122 → 89 µs against 54–56 (2.18 → 1.64 ×, load 5–11). This
+figure after the change (\`--only agent-step\`, load 6–8): 1.49 × (84.9 against 56.9 µs; the Effect 3 edition 3.66 ×,
+327 against 89.5 µs). **What stands in
+the way of 1.3 ×**, at the steady state in one process (load 7): a chat call 46 µs, a step 73.5 (1.60 ×),
 27.5 µs over it, where 1.3 × leaves 14. The agent's own work is 15 µs of it, of which the span per step and per tool
 call (\`invoke_agent\`, \`Agent.step\`, three \`execute_tool\`) are 5 µs (10.2 without them) and the rest the run's
 settings and transcript check, three argument decodes and result encodes, the loop guard and a fiber per call; the
