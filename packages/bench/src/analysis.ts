@@ -172,12 +172,12 @@ The bench's step client, 4 alternated rounds (Node 22): after 4,000 warm-up 163 
 figure after the change (\`--only agent-step\`, load 6–8): 1.49 × (84.9 against 56.9 µs; the Effect 3 edition 3.66 ×,
 327 against 89.5 µs). **What stands in
 the way of 1.3 ×**, at the steady state in one process (load 7): a chat call 46 µs, a step 73.5 (1.60 ×),
-27.5 µs over it, where 1.3 × leaves 14. The agent's own work is 15 µs of it, of which the span per step and per tool
-call (\`invoke_agent\`, \`Agent.step\`, three \`execute_tool\`) are 5 µs (10.2 without them) and the rest the run's
-settings and transcript check, three argument decodes and result encodes, the loop guard and a fiber per call; the
-model call within those spans and with the metadata hook about 6 µs; the collector and the memory of 32 runs in flight
-the rest. Meeting 1.3 × would take giving up the spans or the step's metadata, and still the decodes: the guarantees
-cost more than the 14 µs together. Running the calls one after the other gained nothing (122 against 121 µs), so
+27.5 µs over it, where 1.3 × leaves 14. The agent's own work is 15 µs of it (against a stub, one run at a time), of
+which the span per step and per tool call (\`invoke_agent\`, \`Agent.step\`, three \`execute_tool\`) are 5 µs (10.2
+without them) and the rest the run's settings and transcript check, three argument decodes and result encodes, the
+loop guard and a fiber per call; the metadata hook 2.5 µs; the collector about 10 µs (a step still allocates 36 KB
+more than its chat call, with 32 runs in flight). Meeting 1.3 × would take giving up the spans or the step's metadata,
+and still the decodes and their garbage: the guarantees cost more than the 14 µs together. Running the calls one after the other gained nothing (122 against 121 µs), so
 several calls keep a fiber each.
 `,
   "browser-bundle": `
