@@ -549,46 +549,59 @@ export type AgentEvent<A = undefined, T extends AnyTools = AnyTools> =
 
 const count = (field: string, value: number | undefined, fallback: number, min: number) => checkCount(field, value ?? fallback, min)
 
-/** The options with defaults filled in; a limit or a tool that makes no sense fails, naming it, before any call. */
+const unset = Result.succeed(undefined)
+
+/**
+ * The options with defaults filled in; a limit or a tool that makes no sense
+ * fails, naming it, before any call (the first in this order). Checked with
+ * `Result.all`, not a generator: this runs once per run.
+ */
 const settings = <T extends AnyTools, A, I>(
   options: Omit<ResumeOptions<T, A, I>, "transcript"> & { readonly toolChoice?: Protocol.ToolChoice | undefined },
   complete: Loop.Settings["complete"],
   emit: Loop.Settings["emit"]
-): Result.Result<Loop.Settings, ConfigurationError | InvalidRequestError> =>
-  Result.gen(function*() {
-    const budget = options.budget ?? {}
-    const decisions = yield* Input.decisions(options.decisions)
-    const tools = yield* Tools.resolve(options.toolkit)
-    return {
-      model: options.model,
-      name: options.name,
-      tools,
-      definitions: Tools.definitions(tools),
-      toolChoice: options.toolChoice,
-      maxTokens: options.maxTokens,
-      output: options.output === undefined
-        ? undefined
-        : StructuredOutput.plan(options.output as Schema.Codec<unknown>, { mode: "tool" }),
-      prepareStep: options.prepareStep,
-      onStep: options.onStep,
-      priorUsage: options.usage,
-      maxSteps: yield* count("maxSteps", options.maxSteps, 10, 1),
-      budget: {
-        ...(budget.totalTokens === undefined ? {} : { totalTokens: yield* count("budget.totalTokens", budget.totalTokens, 0, 0) }),
-        ...(budget.toolCalls === undefined ? {} : { toolCalls: yield* count("budget.toolCalls", budget.toolCalls, 0, 0) }),
-        ...(budget.duration === undefined ? {} : { duration: yield* duration("budget.duration", budget.duration) })
-      },
-      concurrency: yield* count("concurrency", options.concurrency, 4, 1),
-      stopWhen: options.stopWhen === undefined ? [] : typeof options.stopWhen === "function" ? [options.stopWhen] : options.stopWhen,
-      loopLimit: yield* count("loopLimit", options.loopLimit, 3, 1),
-      guards: options.guards ?? [],
-      intercept: options.intercept ?? Loop.noIntercept,
-      decisions,
-      trace: options.trace,
-      complete,
-      emit
-    }
+): Result.Result<Loop.Settings, ConfigurationError | InvalidRequestError> => {
+  const budget = options.budget ?? {}
+  const checked = Result.all({
+    decisions: Input.decisions(options.decisions),
+    tools: Tools.resolve(options.toolkit),
+    maxSteps: count("maxSteps", options.maxSteps, 10, 1),
+    totalTokens: budget.totalTokens === undefined ? unset : count("budget.totalTokens", budget.totalTokens, 0, 0),
+    toolCalls: budget.toolCalls === undefined ? unset : count("budget.toolCalls", budget.toolCalls, 0, 0),
+    duration: budget.duration === undefined ? unset : duration("budget.duration", budget.duration),
+    concurrency: count("concurrency", options.concurrency, 4, 1),
+    loopLimit: count("loopLimit", options.loopLimit, 3, 1)
   })
+  return Result.map(checked, ({ concurrency, decisions, duration, loopLimit, maxSteps, toolCalls, tools, totalTokens }) => ({
+    model: options.model,
+    name: options.name,
+    tools,
+    definitions: Tools.definitions(tools),
+    toolChoice: options.toolChoice,
+    maxTokens: options.maxTokens,
+    output: options.output === undefined
+      ? undefined
+      : StructuredOutput.plan(options.output as Schema.Codec<unknown>, { mode: "tool" }),
+    prepareStep: options.prepareStep,
+    onStep: options.onStep,
+    priorUsage: options.usage,
+    maxSteps,
+    budget: {
+      ...(totalTokens === undefined ? {} : { totalTokens }),
+      ...(toolCalls === undefined ? {} : { toolCalls }),
+      ...(duration === undefined ? {} : { duration })
+    },
+    concurrency,
+    stopWhen: options.stopWhen === undefined ? [] : typeof options.stopWhen === "function" ? [options.stopWhen] : options.stopWhen,
+    loopLimit,
+    guards: options.guards ?? [],
+    intercept: options.intercept ?? Loop.noIntercept,
+    decisions,
+    trace: options.trace,
+    complete,
+    emit
+  }))
+}
 
 /**
  * Every way a run can fail: a limit or a tool defect (`AgentError`), the
@@ -644,8 +657,10 @@ const go = (
   Effect.suspend(() =>
     Effect.fromResult(Result.all([settings(options, emit === undefined ? create : streamed(emit), emit), Input.transcript(field, start)]))
   ).pipe(
-    Effect.flatMap(([resolved, transcript]) => Loop.run(resolved, transcript)),
-    Effect.tap((result) => (emit === undefined ? Effect.void : emit({ _tag: "Finished", result })))
+    Effect.flatMap(([resolved, transcript]) => {
+      const run = Loop.run(resolved, transcript)
+      return emit === undefined ? run : Effect.tap(run, (result) => emit({ _tag: "Finished", result }))
+    })
   )
 
 /** `go` for `run` and `resume`, typed by their options: loosely typed inside, the signature narrows. */

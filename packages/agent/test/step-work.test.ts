@@ -135,3 +135,66 @@ describe("a step with a single call", () => {
       expect(error).toMatchObject({ _tag: "ToolDefect", tool: "crash" })
     }).pipe(Effect.provide(Layer.merge(emulated(), live))))
 })
+
+describe("a call answered at once (a handler's Effect.succeed or Effect.fail, schemas without effects)", () => {
+  // Such a call is decoded, run and encoded without a step of the fiber
+  // (internal/tools.ts): it must keep its span, its annotations and its errors.
+  const Quick = Tool.make("quick", {
+    description: "Answers at once",
+    parameters: Schema.Struct({ n: Schema.Finite }),
+    success: Schema.Struct({ ok: Schema.Boolean }),
+    failure: Schema.Struct({ why: Schema.String })
+  })
+  const Throws = Tool.make("throws", { description: "Throws", success: Schema.String })
+  const Nested = Tool.make("nested", { description: "Has a span of its own", success: Schema.String })
+  const kit = Toolkit.make(Quick, Throws, Nested)
+  const live = kit.toLayer({
+    quick: ({ n }) => (n < 0 ? Effect.fail({ why: "negative" }) : Effect.succeed({ ok: true })),
+    throws: () => {
+      throw new Error("thrown, not an effect")
+    },
+    nested: () => Effect.succeed("ok").pipe(Effect.withSpan("inner"))
+  })
+  const run = (content: string) => Agent.run({ model, toolkit: kit, stopWhen: Agent.stepCountIs(1), messages: [user(content)] })
+
+  it.effect("keeps its execute_tool span under the step, ended, with its outcome and, opted in, its contents", () =>
+    Effect.gen(function*() {
+      const { result, spans } = yield* recordingSpans(run(`Use quick({"n": 1}) and quick({"n": -1})`).pipe(Telemetry.withContentCapture))
+      expect(Result.isSuccess(result)).toBe(true)
+      const step = spans.find((s) => s.name === "Agent.step")!
+      const tools = spans.filter((s) => s.name === "execute_tool quick")
+      expect(tools).toHaveLength(2)
+      for (const tool of tools) {
+        expect(Option.map(tool.parent, (p) => p.spanId)).toEqual(Option.some(step.spanId))
+        expect(tool.status._tag).toBe("Ended")
+      }
+      const byArguments = (n: number) => tools.find((s) => JSON.parse(String(s.attributes.get("gen_ai.tool.call.arguments"))).n === n)!
+      expect(byArguments(1).attributes.get("error.type")).toBeUndefined()
+      expect(byArguments(1).attributes.get("gen_ai.tool.call.result")).toBe(`{"ok":true}`)
+      expect(byArguments(-1).attributes.get("error.type")).toBe("failure")
+      expect(byArguments(-1).attributes.get("gen_ai.tool.call.result")).toBe(`{"error":{"why":"negative"}}`)
+    }).pipe(Effect.provide(Layer.merge(emulated(), live))))
+
+  it.effect("in call order in the transcript, a failure as the model's to read", () =>
+    Effect.gen(function*() {
+      const result = yield* run(`Use quick({"n": -1}) and quick({"n": 2})`)
+      const tools = result.transcript.filter((m) => m.role === "tool")
+      expect(tools.map((m) => m.content)).toEqual([`{"error":{"why":"negative"}}`, `{"ok":true}`])
+      expect(result.steps[0]!.toolResults.map((r) => r.outcome)).toEqual(["failure", "success"])
+    }).pipe(Effect.provide(Layer.merge(emulated(), live))))
+
+  it.effect("a handler that throws instead of giving an effect fails the run with ToolDefect, as a defect does", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(run("Use throws"))
+      expect(error).toMatchObject({ _tag: "ToolDefect", tool: "throws" })
+      expect(error._tag === "ToolDefect" && error.defect).toContain("thrown, not an effect")
+    }).pipe(Effect.provide(Layer.merge(emulated(), live))))
+
+  it.effect("a handler's own spans are children of its execute_tool span", () =>
+    Effect.gen(function*() {
+      const { spans } = yield* recordingSpans(run("Use nested"))
+      const tool = spans.find((s) => s.name === "execute_tool nested")!
+      const inner = spans.find((s) => s.name === "inner")!
+      expect(Option.map(inner.parent, (p) => p.spanId)).toEqual(Option.some(tool.spanId))
+    }).pipe(Effect.provide(Layer.merge(emulated(), live))))
+})

@@ -170,22 +170,27 @@ ratio moves with the machine's load (1.13 × at load 85, 1.30 × at load 12 for 
 compare within one run.
 `,
   "agent-step": `
-**A step is the chat call plus the tools' fibers and spans.** With three tools, \`Effect.forEach\` with a concurrency
-forks a coordinator and one fiber per call, and each call has its span, its decode, its encode and its handler's
-services. Issue 38 made once what a step repeated (docs/decisions.md): the bench's step client, 4 alternated rounds
-of 5,000 steps after 3,000, 209 → 186 µs a step (chat call 107 µs; Node 22, load 9–13). Measured with this figure
-after it (load 6–8): 1.90 × (174 against 91 µs), the Effect 3 edition 3.27 × (416 against 127 µs). **What stands in
-the way of 1.3 ×**, which leaves about 27 µs of agent work a step: in one process against a stub chat service with
-the Node layer's services, the agent's own work is 50–55 µs a step (Node 22, load 37), of which the four spans
-(\`Agent.step\` and one \`execute_tool\` per call) are about 14 µs (Node 20: 60 → 46 without them), and the bench's
-step at concurrency 1 (no forks) was about 8 % cheaper; the rest of the gap is the collector (a fifth of the agent's
-own time) and the run's bookkeeping. Reaching it would take giving up the span per tool call or running a step's tools
-one after the other. **The figure measured the JIT** before: after 300 units, 2,000 measured cost 330 µs a chat call
-and 673 a step; after 4,000, 6,000 cost 96 and 199 (Node 20, load 16), hence its longer warm-up. Warm, the chat call
-sheds more of its cost than the step does, so the ratio is above the old method's 1.69 ×. The full run of 2026-11-28 on
-a quiet machine: 2.40 × (180 against 75 µs; the Effect 3 edition 3.26 ×): the chat call there is cheaper than in
-any earlier run (the bench's server as two workers), and a step costs about 105 µs more than its chat call (83 µs
-in the helper's run at load 6–8): the ratio is a quotient, and both of its terms moved.
+**A step is the chat call, five spans, three tool calls and the collector.** Issue 38 looked twice. The second look
+found why a step cost about 105 µs over its chat call in the bench while the agent's own work, against a stub, was
+50–55 µs (docs/decisions.md): the figure measured the step's compile (from a fresh process, CPU per step in blocks of
+2,000 went 485 239 170 163 116 105 101 91 94 87 µs, a chat call's 320 153 108 88 55 58 56 53: units 4,001–10,000
+caught the step still compiling, hence the warm-up of 16,000); the model call costs more inside the run (its metadata
+hook for \`Step.response\`, 2.5 µs, and the run's and step's spans, whose services every lookup of the call walks);
+and the collector (a step allocated 116 KB against a chat call's 48). The agent now adds only the span to the context
+for each of its spans, runs its loop without generators, and reads a call's decode, its handler's answer and its
+encode at once when they are already done: the agent's own work against a stub 40.2 → 16.7 µs a step, a step 84 KB.
+The bench's step client, 4 alternated rounds (Node 22): after 4,000 warm-up 163 → 137 µs a step against a chat call of
+82–86 µs (1.91 → 1.67 ×, load 9–11); after 16,000, 122 → 89 µs against 54–56 (2.18 → 1.64 ×, load 5–11). This
+figure after the change (\`--only agent-step\`, load 6–8): 1.49 × (84.9 against 56.9 µs; the Effect 3 edition 3.66 ×,
+327 against 89.5 µs). **What stands in
+the way of 1.3 ×**, at the steady state in one process (load 7): a chat call 46 µs, a step 73.5 (1.60 ×),
+27.5 µs over it, where 1.3 × leaves 14. The agent's own work is 15 µs of it (against a stub, one run at a time), of
+which the span per step and per tool call (\`invoke_agent\`, \`Agent.step\`, three \`execute_tool\`) are 5 µs (10.2
+without them) and the rest the run's settings and transcript check, three argument decodes and result encodes, the
+loop guard and a fiber per call; the metadata hook 2.5 µs; the collector about 10 µs (a step still allocates 36 KB
+more than its chat call, with 32 runs in flight). Meeting 1.3 × would take giving up the spans or the step's metadata,
+and still the decodes and their garbage: the guarantees cost more than the 14 µs together. Running the calls one after the other gained nothing (122 against 121 µs), so
+several calls keep a fiber each.
 `,
   "browser-bundle": `
 **\`effect\` is two thirds of the page.** The chat entry is 67 % \`effect\` (runtime, \`Stream\`, \`Schema\`, its

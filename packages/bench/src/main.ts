@@ -58,7 +58,7 @@ const full: Settings = {
   memory: { small: 10_000, large: 1_000_000, rounds: 2 },
   openStreams: { streams: 1_000, chunks: 200, warmupStreams: 20, rounds: 5 },
   embed: { inputs: 20_000, rounds: 3 },
-  agent: { count: 6_000, concurrency: 32, warmup: 4_000, rounds: 3 },
+  agent: { count: 6_000, concurrency: 32, warmup: 16_000, rounds: 3 },
   load: { runs: 2_000, warmupRuns: 200, rounds: 3 },
   profile: { count: 20_000 },
   cold: { rounds: 9 },

@@ -39,6 +39,7 @@ import type {
 import { type AgentError, BudgetExceeded, DecisionMismatch, LoopDetected, MaxStepsExceeded } from "../AgentError.js"
 import * as Transcript from "../Transcript.js"
 import * as Approvals from "./approvals.js"
+import { inSpan } from "./span.js"
 import * as Tools from "./tools.js"
 
 /** Everything a run is configured with, defaults resolved. */
@@ -103,9 +104,6 @@ type Next =
 /** The chat service, and whatever the handlers and the tools' schemas need: `Agent.Requirements` types it. */
 export type Requirements = unknown
 type Failure = AgentError | StreamRequestError | StructuredOutput.StructuredOutputError
-
-/** No stack trace per span: making one costs more than a no-op tool's whole run. */
-const noTrace = { captureStackTrace: false } as const
 
 /** Runs every call as it is. */
 export const noIntercept: Interceptor = { model: (_, call) => call, tool: (_, __, call) => call }
@@ -311,8 +309,8 @@ const runCalls = (
   calls: ReadonlyArray<Protocol.ToolCall>,
   decided: Decided
 ): Effect.Effect<Next, Failure, Requirements> =>
-  Effect.flatMap(Effect.forEach(calls, (call) => Tools.prepare(settings.tools, call)), (prepared) =>
-    Effect.flatMap(pendingOf(prepared, state.transcript, decided), (pending) => {
+  Effect.flatMapEager(prepareAll(settings.tools, calls), (prepared) =>
+    Effect.flatMapEager(pendingOf(prepared, state.transcript, decided), (pending) => {
       // Nothing of the step runs before every approval is given: results must
       // stay in call order, and a half-run step could not be resumed in order.
       if (pending.length > 0) {
@@ -321,6 +319,29 @@ const runCalls = (
       }
       return runPrepared(settings, state, step, prepared, decided)
     }))
+
+/**
+ * Each call checked against the toolkit, in order: a schema without effects
+ * decodes at once, so most steps prepare their calls without a fiber step each.
+ */
+const prepareAll = (
+  tools: Tools.Tools,
+  calls: ReadonlyArray<Protocol.ToolCall>
+): Effect.Effect<ReadonlyArray<Tools.Prepared>, never, Requirements> => {
+  const done: Array<Tools.Prepared> = []
+  for (let i = 0; i < calls.length; i++) {
+    const prepared = Tools.prepare(tools, calls[i]!)
+    const now = Tools.valueNow(prepared)
+    if (now === undefined) {
+      // From the first that must run, one after the other as before.
+      const rest = calls.slice(i + 1)
+      return Effect.flatMap(prepared, (first) =>
+        Effect.map(Effect.forEach(rest, (call) => Tools.prepare(tools, call)), (others) => [...done, first, ...others]))
+    }
+    done.push(now.value)
+  }
+  return Effect.succeed(done)
+}
 
 /** The valid calls without a decision whose tool's `needsApproval` says so. */
 const pendingOf = (
@@ -368,25 +389,21 @@ const runPrepared = (
   const run = (p: Tools.Prepared) => runOne(settings, step.index, p, state.transcript, decided.get(p.call.id))
   // A single call needs no fiber of its own (`forEach` would fork two): it runs in the step's.
   const results = prepared.length === 1
-    ? Effect.map(run(prepared[0]!), (result) => [result])
+    ? Effect.mapEager(run(prepared[0]!), (result) => [result])
     : Effect.forEach(prepared, run, { concurrency: settings.concurrency })
-  return results.pipe(
-    Effect.flatMap((toolResults) => {
-      const done: Step = { ...step, toolResults }
-      const next: State = {
-        ...state,
-        transcript: [...state.transcript, ...toolResults.map(Tools.toolMessage)],
-        steps: [...state.steps, done],
-        toolCalls: state.toolCalls + runnable
-      }
-      return Effect.as(finished(settings, done, next.transcript), next)
-    }),
-    Effect.map((next): Next =>
+  return Effect.flatMapEager(results, (toolResults) => {
+    const done: Step = { ...step, toolResults }
+    const next: State = {
+      ...state,
+      transcript: [...state.transcript, ...toolResults.map(Tools.toolMessage)],
+      steps: [...state.steps, done],
+      toolCalls: state.toolCalls + runnable
+    }
+    return Effect.mapEager(finished(settings, done, next.transcript), (): Next =>
       settings.stopWhen.some((stop) => stop(next.steps))
         ? { _tag: "Done", result: finish(settings, next, "stopped") }
-        : { _tag: "Continue", state: next }
-    )
-  )
+        : { _tag: "Continue", state: next })
+  })
 }
 
 const runOne = (
@@ -459,35 +476,45 @@ const call = (settings: Settings, request: Protocol.ChatRequest, index: number) 
     })
   })
 
-/** One model call and its tools. */
+/** One model call and its tools, in the step's span. */
 const step = (
   settings: Settings,
   guards: Guards,
   state: State,
   progress: Progress
 ): Effect.Effect<Next, Failure, Requirements> =>
-  Effect.gen(function*() {
-    yield* check(guards.call, { ...state, calls: [] })
-    const index = state.steps.length
-    const sent = yield* request(settings, state)
-    const { message, response, usage } = yield* call(settings, sent, index)
-    const transcript = [...state.transcript, message]
-    progress.transcript = transcript
-    const calls = message.tool_calls ?? []
-    const tokens = stepTokens(sent, message, usage)
-    const base = { index, requestMessages: state.transcript.length, message, usage, tokens, response }
-    const next: State = { ...state, transcript, modelCalls: state.modelCalls + 1, tokens: state.tokens + tokens.total }
-    if (calls.length === 0) {
-      const done: Step = { ...base, toolResults: [] }
-      const answered: State = { ...next, steps: [...state.steps, done] }
-      yield* finished(settings, done, transcript)
-      const output = settings.output
-      if (output === undefined) return { _tag: "Done", result: finish(settings, answered, "completed") } as const
-      return { _tag: "Done", result: yield* respond(settings, answered, output) } as const
-    }
-    yield* check(guards.tools, { ...next, calls })
-    return yield* runCalls(settings, next, base, calls, undecided)
-  }).pipe(Effect.withSpan("Agent.step", { attributes: { "agent.step": state.steps.length } }, noTrace))
+  inSpan("Agent.step", { attributes: { "agent.step": state.steps.length } }, () =>
+    // Eager where a part is done at once (the built-in guards, a request without `prepareStep`).
+    Effect.flatMapEager(check(guards.call, { ...state, calls: [] }), () =>
+      Effect.flatMapEager(request(settings, state), (sent) =>
+        Effect.flatMap(call(settings, sent, state.steps.length), (reply) => replied(settings, guards, state, progress, sent, reply)))))
+
+/** What a step does with the model's reply: the answer, or the reply's calls. */
+const replied = (
+  settings: Settings,
+  guards: Guards,
+  state: State,
+  progress: Progress,
+  sent: Protocol.ChatRequest,
+  { message, response, usage }: Effect.Success<ReturnType<typeof call>>
+): Effect.Effect<Next, Failure, Requirements> => {
+  const transcript = [...state.transcript, message]
+  progress.transcript = transcript
+  const calls = message.tool_calls ?? []
+  const tokens = stepTokens(sent, message, usage)
+  const base = { index: state.steps.length, requestMessages: state.transcript.length, message, usage, tokens, response }
+  const next: State = { ...state, transcript, modelCalls: state.modelCalls + 1, tokens: state.tokens + tokens.total }
+  if (calls.length > 0) {
+    return Effect.flatMapEager(check(guards.tools, { ...next, calls }), () => runCalls(settings, next, base, calls, undecided))
+  }
+  const done: Step = { ...base, toolResults: [] }
+  const answered: State = { ...next, steps: [...state.steps, done] }
+  const output = settings.output
+  return Effect.flatMapEager(finished(settings, done, transcript), (): Effect.Effect<Next, Failure, Requirements> =>
+    output === undefined
+      ? Effect.succeed({ _tag: "Done", result: finish(settings, answered, "completed") })
+      : Effect.map(respond(settings, answered, output), (result): Next => ({ _tag: "Done", result })))
+}
 
 /**
  * The `output` step, after the answer: one more model call forcing the
@@ -519,7 +546,7 @@ const respond = (settings: Settings, state: State, output: StructuredOutput.Plan
     }
     const value = yield* output.decode(text)
     return finish(settings, { ...state, steps: [...state.steps, done] }, "completed", [], value)
-  }).pipe(Effect.withSpan("Agent.output", { attributes: { "agent.step": state.steps.length } }, noTrace))
+  }).pipe((effect) => inSpan("Agent.output", { attributes: { "agent.step": state.steps.length } }, () => effect))
 
 const loop = (
   settings: Settings,
@@ -570,10 +597,6 @@ const decide = (
   })
 }
 
-/** The current span's ids: the run's, once inside it. */
-const currentTrace = Effect.map(Effect.option(Effect.currentSpan), (span): TraceContext =>
-  span._tag === "Some" ? { traceId: span.value.traceId, spanId: span.value.spanId } : { traceId: "", spanId: "" })
-
 /**
  * Runs from `transcript`: first the unanswered calls of its last assistant
  * message if any (a paused or interrupted run), then model calls until a stop.
@@ -582,42 +605,48 @@ export const run = (
   settings: Settings,
   transcript: Transcript.Transcript
 ): Effect.Effect<AgentResult<unknown>, Failure, Requirements> =>
-  Effect.gen(function*() {
-    const open = Transcript.unansweredCalls(transcript)
-    const decided = yield* decide(settings.decisions, open?.calls ?? [], transcript)
-    const state: State = {
-      transcript,
-      steps: [],
-      modelCalls: 0,
-      toolCalls: 0,
-      startedAt: yield* Clock.currentTimeMillis,
-      tokens: settings.priorUsage?.total_tokens ?? 0,
-      trace: yield* currentTrace
-    }
-    const progress: Progress = { transcript }
-    const guards = guardsOf(settings)
-    if (open === undefined) return yield* withinDuration(settings, progress, loop(settings, guards, state, progress))
-    const base = {
-      index: 0,
-      requestMessages: transcript.indexOf(open.message),
-      message: open.message,
-      usage: undefined,
-      tokens: { total: 0, estimated: false },
-      response: undefined
-    }
-    return yield* withinDuration(settings, progress, Effect.gen(function*() {
-      const next = yield* runCalls(settings, state, base, open.calls, decided).pipe(
-        Effect.withSpan("Agent.step", { attributes: { "agent.step": 0, "agent.resumed": true } }, noTrace)
-      )
-      if (next._tag === "Done") return next.result
-      progress.transcript = next.state.transcript
-      return yield* loop(settings, guards, next.state, progress)
-    }))
-  }).pipe(Effect.tap(annotateRun), Effect.withSpan(Telemetry.spanName("invoke_agent", settings.name), {
+  inSpan(Telemetry.spanName("invoke_agent", settings.name), {
     kind: "internal",
     attributes: agentAttributes(settings),
     ...(settings.trace === undefined ? {} : { parent: Tracer.externalSpan(settings.trace) })
-  }, noTrace))
+  }, (span) => {
+    const open = Transcript.unansweredCalls(transcript)
+    const started = (decided: Decided, startedAt: number) => {
+      const state: State = {
+        transcript,
+        steps: [],
+        modelCalls: 0,
+        toolCalls: 0,
+        startedAt,
+        tokens: settings.priorUsage?.total_tokens ?? 0,
+        trace: { traceId: span.traceId, spanId: span.spanId }
+      }
+      const progress: Progress = { transcript }
+      const guards = guardsOf(settings)
+      if (open === undefined) return withinDuration(settings, progress, loop(settings, guards, state, progress))
+      const base = {
+        index: 0,
+        requestMessages: transcript.indexOf(open.message),
+        message: open.message,
+        usage: undefined,
+        tokens: { total: 0, estimated: false },
+        response: undefined
+      }
+      const resumed = inSpan("Agent.step", { attributes: { "agent.step": 0, "agent.resumed": true } }, () =>
+        runCalls(settings, state, base, open.calls, decided))
+      return withinDuration(settings, progress, Effect.flatMap(resumed, (next) => {
+        if (next._tag === "Done") return Effect.succeed(next.result)
+        progress.transcript = next.state.transcript
+        return loop(settings, guards, next.state, progress)
+      }))
+    }
+    return Effect.flatMapEager(decide(settings.decisions, open?.calls ?? [], transcript), (decided) =>
+      Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
+        Effect.map(started(decided, startedAt), (result) => {
+          annotateRun(span, result)
+          return result
+        })))
+  })
 
 /**
  * How the run ended, on its span: its status (a paused run is no error, but
@@ -625,14 +654,13 @@ export const run = (
  * names: backends that add up `gen_ai.usage.*` across a trace would count
  * every call twice (the `chat` spans carry it).
  */
-const annotateRun = (result: AgentResult<unknown>) =>
-  Effect.annotateCurrentSpan({
-    "switchboard.agent.status": result.status,
-    "switchboard.agent.steps": result.steps.length,
-    "switchboard.agent.usage.input_tokens": result.usage.prompt_tokens,
-    "switchboard.agent.usage.output_tokens": result.usage.completion_tokens,
-    "switchboard.agent.usage.total_tokens": result.usage.total_tokens
-  })
+const annotateRun = (span: Tracer.Span, result: AgentResult<unknown>): void => {
+  span.attribute("switchboard.agent.status", result.status)
+  span.attribute("switchboard.agent.steps", result.steps.length)
+  span.attribute("switchboard.agent.usage.input_tokens", result.usage.prompt_tokens)
+  span.attribute("switchboard.agent.usage.output_tokens", result.usage.completion_tokens)
+  span.attribute("switchboard.agent.usage.total_tokens", result.usage.total_tokens)
+}
 
 /** The run's span attributes, by the conventions for an agent invoked in process. */
 const agentAttributes = (settings: Settings) => ({

@@ -22,16 +22,19 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
 import type { Decision, ToolResult } from "../Agent.js"
 import { ToolDefect } from "../AgentError.js"
 import type { Transcript } from "../Transcript.js"
 import { ToolRetry, ToolTimeout } from "./annotations.js"
+import { inSpan } from "./span.js"
 
 /** What the loop knows of a tool: the tool, what is sent for it, and how to run it. */
 export interface Resolved {
@@ -242,7 +245,8 @@ export const prepare = (tools: Tools, call: Protocol.ToolCall): Effect.Effect<Pr
   if (Result.isFailure(json)) {
     return Effect.succeed(rejected(call, "invalid-arguments", `arguments are not usable JSON: ${json.failure}`))
   }
-  return Effect.match(tool.decode(json.success), {
+  // Eager: a schema without effects decodes at once, and the call is prepared without a step of the fiber.
+  return Effect.matchEager(tool.decode(json.success), {
     onFailure: (error) => rejected(call, "invalid-arguments", `invalid arguments for ${name}: ${describeIssues(error.issue)}`),
     onSuccess: (params): Prepared => ({ _tag: "Ready", call, tool, params })
   })
@@ -326,17 +330,32 @@ const handlerContext = (call: Protocol.ToolCall): Toolkit.HandlerContext<Tool.An
 })
 
 /**
- * The handler, retried by the tool's schedule. It sees the services its layer
- * was built with and the caller's, the caller's winning for a key in both, as
- * with `effect/ai`'s toolkit: in Effect 4 the clock, the current span and the
- * log level live in the context too, and must be the caller's.
+ * The handler's effect, retried by the tool's schedule. It sees the services
+ * its layer was built with and the caller's, the caller's winning for a key in
+ * both, as with `effect/ai`'s toolkit: in Effect 4 the clock, the current span
+ * and the log level live in the context too, and must be the caller's. A
+ * handler that answers with an `Exit` (`Effect.succeed`) has nothing left to
+ * run, so no context is made for it.
  */
-const invoke = (resolved: Resolved, call: Protocol.ToolCall, params: unknown) => {
-  const handled = resolved.bound !== undefined ? resolved.bound(params, call) : Effect.flatMap(Effect.service(resolved.handler), (handler) =>
-    handler.handler(params, handlerContext(call)).pipe(
-      Effect.updateContext((input: Context.Context<never>) => withHandlerContext(input, handler.context))
-    ))
+const invoke = (resolved: Resolved, call: Protocol.ToolCall, params: unknown, caller: Context.Context<never>) => {
+  const handled = resolved.bound !== undefined ? resolved.bound(params, call) : handle(resolved, call, params, caller)
   return resolved.retry === undefined ? handled : Effect.retry(handled, resolved.retry)
+}
+
+/** The context's handler called; a missing one, or one that throws, is a defect of the call. */
+const handle = (resolved: Resolved, call: Protocol.ToolCall, params: unknown, caller: Context.Context<never>) => {
+  const handler = Context.getOrUndefined(caller, resolved.handler)
+  // Not found: the lookup as an effect fails the call with the runtime's own defect.
+  if (handler === undefined) return Effect.flatMap(Effect.service(resolved.handler), () => Effect.void)
+  let effect: ReturnType<typeof handler.handler>
+  try {
+    effect = handler.handler(params, handlerContext(call))
+  } catch (error) {
+    return Effect.die(error)
+  }
+  return Exit.isExit(effect)
+    ? effect
+    : effect.pipe(Effect.updateContext((input: Context.Context<never>) => withHandlerContext(input, handler.context)))
 }
 
 /**
@@ -372,20 +391,44 @@ const entriesOf = (context: Context.Context<never>): ReadonlyArray<Entry> => {
 const normalizeFailure = (name: string, failure: unknown) =>
   AiError.isAiErrorReason(failure) ? AiError.make({ module: "Toolkit", method: `${name}.handle`, reason: failure }) : failure
 
+/**
+ * The value of an effect already done: Effect 4's `succeed`, and a decode or
+ * encode by a schema without effects, are an `Exit`, read without a fiber.
+ */
+export const valueNow = <A, E, R>(effect: Effect.Effect<A, E, R>): { readonly value: A } | undefined =>
+  Exit.isExit(effect) && Exit.isSuccess(effect) ? (effect as Exit.Success<A, E>) : undefined
+
 /** Runs a ready call: handler, retry, timeout, then encodes what came out. */
-const execute = (resolved: Resolved, call: Protocol.ToolCall, params: unknown) => {
+const execute = (
+  resolved: Resolved,
+  call: Protocol.ToolCall,
+  params: unknown,
+  caller: Context.Context<never>
+): Effect.Effect<ToolResult, never, unknown> => {
   const tool = resolved.tool
   const { encodeFailure, encodeSuccess } = resolved
   const failed = (failure: unknown) =>
     Effect.map(Effect.orDie(encodeFailure(normalizeFailure(tool.name, failure))), (encoded) =>
       result(call, "failure", errorContent(encoded)))
-  const succeeded = (value: unknown) =>
-    tool.toModelOutput !== undefined
-      ? Effect.succeed(result(call, "success", Prompt.toolModelOutputToText(tool.toModelOutput(value))))
-      : Effect.map(Effect.orDie(encodeSuccess(value)), (encoded) => result(call, "success", successContent(encoded)))
+  const succeeded = (value: unknown) => {
+    if (tool.toModelOutput !== undefined) {
+      return Effect.succeed(result(call, "success", Prompt.toolModelOutputToText(tool.toModelOutput(value))))
+    }
+    // A schema without effects encodes at once, into an `Exit`.
+    const encoded = encodeSuccess(value)
+    const now = valueNow(encoded)
+    return now !== undefined
+      ? Exit.succeed(result(call, "success", successContent(now.value)))
+      : Effect.map(Effect.orDie(encoded), (encoded) => result(call, "success", successContent(encoded)))
+  }
   const timeout = resolved.timeout
-  const invoked = invoke(resolved, call, params)
-  if (timeout === undefined) return Effect.matchEffect(invoked, { onFailure: failed, onSuccess: succeeded })
+  const invoked = invoke(resolved, call, params, caller)
+  if (timeout === undefined) {
+    // A handler that answered at once (`Effect.succeed`) is encoded at once.
+    const now = valueNow(invoked)
+    if (now !== undefined) return succeeded(now.value)
+    return Effect.matchEffect(invoked, { onFailure: failed, onSuccess: succeeded })
+  }
   return Effect.matchEffect(Effect.timeoutOption(invoked, timeout), {
     onFailure: failed,
     onSuccess: Option.match({
@@ -397,8 +440,8 @@ const execute = (resolved: Resolved, call: Protocol.ToolCall, params: unknown) =
 }
 
 /**
- * The result of one call; a defect (or an output its schema cannot encode)
- * fails with `ToolDefect` carrying `transcript`.
+ * The result of one call, in its `execute_tool` span; a defect (or an output
+ * its schema cannot encode) fails with `ToolDefect` carrying `transcript`.
  */
 export const answer = (
   prepared: Prepared,
@@ -413,14 +456,14 @@ export const answer = (
       result(call, "denied", denial(call.function.name, reason))
     )
   }
-  return execute(prepared.tool, call, prepared.params).pipe(
-    Effect.catchDefect((defect) =>
-      Effect.fail(
-        new ToolDefect({ tool: call.function.name, callId: call.id, defect: Cause.pretty(Cause.die(defect)), transcript })
-      )
-    ),
-    Effect.tap(annotateResult),
-    Effect.withSpan(Telemetry.spanName("execute_tool", call.function.name), {
+  const defect = (defect: unknown) =>
+    Effect.fail(
+      new ToolDefect({ tool: call.function.name, callId: call.id, defect: Cause.pretty(Cause.die(defect)), transcript })
+    )
+  // One look at the caller's fiber for the handler and the content setting; the rest is eager.
+  return Effect.withFiber((fiber) => {
+    const capture = fiber.getRef(Telemetry.CaptureContent)
+    return inSpan(Telemetry.spanName("execute_tool", call.function.name), {
       kind: "internal",
       attributes: {
         "gen_ai.operation.name": "execute_tool",
@@ -428,25 +471,30 @@ export const answer = (
         "gen_ai.tool.call.id": call.id,
         "gen_ai.tool.type": "function"
       }
-    }, { captureStackTrace: false })
-  )
+    }, (span) => {
+      const done = execute(prepared.tool, call, prepared.params, fiber.context)
+      const annotated = (result: ToolResult) => {
+        annotateResult(span, capture, result)
+        return result
+      }
+      const now = valueNow(done)
+      if (now !== undefined) return Exit.succeed(annotated(now.value))
+      return Effect.map(Effect.catchDefect(done, defect), annotated)
+    })
+  })
 }
 
 /**
  * What the call came to, on its span: `error.type` (the outcome) unless it
  * succeeded; the arguments and result only when the user opted in to contents.
  */
-const annotateResult = (result: ToolResult) =>
-  Effect.flatMap(Effect.service(Telemetry.CaptureContent), (capture) => {
-    if (result.outcome === "success" && !capture) return Effect.void
-    const attributes: Record<string, unknown> = {}
-    if (result.outcome !== "success") attributes["error.type"] = result.outcome
-    if (capture) {
-      attributes["gen_ai.tool.call.arguments"] = result.arguments
-      attributes["gen_ai.tool.call.result"] = result.content
-    }
-    return Effect.annotateCurrentSpan(attributes)
-  })
+const annotateResult = (span: Tracer.Span, capture: boolean, result: ToolResult): void => {
+  if (result.outcome !== "success") span.attribute("error.type", result.outcome)
+  if (capture) {
+    span.attribute("gen_ai.tool.call.arguments", result.arguments)
+    span.attribute("gen_ai.tool.call.result", result.content)
+  }
+}
 
 /** A call's `tool` message. */
 export const toolMessage = (result: ToolResult): Protocol.Message => ({

@@ -22,7 +22,9 @@ export const figure: Figure = {
       `\`Chat.create\`, answered with the same tool calls. ${num(agent.count)} of each per run at concurrency ` +
       `${agent.concurrency} (\`runtime.runPromise\` per unit), after ${num(agent.warmup)} warm-up, ${agent.rounds} ` +
       "interleaved rounds. Cost is client CPU per unit and wall time per unit (1 / throughput). The warm-up is long " +
-      "because the JIT's work is CPU of the process too: after 300 units, 2,000 measured the compiler more than the path."
+      "because the JIT's work is CPU of the process too: a step's CPU per unit, in blocks of 2,000 from a fresh process, " +
+      "settles only after about 14,000 steps (a chat call's after about 8,000), so a shorter warm-up measures the " +
+      "compiler more than the path."
     const modes = [
       { label: "chat call alone", mode: "chat" as const },
       { label: `agent step, ${tools} parallel no-op tools`, mode: "agent-step" as const },
