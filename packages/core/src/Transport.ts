@@ -883,7 +883,7 @@ export const make = Effect.gen(function*() {
           })
           // Not `Stream.toPull`: it runs every later pull under `provideContext` (a copy of the
           // whole context, each read) and a semaphore; the elements need no service and one
-          // consumer pulls them in turn (docs/decisions.md, "A stream's pull without toPull").
+          // consumer pulls them in turn (docs/decisions.md, "A stream's later pulls skip").
           const pull = yield* Channel.toPullScoped(Stream.toChannel(elements), yield* Effect.scope)
           const first = yield* firstBatch(pull)
           response.commit()
