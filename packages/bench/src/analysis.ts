@@ -124,7 +124,7 @@ edition in the first full run (120 against 192 MB): Effect 4's \`Schema\` no lon
 the 3 line).
 `,
   streaming: `
-**None of the gap is \`effect\`'s \`Stream\`; what is left is the SDK's own, and only part of it is a guarantee.** The
+**None of the gap is \`effect\`'s \`Stream\` per element, and little of it is a guarantee.** The
 rows "raw parser in a Stream" do the raw parser's work (nothing checked) and hand each read's chunks on as one batch
 of a \`Stream\`, consumed with \`runForEach\` or \`runFold\` as the Switchboard rows are: the floor of any SDK built
 on \`Stream\`. In issue 38's alternated runs (the bench's client processes, 10 rounds of 20 × 5,000 chunks, load 8–10)
@@ -133,16 +133,19 @@ chunks already decoded, \`Stream.runForEach\` with an \`Effect.sync\` per chunk 
 plain loop and \`runFold\` about 7 ns (3 % and 0.4 % of the raw parser's CPU): that is all \`effect\` takes per
 element. In the same runs Switchboard cost 1.22 × with \`runForEach\` (2.67 µs) and 1.11 × with \`runFold\` (2.42 µs),
 after \`Transport\` stopped pulling a stream through \`Stream.toPull\`, which copied the whole context at every read
-(2.76 and 2.55 µs before; docs/decisions.md). **What stands in the way of 1.15 ×**, per chunk against the raw parser:
-the guarantees, the \`__proto__\` guard (0.03–0.04 µs), the chunk check (0.015–0.025) and the span's facts
-(0.013–0.025), together at most 0.09 µs (4 % of the raw parser's CPU); the per-stream setup, about 260 µs more than
-the raw parser's per stream end to end (the span and its metrics, the validated request, the scopes; 0.05 µs a
-chunk at 5,000); with \`runForEach\`, \`effect\`'s \`Effect\` per chunk (65–75 ns); and about 0.1–0.15 µs a chunk
-in the decoder's stream path that no single frame holds: in one process \`ChatStream.decode\` through \`runFold\`
-costs 1.14–1.15 µs a chunk whatever it does inside (the raw line split and \`JSON.parse\` alone in its place: 1.15)
-against 1.01 for the parser, the guard and the check in a plain loop, and neither fusing the parser and the decoder
-into one stage nor removing the decoder's work moved it (docs/decisions.md). \`runFold\` is within 1.15 × in those
-runs and \`runForEach\` about 0.07 × over it. On this loopback the chunks/s ratio is the inverse of the CPU ratio
+(2.76 and 2.55 µs before; docs/decisions.md). **What stands in the way of 1.15 ×** is neither the decoding nor the
+wire. Alternated the same way (8 rounds, load 7–8), \`runFold\` cost 2.40 µs a chunk, 2.32 with the decoder replaced
+by the raw parser's line split and \`JSON.parse\` (no \`eventsource-parser\`, no \`__proto__\` guard, no check), and
+the raw parser in a Stream 1.93: the guarantees and the SSE parser are 0.08 µs a chunk (the guard 0.03–0.04, the
+check 0.015–0.025, the span's facts not measurable: emptying their fold moved nothing), and \`Chat.stream\`'s path
+around the decoder is 0.40. In one process against the same server, undici's body in a \`Stream\` cost 1.13 µs a
+chunk and \`NodeHttpWire\`'s 1.16, \`Chat.stream\` with the raw decoder 1.35: of that path's 0.19 µs there, the
+per-stream setup is 0.01–0.05 (about 260 µs a stream more than the raw parser end to end: the span and its metrics,
+the validated request, the scopes) and \`observeStream\`'s stage 0.03–0.1 (without it 1.20–1.25); the rest is spread
+over \`effect\`'s fiber loop with no frame of its own. With \`runForEach\`, \`effect\`'s \`Effect\` per chunk adds
+65–75 ns. Fusing the SSE parser and the decoder into one stage gained nothing (docs/decisions.md). \`runFold\` is
+within 1.15 × in those runs and \`runForEach\` about 0.07 × over it: reaching it with \`runForEach\` would take about
+0.15 µs a chunk off that path, which no guarantee holds. On this loopback the chunks/s ratio is the inverse of the CPU ratio
 (the server is idle), so both targets ask for the same; on a loaded machine a run's ratio moves by ±0.1 ×.
 `,
   "open-streams": `
