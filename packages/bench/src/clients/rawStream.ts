@@ -14,7 +14,8 @@ import * as Stream from "effect/Stream"
 import { request } from "undici"
 import { apiKey, streamRequest } from "../lib/fixtures.js"
 import type { ClientSpec, Measured } from "../lib/ipc.js"
-import { baseUrl, checkDeadline, checkStream, deadline, measure } from "./common.js"
+import { baseUrl, checkDeadline, deadline, measure } from "./common.js"
+import { counted } from "./counted.js"
 
 type Spec<W extends ClientSpec["workload"]> = Extract<ClientSpec, { workload: W }>
 
@@ -66,36 +67,11 @@ const chunksOf = (port: number, chunks: number, until: number): Stream.Stream<Ch
     return Stream.fromPull(Effect.succeed(pull))
   }))
 
-const isFinished = (chunk: Chunk) => typeof chunk.choices[0]?.finish_reason === "string"
-
-/** One stream, consumed as the Switchboard clients consume `Chat.stream`. */
-const consume = (port: number, chunks: number, fold: boolean, until: number) => {
-  const source = chunksOf(port, chunks, until)
-  const counted = fold
-    ? Stream.runFold(source, () => ({ seen: 0, finished: false }), (acc, chunk) => {
-      acc.seen++
-      acc.finished = isFinished(chunk)
-      return acc
-    })
-    : Effect.suspend(() => {
-      const acc = { seen: 0, finished: false }
-      return Effect.as(
-        Stream.runForEach(source, (chunk) =>
-          Effect.sync(() => {
-            acc.seen++
-            acc.finished = isFinished(chunk)
-          })),
-        acc
-      )
-    })
-  return Effect.map(counted, ({ finished, seen }) => checkStream(seen, chunks, finished))
-}
-
 export const stream = async (spec: Spec<"stream">): Promise<Measured> => {
   const until = deadline(spec.timeLimitMs)
   const fold = spec.client === "raw-stream-fold"
   const run = (streams: number, chunks: number) =>
-    Effect.runPromise(Effect.forEach(Array.from({ length: streams }), () => consume(spec.port, chunks, fold, until), { discard: true }))
+    Effect.runPromise(Effect.forEach(Array.from({ length: streams }), () => counted(chunksOf(spec.port, chunks, until), chunks, fold), { discard: true }))
   await run(spec.warmupStreams, Math.min(spec.chunks, 2_000))
   return measure(spec.streams * spec.chunks, () => run(spec.streams, spec.chunks))
 }
