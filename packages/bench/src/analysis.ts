@@ -133,7 +133,8 @@ chunks already decoded, \`Stream.runForEach\` with an \`Effect.sync\` per chunk 
 plain loop and \`runFold\` about 7 ns (3 % and 0.4 % of the raw parser's CPU): that is all \`effect\` takes per
 element. In the same runs Switchboard cost 1.22 × with \`runForEach\` (2.67 µs) and 1.11 × with \`runFold\` (2.42 µs),
 after \`Transport\` stopped pulling a stream through \`Stream.toPull\`, which copied the whole context at every read
-(2.76 and 2.55 µs before; docs/decisions.md). **What stands in the way of 1.15 ×** is neither the decoding nor the
+(2.76 and 2.55 µs before; docs/decisions.md); at load 3 (6 rounds, the final tree) 1.23 × and 1.14 × (2.51 and 2.34
+against 2.05 µs), the floor rows 0.98 × and 0.93 ×. **What stands in the way of 1.15 ×** is neither the decoding nor the
 wire. Alternated the same way (8 rounds, load 7–8), \`runFold\` cost 2.40 µs a chunk, 2.32 with the decoder replaced
 by the raw parser's line split and \`JSON.parse\` (no \`eventsource-parser\`, no \`__proto__\` guard, no check), and
 the raw parser in a Stream 1.93: the guarantees and the SSE parser are 0.08 µs a chunk (the guard 0.03–0.04, the
