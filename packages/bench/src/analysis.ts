@@ -161,9 +161,10 @@ what this figure counts is garbage not yet collected, and Switchboard makes more
 per read and per stream weighs more than in the streaming figure: \`Transport\`'s pull without \`Stream.toPull\`
 (docs/decisions.md) took the CPU per chunk from 5.78 to 5.32 µs (6 alternated rounds of this figure's client, load
 8–13; the raw parser 2.81), and in the same rounds Switchboard held 83.5 KB a stream (80.4–199) against main's 87.0
-(76.8–97.0) and the raw parser's 74.9 (66.3–95.6): 1.11 × at the median, one round of six in the high mode. The
-target is met or missed by which mode the collector lands in; the per-stream work behind the high mode is the
-streaming figure's setup (about 260 µs a stream more than the raw parser, with 1,000 at once).
+(76.8–97.0) and the raw parser's 74.9 (66.3–95.6): 1.11 × at the median, one round of six in the high mode; a quick
+run of this figure on the final tree (load 4) gave 87.9 against 65.6 KB (1.34 ×). The target is met or missed by
+which mode the collector lands in; narrowing it takes less made per stream and per read (the streaming figure's
+per-stream setup is about 260 µs more than the raw parser's, here for 1,000 streams at once), not a guarantee.
 `,
   "agent-serve": `
 **Where the rest goes.** Mapping and encoding (\`UiStream\`, no \`Response\`) cost 1.06–1.17 × \`Agent.stream\` in the
