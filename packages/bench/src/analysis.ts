@@ -124,16 +124,30 @@ edition in the first full run (120 against 192 MB): Effect 4's \`Schema\` no lon
 the 3 line).
 `,
   streaming: `
-**CPU per chunk is about 1.2–1.4 × the raw parser's** (1.22–1.23 × in issue 38's run of this figure, at load 40–55);
-on this loopback the chunks/s ratio is its inverse (the server is idle), so both targets ask for the same. The raw
-parser splits lines and calls \`JSON.parse\` (about three quarters of its CPU); Switchboard also checks each chunk,
-guards against \`__proto__\` keys and folds the span's facts (together about 0.06 µs a chunk), runs each read through
-\`Stream\`'s stages after the decoder (0.1–0.2 µs a chunk in issue 38's runs), sets up a span, metrics and a validated
-request per stream (about 375 µs), and with \`runForEach\` runs one \`Effect\` per chunk, which \`runFold\` does not.
-The decoding is already batched (one pull per network read, no effect per element) and the wire reads as cheaply as
-undici's own body; until issue 38 every stream also closed its connection at \`[DONE]\` and reconnected, which cost
-0.14–0.60 µs a chunk (docs/decisions.md). No single guarantee stands in the way of 1.15 ×: what is left is the stream
-machinery per read and per stream.
+**None of the gap is \`effect\`'s \`Stream\` per element, and little of it is a guarantee.** The
+rows "raw parser in a Stream" do the raw parser's work (nothing checked) and hand each read's chunks on as one batch
+of a \`Stream\`, consumed with \`runForEach\` or \`runFold\` as the Switchboard rows are: the floor of any SDK built
+on \`Stream\`. In issue 38's alternated runs (the bench's client processes, 10 rounds of 20 × 5,000 chunks, load 8–10)
+they cost 0.99 × and 0.89 × the raw parser's CPU per chunk (2.16 and 1.94 against 2.18 µs). In one process, over
+chunks already decoded, \`Stream.runForEach\` with an \`Effect.sync\` per chunk costs 65–75 ns a chunk more than a
+plain loop and \`runFold\` about 7 ns (3 % and 0.4 % of the raw parser's CPU): that is all \`effect\` takes per
+element. In the same runs Switchboard cost 1.22 × with \`runForEach\` (2.67 µs) and 1.11 × with \`runFold\` (2.42 µs),
+after \`Transport\` stopped pulling a stream through \`Stream.toPull\`, which copied the whole context at every read
+(2.76 and 2.55 µs before; docs/decisions.md); at load 3 (6 rounds, the final tree) 1.23 × and 1.14 × (2.51 and 2.34
+against 2.05 µs), the floor rows 0.98 × and 0.93 ×. **What stands in the way of 1.15 ×** is neither the decoding nor the
+wire. Alternated the same way (8 rounds, load 7–8), \`runFold\` cost 2.40 µs a chunk, 2.32 with the decoder replaced
+by the raw parser's line split and \`JSON.parse\` (no \`eventsource-parser\`, no \`__proto__\` guard, no check), and
+the raw parser in a Stream 1.93: the guarantees and the SSE parser are 0.08 µs a chunk (the guard 0.03–0.04, the
+check 0.015–0.025, the span's facts not measurable: emptying their fold moved nothing), and \`Chat.stream\`'s path
+around the decoder is 0.40. In one process against the same server, undici's body in a \`Stream\` cost 1.13 µs a
+chunk and \`NodeHttpWire\`'s 1.16, \`Chat.stream\` with the raw decoder 1.35: of that path's 0.19 µs there, the
+per-stream setup is 0.01–0.05 (about 260 µs a stream more than the raw parser end to end: the span and its metrics,
+the validated request, the scopes) and \`observeStream\`'s stage 0.03–0.1 (without it 1.20–1.25); the rest is spread
+over \`effect\`'s fiber loop with no frame of its own. With \`runForEach\`, \`effect\`'s \`Effect\` per chunk adds
+65–75 ns. Fusing the SSE parser and the decoder into one stage gained nothing (docs/decisions.md). \`runFold\` is
+within 1.15 × in those runs and \`runForEach\` about 0.07 × over it: reaching it with \`runForEach\` would take about
+0.15 µs a chunk off that path, which no guarantee holds. On this loopback the chunks/s ratio is the inverse of the CPU ratio
+(the server is idle), so both targets ask for the same; on a loaded machine a run's ratio moves by ±0.1 ×.
 `,
   "open-streams": `
 **Memory per open stream** is the peak during the run less the RSS before it: in-flight data and garbage more than the
@@ -142,9 +156,15 @@ full run); a miss is most likely the collector's timing: compare the min–max. 
 load under 4) the five rounds gave 82.6–187 KB a stream, bimodal; main before issue 38's work gave 211–219 KB in two
 quick runs the same hour. With the young generation capped (\`NODE_OPTIONS=--max-semi-space-size=2\`, a quick run)
 Switchboard held 60.9 KB a stream against the raw parser's 35.7 (1.71 ×) and both peaks fell by about 40 %: most of
-what this figure counts is garbage not yet collected, and Switchboard makes more of it per chunk (its CPU per chunk
-is about 2.5 × the raw parser's here, with 1,000 streams at once). Not a leak: the 1,000,000-chunk figure above
-stays within its bound. Closing the gap is the same work as the streaming figure's: less made per chunk.
+what this figure counts is garbage not yet collected, and Switchboard makes more of it per chunk. Not a leak: the
+1,000,000-chunk figure above stays within its bound. Here each read carries about 10 events, so what a stream costs
+per read and per stream weighs more than in the streaming figure: \`Transport\`'s pull without \`Stream.toPull\`
+(docs/decisions.md) took the CPU per chunk from 5.78 to 5.32 µs (6 alternated rounds of this figure's client, load
+8–13; the raw parser 2.81), and in the same rounds Switchboard held 83.5 KB a stream (80.4–199) against main's 87.0
+(76.8–97.0) and the raw parser's 74.9 (66.3–95.6): 1.11 × at the median, one round of six in the high mode; a quick
+run of this figure on the final tree (load 4) gave 87.9 against 65.6 KB (1.34 ×). The target is met or missed by
+which mode the collector lands in; narrowing it takes less made per stream and per read (the streaming figure's
+per-stream setup is about 260 µs more than the raw parser's, here for 1,000 streams at once), not a guarantee.
 `,
   "agent-serve": `
 **What stands in the way: a fixed cost per request, about half the budget.** At 2,000 parts an answer the 1.2 × budget

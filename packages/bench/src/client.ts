@@ -35,6 +35,9 @@ const run = async (spec: ClientSpec): Promise<Measured> => {
       switch (spec.client) {
         case "undici-sse":
           return (await import("./clients/undici.js")).stream(spec)
+        case "raw-stream":
+        case "raw-stream-fold":
+          return (await import("./clients/rawStream.js")).stream(spec)
         case "openai":
           return (await import("./clients/openai.js")).stream(spec)
         case "switchboard":

@@ -9,6 +9,7 @@
  */
 import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -880,7 +881,10 @@ export const make = Effect.gen(function*() {
             redact: settings.redact,
             done: response.done ?? constVoid
           })
-          const pull = yield* Stream.toPull(elements)
+          // Not `Stream.toPull`: it runs every later pull under `provideContext` (a copy of the
+          // whole context, each read) and a semaphore; the elements need no service and one
+          // consumer pulls them in turn (docs/decisions.md, "A stream's later pulls skip").
+          const pull = yield* Channel.toPullScoped(Stream.toChannel(elements), yield* Effect.scope)
           const first = yield* firstBatch(pull)
           response.commit()
           return { first, pull }

@@ -4,6 +4,7 @@
  * facts, and the message contents recorded on opt-in.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as ChatFold from "../src/ChatFold.js"
 import * as GenAi from "../src/internal/genAi.js"
 import type * as Protocol from "../src/Protocol.js"
 
@@ -75,6 +76,19 @@ describe("a streamed reply's facts", () => {
       },
       usage: { input: 3, output: 5 }
     })
+  })
+
+  // A server that opens a new choice in every chunk must not grow what the span keeps without bound.
+  it("stop gathering past ChatFold.maxOpened choices: the span keeps what came before", () => {
+    const facts = new GenAi.ChunkFacts(false)
+    for (let index = 0; index < ChatFold.maxOpened + 1_000; index++) {
+      facts.add(chunk({ id: "a", choices: [{ index, delta: {}, finish_reason: "stop" }] }), 1)
+    }
+    facts.add(chunk({ usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 } }), 2)
+    const { attributes, usage } = facts.reply()
+    expect(attributes["gen_ai.response.id"]).toBe("a")
+    expect((attributes["gen_ai.response.finish_reasons"] as ReadonlyArray<string>).length).toBe(ChatFold.maxOpened + 1)
+    expect(usage).toBeUndefined()
   })
 
   it("no chunk: no attributes", () => {

@@ -10,12 +10,11 @@
  *   `@effect/platform-node`'s `NodeHttpClient.layerUndici` or `FetchHttpClient`:
  *   the A/B that says whether the own wire pays for itself.
  */
-import { Chat, Embeddings, type Protocol, Switchboard, SwitchboardConfig, TaskJournal } from "@switchboard/core"
+import { Chat, Embeddings, Switchboard, SwitchboardConfig, TaskJournal } from "@switchboard/core"
 import { NodeSwitchboard } from "@switchboard/node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Stream from "effect/Stream"
 import {
   apiKey,
   chatRequest,
@@ -26,7 +25,8 @@ import {
   streamRequest
 } from "../lib/fixtures.js"
 import type { ClientSpec, Measured } from "../lib/ipc.js"
-import { baseUrl, checkCompletion, checkStream, deadline, measure, measureOpenStreams, pool } from "./common.js"
+import { baseUrl, checkCompletion, deadline, measure, measureOpenStreams, pool } from "./common.js"
+import { counted } from "./counted.js"
 
 type Spec<W extends ClientSpec["workload"]> = Extract<ClientSpec, { workload: W }>
 
@@ -89,30 +89,9 @@ export const chat = async (spec: Spec<"chat">): Promise<Measured> => {
   }
 }
 
-const isFinished = (chunk: Protocol.ChatCompletionChunk) => typeof chunk.choices[0]?.finish_reason === "string"
-
 /** One stream, consumed as a user would: `Stream.runForEach`, or `Stream.runFold` (`switchboard-fold`). */
-const consume = (chunks: number, fold: boolean, paced = false) => {
-  const source = Chat.stream(paced ? pacedStreamRequest(chunks) : streamRequest(chunks))
-  const counted = fold
-    ? Stream.runFold(source, () => ({ seen: 0, finished: false }), (acc, chunk) => {
-      acc.seen++
-      acc.finished = isFinished(chunk)
-      return acc
-    })
-    : Effect.suspend(() => {
-      const acc = { seen: 0, finished: false }
-      return Effect.as(
-        Stream.runForEach(source, (chunk) =>
-          Effect.sync(() => {
-            acc.seen++
-            acc.finished = isFinished(chunk)
-          })),
-        acc
-      )
-    })
-  return Effect.map(counted, ({ finished, seen }) => checkStream(seen, chunks, finished))
-}
+const consume = (chunks: number, fold: boolean, paced = false) =>
+  counted(Chat.stream(paced ? pacedStreamRequest(chunks) : streamRequest(chunks)), chunks, fold)
 
 export const stream = async (spec: Spec<"stream">): Promise<Measured> => {
   const runtime = await runtimeFor(spec.port, spec.client)

@@ -18,6 +18,16 @@ const clients: ReadonlyArray<{
   { label: "raw SSE parser", client: "undici-sse", what: "`undici.request`, hand-written `data:` line parser, `JSON.parse`" },
   { label: "openai", client: "openai", what: "official client, `for await (const chunk of stream)`" },
   {
+    label: "raw parser in a Stream (runForEach)",
+    client: "raw-stream",
+    what: "the raw parser's work, each read's chunks one batch of `Stream.fromPull`, `Stream.runForEach`: the floor of a client on `Stream`"
+  },
+  {
+    label: "raw parser in a Stream (runFold)",
+    client: "raw-stream-fold",
+    what: "the same with `Stream.runFold`"
+  },
+  {
     label: "Switchboard (runForEach)",
     client: "switchboard",
     what: "`Chat.stream(…)` + `Stream.runForEach`, every chunk schema-validated"

@@ -21,6 +21,8 @@ export type ChatClient =
 /** Clients of the streaming figures. */
 export type StreamClient =
   | "undici-sse"
+  | "raw-stream"
+  | "raw-stream-fold"
   | "openai"
   | "switchboard"
   | "switchboard-fold"

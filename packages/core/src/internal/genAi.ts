@@ -187,12 +187,15 @@ export interface Facts<A> {
 /**
  * The facts of a streamed completion, gathered chunk by chunk by `ChatFold`
  * (the fold every path uses): the first id and model, every finish reason,
- * the last usage, and when the first chunk came. When contents are recorded,
+ * the last usage, and when the first chunk came, up to `ChatFold.maxOpened`
+ * choices (the span keeps what came before). When contents are recorded,
  * a second fold keeps the message (text and tool calls) up to the fold's
  * limit, and stops gathering there: the span gets what came before it.
  */
 export class ChunkFacts implements Facts<Protocol.ChatCompletionChunk> {
   private readonly facts = ChatFold.make({ maxCharacters: 0, content: false })
+  /** The facts opened more than `ChatFold.maxOpened` choices: later chunks are not folded in, so they stay bounded. */
+  private full = false
   /** The message contents, kept only when recorded, until they pass the limit. */
   private contents: ChatFold.Fold | undefined
   /** Milliseconds from the request to the first chunk. */
@@ -206,7 +209,7 @@ export class ChunkFacts implements Facts<Protocol.ChatCompletionChunk> {
 
   readonly add = (chunk: Protocol.ChatCompletionChunk, sinceStartMillis: number): void => {
     this.firstChunkMillis ??= sinceStartMillis
-    this.facts.add(chunk)
+    if (!this.full && this.facts.add(chunk) !== undefined) this.full = true
     if (this.contents !== undefined && this.contents.add(chunk) !== undefined) this.contents = undefined
   }
 
