@@ -202,15 +202,23 @@ encode at once when they are already done: the agent's own work against a stub 4
 The bench's step client, 4 alternated rounds (Node 22): after 4,000 warm-up 163 → 137 µs a step against a chat call of
 82–86 µs (1.91 → 1.67 ×, load 9–11); after 16,000, 122 → 89 µs against 54–56 (2.18 → 1.64 ×, load 5–11). This
 figure after the change (\`--only agent-step\`, load 6–8): 1.49 × (84.9 against 56.9 µs; the Effect 3 edition 3.66 ×,
-327 against 89.5 µs). **What stands in
-the way of 1.3 ×**, at the steady state in one process (load 7): a chat call 46 µs, a step 73.5 (1.60 ×),
-27.5 µs over it, where 1.3 × leaves 14. The agent's own work is 15 µs of it (against a stub, one run at a time), of
-which the span per step and per tool call (\`invoke_agent\`, \`Agent.step\`, three \`execute_tool\`) are 5 µs (10.2
-without them) and the rest the run's settings and transcript check, three argument decodes and result encodes, the
-loop guard and a fiber per call; the metadata hook 2.5 µs; the collector about 10 µs (a step still allocates 36 KB
-more than its chat call, with 32 runs in flight). Meeting 1.3 × would take giving up the spans or the step's metadata,
-and still the decodes and their garbage: the guarantees cost more than the 14 µs together. Running the calls one after the other gained nothing (122 against 121 µs), so
-several calls keep a fiber each.
+327 against 89.5 µs); run again by the third look, with nothing changed since (load 6–8), 1.53 × (88.5 against
+57.7 µs). **What stands in the way of 1.3 ×**, at the steady state in one process (10 alternated blocks of 4,000 after
+16,000, load 7–9): a chat call 51.2 µs, a step 82.4 (1.61 ×), 31.2 µs over it where 1.3 × leaves 15.4. The model call
+itself costs 8.1 µs more inside the run than alone: the \`onResponse\` hook that fills \`Step.response\` 1.9 µs (of
+which building the reply's metadata is 0.2: the chat call alone builds none, having no hook and no pacer) and the run's
+and the step's spans around it 6.0. Those spans are \`effect\`'s: \`Effect.useSpan\` is its cheapest public path (one
+fiber read, one exit hook), its native span takes attributes one \`Map.set\` at a time with no record form, and the
+parent span is a key of the fiber's context cache, so each span's context rebuilds that cache (eleven lookups); a
+context's depth is not the cost (one to four extra services around a chat call, 1.1–2.0 µs, no trend). The other
+23 µs are the agent's own work and its garbage: against a stub, 15 µs a step (the three \`execute_tool\` spans among
+them; all five spans 5 µs), the rest the run's settings and transcript check, three argument decodes and result
+encodes, the loop guard and a fiber per call, and a step allocates 84 KB against a chat call's 48 (about 2 KB of it the
+decodes and encodes, 6 KB the spans and their contexts, the rest a few hundred bytes each across the loop). Meeting
+1.3 × would take giving up the run's and step's spans or the step's metadata and still most of the decodes: the
+guarantees cost more than the 15.4 µs together. Making the metadata lazy (getters filled on first read) cost more than
+it saved (a step 84–85 → 88–90 µs, alternated), and running the calls one after the other gained nothing (122 against
+121 µs), so several calls keep a fiber each.
 `,
   "browser-bundle": `
 **\`effect\` is two thirds of the page.** The chat entry is 67 % \`effect\` (runtime, \`Stream\`, \`Schema\`, its

@@ -105,6 +105,20 @@ describe("response metadata", () => {
       expect(response.headers["x-request-id"]).toBe(response.requestId)
     }).pipe(Effect.provide(emulated())))
 
+  it.effect("a reply's metadata is plain data: a copy, a spread or its JSON has the headers, limits and processing time", () =>
+    Effect.gen(function*() {
+      const [, response] = yield* Switchboard.withResponse(Chat.create(hello))
+      // Made on first read (the headers redacted then): a copy made first must hold them too.
+      const copy = { ...response }
+      const json = JSON.parse(JSON.stringify(response)) as Record<string, unknown>
+      expect(Object.keys(response)).toEqual(expect.arrayContaining(["headers", "rateLimits", "processingTime"]))
+      expect(copy.headers["x-request-id"]).toBe(response.requestId)
+      expect(copy.rateLimits).toMatchObject({ limitRequests: 10_000, remainingRequests: 9_999 })
+      expect(copy.processingTime).toBeDefined()
+      expect(json["headers"]).toEqual(response.headers)
+      expect(response.headers).toBe(copy.headers)
+    }).pipe(Effect.provide(emulated())))
+
   it.effect("embeddings: the recorded request id", () =>
     Effect.gen(function*() {
       const [, response] = yield* Switchboard.withResponse(Embeddings.create({ model: "text-embedding-3-small", input: "a" }))
