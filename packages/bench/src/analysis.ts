@@ -147,26 +147,29 @@ is about 2.5 × the raw parser's here, with 1,000 streams at once). Not a leak: 
 stays within its bound. Closing the gap is the same work as the streaming figure's: less made per chunk.
 `,
   "agent-serve": `
-**What stands in the way: a fixed cost per request, about half the budget.** At 2,000 parts an answer the 1.2 × budget
-is about 0.52 µs a part, 1,040 µs an answer. Issue 36's last round wrote the frames from the events
-(\`UiStream.encodeAgent\`, docs/decisions.md): served CPU 3.62 → 3.38 and 3.72 → 3.56 µs a part in two runs of 7 and
-15 alternated rounds (load 7–9; a per-round median of 0.93 × the previous build), 1.29–1.30 × \`Agent.stream\` alone
-where the previous build read 1.35–1.39 ×; this figure alone (\`--only agent-serve\`, 9 rounds, load 5–10) read 1.15,
-1.29 and 1.36 × for this build and 1.31 and 1.35 × for the previous one, so one run's verdict is within its noise of
-1.2 ×: compare builds in alternated rounds, not single runs. What is left, measured with the served path taken apart
-(separate processes, alternated, load 10–12, 1,000 answers of one part each, where \`Agent.stream\` alone costs about
-750 µs an answer): about 460 µs an answer whatever its length. The web exchange (a \`Request\`, \`effect\`'s
-\`HttpEffect.toWebHandler\` with its fiber and request scope, a \`Response\`) about 150 µs, the streamed response's
-scope transfer and our body (its fiber and \`ReadableStream\`) about 120, reading and decoding the page's body about
-40, and the handler (the approval store, the body's context, the run's options) 90–150 (two runs of 3 rounds). At
-2,000 parts that alone is 0.23 µs a part, near half the budget, and none of it is per part: the ratio falls with the
-answer's length (1.34 × at 200 parts, 1.13 × at 8,000, load 9–10, the same build). Per part about 0.3 µs is left:
-quoting the delta, the batch's string and its UTF-8, the body's hand-over. Frames are not the obstacle: one frame per
-batch instead of per delta (not kept: it changes the frames the page gets) still read 1.24 ×. Reaching 1.2 × at 2,000
-parts means taking another 0.15–0.2 µs a part (300–400 µs an answer) off: a web handler of our own in place of
-\`effect\`'s would save at most its 150 µs (0.08 µs a part), and the rest is the request's own work and the body's
-guarantees (the run starts at the first read, waits for a reader 64 KB behind, stops when the page goes away). The
-ratio moves with the machine's load (1.13 × at load 85, 1.30 × at load 12 for one build before the queue size):
+**What stands in the way: a fixed cost per request, and the ratio sits at the target within its noise.** At 2,000
+parts an answer the 1.2 × budget is about 0.52 µs a part, 1,040 µs an answer. Issue 36's rounds wrote the frames from
+the events (\`UiStream.encodeAgent\`) and then cut what the handler made per request (docs/decisions.md, "less made
+per request"): no copy of the request's context for the body when it already runs in it, the request's scope closed by
+the body's own fiber instead of a stream stage, the page's body read in one stage, the options split once per handler.
+That took a one-part answer's allocations from 196 to 183 KB (\`Agent.stream\` alone: 120 KB) and, in 9 alternated
+rounds with the previous build (fresh processes, the bench's server), the served CPU from 1,102 to 1,087 µs a one-part
+answer (per-round median 0.94 ×, load 8–11) and from 6,448 to 6,121 µs an answer of 2,000 parts (0.945 ×): 1.25 → 1.19
+× \`Agent.stream\` alone (5,139 µs, load 6–8); a second run of the same build read 1.18 × (load 4–5), and this figure
+alone (\`--only agent-serve\`, 9 rounds, load 5–7) 1.23 × (3.31 against 2.69 µs a part). One run's verdict is within
+its noise of 1.2 ×: compare builds in alternated rounds, not single runs. What is left over \`Agent.stream\` alone is
+about 60 KB and 140–350 µs an answer whatever its length (140 against a stub wire in one process, 350 with the server,
+load 4–11), none of it one large piece: the web \`Request\` and \`Response\` and \`effect\`'s
+\`HttpEffect.toWebHandler\` (its fiber, request scope and \`toWeb\`: about 30 µs warm for a streamed response with no
+run behind it), reading and decoding the page's body (about 11 and 3 µs warm), our body (its fiber, the
+\`ReadableStream\` and its reads: about 35 µs), the handler's approval store and options, and the run's forks copying
+a context that now holds the request's services; the rest is collection of what these allocate. Per part about 0.3 µs
+is left: quoting the delta, the batch's string and its UTF-8, the body's hand-over. A web handler of our own in place
+of \`effect\`'s would save at most its part of the exchange, and the rest is the request's own work and the body's
+guarantees (the request validated with its schema and size limits, the run started at the first read, waiting for a
+reader 64 KB behind, stopped when the page goes away, the paused run kept). Running the body without the stage that
+provides its context (when it already runs in the handler's) saved 2 KB an answer and no measurable CPU (not kept).
+The ratio moves with the machine's load (1.13 × at load 85, 1.30 × at load 12 for one build before the queue size):
 compare within one run.
 `,
   "agent-step": `
