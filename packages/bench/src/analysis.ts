@@ -147,30 +147,32 @@ is about 2.5 × the raw parser's here, with 1,000 streams at once). Not a leak: 
 stays within its bound. Closing the gap is the same work as the streaming figure's: less made per chunk.
 `,
   "agent-serve": `
-**What stands in the way: a fixed cost per request, and the ratio sits at the target within its noise.** At 2,000
-parts an answer the 1.2 × budget is about 0.52 µs a part, 1,040 µs an answer. Issue 36's rounds wrote the frames from
-the events (\`UiStream.encodeAgent\`) and then cut what the handler made per request (docs/decisions.md, "less made
-per request"): no copy of the request's context for the body when it already runs in it, the request's scope closed by
-the body's own fiber instead of a stream stage, the page's body read in one stage, the options split once per handler.
-That took a one-part answer's allocations from 196 to 183 KB (\`Agent.stream\` alone: 120 KB) and, in 9 alternated
-rounds with the previous build (fresh processes, the bench's server), the served CPU from 1,102 to 1,087 µs a one-part
-answer (per-round median 0.94 ×, load 8–11) and from 6,448 to 6,121 µs an answer of 2,000 parts (0.945 ×): 1.25 → 1.19
-× \`Agent.stream\` alone (5,139 µs, load 6–8); a second run of the same build read 1.18 × (load 4–5), and this figure
-alone (\`--only agent-serve\`, 9 rounds, load 5–7) 1.23 × (3.31 against 2.69 µs a part). One run's verdict is within
-its noise of 1.2 ×: compare builds in alternated rounds, not single runs. What is left over \`Agent.stream\` alone is
-about 60 KB and 140–350 µs an answer whatever its length (140 against a stub wire in one process, 350 with the server,
-load 4–11), none of it one large piece: the web \`Request\` and \`Response\` and \`effect\`'s
+**What stands in the way: the frames, a fixed cost per request, and a quiet machine.** At 2,000 parts an answer the
+1.2 × budget is about 0.52 µs a part, 1,030 µs an answer. Issue 36's rounds wrote the frames from the events
+(\`UiStream.encodeAgent\`) and then cut what the handler made per request (docs/decisions.md, "less made per
+request"): no copy of the request's context for the body when it already runs in it, the request's scope closed by the
+body's own fiber instead of a stream stage, the page's body read in one stage, the options split once per handler.
+That took a one-part answer's allocations from 196 to 183 KB (\`Agent.stream\` alone: 120 KB). In alternated rounds
+with the previous build (fresh processes, the bench's server, 9 rounds each) the served CPU went from 1,102 to 1,087
+µs a one-part answer (per-round median 0.94 ×, load 8–11) and from 6,448 to 6,121 µs an answer of 2,000 parts (0.945
+×): 1.25 → 1.19 × \`Agent.stream\` alone at load 6–8, but 1.29 → 1.24 × at load 1.4 (per-round median 1.01 ×, within
+the rounds' noise). This figure alone (\`--only agent-serve\`) read 1.23 × at load 5–7 and 1.27 and 1.30 × at load 2
+(3.17 against 2.50 and 3.37 against 2.59 µs a part). The ratio falls as the load rises (1.13 × at load 85 for an earlier
+build): a loaded client reads larger batches. So on a quiet machine the target is missed by about 0.07–0.1 ×, 300–500 µs
+an answer. Where the roughly 1,250 µs an answer over \`Agent.stream\` alone go (load 1–4): the frames themselves,
+drained without a \`Response\` (the "frames written" row, 1.06–1.09 ×, 300–450 µs: quoting each delta, the batch's
+string and its UTF-8); a fixed cost of about 350 µs an answer whatever its length (140 against a stub wire in one
+process), none of it one large piece: the web \`Request\` and \`Response\` and \`effect\`'s
 \`HttpEffect.toWebHandler\` (its fiber, request scope and \`toWeb\`: about 30 µs warm for a streamed response with no
 run behind it), reading and decoding the page's body (about 11 and 3 µs warm), our body (its fiber, the
-\`ReadableStream\` and its reads: about 35 µs), the handler's approval store and options, and the run's forks copying
-a context that now holds the request's services; the rest is collection of what these allocate. Per part about 0.3 µs
-is left: quoting the delta, the batch's string and its UTF-8, the body's hand-over. A web handler of our own in place
-of \`effect\`'s would save at most its part of the exchange, and the rest is the request's own work and the body's
-guarantees (the request validated with its schema and size limits, the run started at the first read, waiting for a
-reader 64 KB behind, stopped when the page goes away, the paused run kept). Running the body without the stage that
-provides its context (when it already runs in the handler's) saved 2 KB an answer and no measurable CPU (not kept).
-The ratio moves with the machine's load (1.13 × at load 85, 1.30 × at load 12 for one build before the queue size):
-compare within one run.
+\`ReadableStream\` and its reads: about 35 µs), the approval store and the run's forks copying a context that holds the
+request's services, and collecting the 60 KB a request allocates beyond the run's; the rest, about 0.2 µs a part, is the
+body's hand-over and the collection of the frames' strings. What the page's guarantees cost is in these: the request
+validated with its schema and size limits, the run started at the first read, waiting for a reader 64 KB behind and
+stopped when the page goes away, the paused run kept. Running the body without the stage that provides its context
+(when it already runs in the handler's) saved 2 KB an answer and no measurable CPU (not kept); a web handler of our own
+in place of \`effect\`'s would save at most its share of the 30 µs. Compare builds in alternated rounds within one run,
+not single runs.
 `,
   "agent-step": `
 **A step is the chat call plus the tools' fibers and spans.** With three tools, \`Effect.forEach\` with a concurrency
