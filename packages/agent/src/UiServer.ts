@@ -17,12 +17,14 @@
  * @since 1.1.0
  */
 import * as Chat from "@switchboard/core/Chat"
+import * as HttpWire from "@switchboard/core/HttpWire"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as Channel from "effect/Channel"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as HttpBody from "effect/http/HttpBody"
 import * as HttpEffect from "effect/http/HttpEffect"
@@ -128,20 +130,16 @@ export interface AgentServeOptions<T extends Agent.AnyTools, A = undefined, I = 
 const jsonError = (status: number, field: string, message: string) =>
   HttpServerResponse.jsonUnsafe({ error: { field, message } }, { status })
 
-/** The body as text, refused once past `maxBytes` without reading the rest. */
+/**
+ * The body as text, refused once past `maxBytes` without reading the rest:
+ * one stage over the request's bytes and one decoding (`HttpWire.readUpTo`).
+ */
 const readBody = (maxBytes: number) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<Result.Result<string, UiMessage.InvalidUiRequest>> => {
     const declared = Number(request.headers["content-length"])
     if (Number.isFinite(declared) && declared > maxBytes) return Effect.succeed(Result.fail(tooLarge(maxBytes)))
-    let size = 0
-    return request.stream.pipe(
-      Stream.takeWhile((chunk: Uint8Array) => {
-        size += chunk.byteLength
-        return size <= maxBytes
-      }),
-      Stream.decodeText,
-      Stream.mkString,
-      Effect.map((text) => size > maxBytes ? Result.fail(tooLarge(maxBytes)) : Result.succeed(text)),
+    return HttpWire.readUpTo(request.stream, maxBytes).pipe(
+      Effect.map(({ size, text }) => size > maxBytes ? Result.fail(tooLarge(maxBytes)) : Result.succeed(text)),
       Effect.orElseSucceed(() => Result.fail(new UiMessage.InvalidUiRequest({ field: "body", message: "could not be read" })))
     )
   })
@@ -170,7 +168,7 @@ const provided = <A, E, R>(stream: Stream.Stream<A, E, R>, context: Context.Cont
   const merge = (current: Context.Context<never>): Context.Context<R> => {
     if (current !== outer) {
       outer = current
-      merged = Context.merge(current, context)
+      merged = withServices(current, context)
     }
     return merged
   }
@@ -180,6 +178,21 @@ const provided = <A, E, R>(stream: Stream.Stream<A, E, R>, context: Context.Cont
       (pull) => Effect.updateContext(pull, merge)
     )
   ))
+}
+
+/**
+ * What `Context.merge(current, context)` looks up, as overlays on `current`
+ * of only the services whose value it lacks: none when the body runs in the
+ * handler's own context (as `toWebHandler`'s does), so the fiber keeps its
+ * context and its cached references.
+ */
+const withServices = <R>(current: Context.Context<never>, context: Context.Context<R>): Context.Context<R> => {
+  const have = current.mapUnsafe
+  let out: Context.Context<R> = current as Context.Context<R>
+  for (const [key, value] of context.mapUnsafe) {
+    if (have.get(key) !== value) out = Context.addUnsafe(out, key, value)
+  }
+  return out
 }
 
 /**
@@ -205,13 +218,15 @@ export const agent = <T extends Agent.AnyTools, A = undefined, I = A, K extends 
   never,
   HttpServerRequest.HttpServerRequest | ApprovalStore | Agent.RequirementsOf<T, K>
 > =>
-  Effect.gen(function*() {
-    const decoded = yield* decodeRequest(options.limits)
-    if (Result.isFailure(decoded)) return jsonError(400, decoded.failure.field, decoded.failure.message)
-    const request = decoded.success
-    const store = yield* ApprovalStore
-    const { chatKey, errorText, instructions, limits: _, ...run } = options
-    const key = chatKey === undefined ? request.chatId : chatKey(request.chatId, yield* HttpServerRequest.HttpServerRequest)
+{
+  // Made once per handler, not per request.
+  const { chatKey, errorText, instructions, limits, ...run } = options
+  const decodeBody = decodeRequest(limits)
+  const keyOf = (chatId: string) =>
+    chatKey === undefined
+      ? Effect.succeed(chatId)
+      : Effect.map(HttpServerRequest.HttpServerRequest, (request) => chatKey(chatId, request))
+  const respond = (request: UiMessage.Decoded, store: ApprovalStore["Service"], key: string) => {
     const keep = (result: Agent.AgentResult<A, T>) =>
       result.status === "paused"
         ? store.put(key, {
@@ -221,12 +236,16 @@ export const agent = <T extends Agent.AnyTools, A = undefined, I = A, K extends 
           pending: result.pending.map((p) => p.approvalId)
         })
         : Effect.void
-    if (request.continues !== undefined) {
-      const approvalIds = Object.keys(request.decisions)
-      const paused = yield* store.take(key, approvalIds)
+    if (request.continues === undefined) {
+      const events = Agent.stream({ ...run, messages: [...(instructions ?? []), ...request.messages] })
+      return sse(UiStream.encodeAgent(events, { errorText, onFinished: keep }))
+    }
+    const continues = request.continues
+    const approvalIds = Object.keys(request.decisions)
+    return Effect.flatMap(store.take(key, approvalIds), (paused) => {
       if (paused === undefined) {
         const field = request.decisionFields[approvalIds[0]!] ?? "messages"
-        return jsonError(409, field, "answers no pending approval of this chat")
+        return Effect.succeed(jsonError(409, field, "answers no pending approval of this chat"))
       }
       // From the stored transcript, not the page's: the page decides, it does not say what was asked.
       const events = Agent.resumeStream({
@@ -236,11 +255,15 @@ export const agent = <T extends Agent.AnyTools, A = undefined, I = A, K extends 
         trace: paused.trace,
         decisions: request.decisions
       })
-      return yield* sse(UiStream.encodeAgent(events, { messageId: request.continues, errorText, resumed: true, onFinished: keep }))
-    }
-    const events = Agent.stream({ ...run, messages: [...(instructions ?? []), ...request.messages] })
-    return yield* sse(UiStream.encodeAgent(events, { errorText, onFinished: keep }))
+      return sse(UiStream.encodeAgent(events, { messageId: continues, errorText, resumed: true, onFinished: keep }))
+    })
+  }
+  return Effect.flatMap(decodeBody, (decoded) => {
+    if (Result.isFailure(decoded)) return Effect.succeed(jsonError(400, decoded.failure.field, decoded.failure.message))
+    const request = decoded.success
+    return Effect.flatMap(ApprovalStore, (store) => Effect.flatMap(keyOf(request.chatId), (key) => respond(request, store, key)))
   })
+}
 
 /**
  * What `chat` takes: the model and the chat options of each request.
@@ -313,19 +336,23 @@ export const toWebHandler = <R, LE>(
 /**
  * A streamed body as our own `ReadableStream` (`internal/webBody.ts`: every
  * chunk made since the reader's last read in one), given the request's scope
- * and abort signal as `effect`'s web handler gives them to its own.
+ * and abort signal as `effect`'s web handler gives them to its own. The
+ * request's scope is handed over to the body's fiber, which closes it when
+ * the stream ends (what `HttpEffect.scopeTransferToStream` does with a stream
+ * stage more).
  */
 const webBody = (response: HttpServerResponse.HttpServerResponse) =>
   response.body._tag !== "Stream" ? Effect.succeed(response) : Effect.withFiber((fiber) => {
-    const transferred = HttpEffect.scopeTransferToStream(response)
-    if (transferred.body._tag !== "Stream") return Effect.succeed(transferred)
+    const body = response.body as HttpBody.Stream
+    const scope = Context.getUnsafe(fiber.context, Scope.Scope) as Scope.Closeable
+    HttpEffect.scopeDisableClose(scope)
     const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
     const signal = (request.source as { readonly signal?: WebBody.Signal }).signal
     return Effect.succeed(HttpServerResponse.setBody(
-      transferred,
-      HttpBody.raw(WebBody.toReadableStream(transferred.body.stream, fiber.context, signal), {
-        contentType: transferred.body.contentType,
-        contentLength: transferred.body.contentLength
+      response,
+      HttpBody.raw(WebBody.toReadableStream(body.stream, fiber.context, signal, scope), {
+        contentType: body.contentType,
+        contentLength: body.contentLength
       })
     ))
   })

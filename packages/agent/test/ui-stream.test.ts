@@ -17,6 +17,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -242,5 +243,31 @@ describe("UiServer.toWebHandler's body", () => {
     expect(await text()).toBe("data: 2\n\ndata: 3\n\n")
     expect((await reader.read()).done).toBe(true)
     await dispose()
+  })
+
+  it("keeps the request's scope open while the body is read, and closes it when the body ends or is cancelled", async () => {
+    const closed: Array<string> = []
+    const frames = Stream.make(new TextEncoder().encode("data: 1\n\n"), new TextEncoder().encode("data: 2\n\n")).pipe(Stream.rechunk(1))
+    // `effect`'s web handler gives each request a scope; `toWebHandler`'s type leaves it out, hence the cast.
+    const handlerOf = (name: string) =>
+      Effect.flatMap(Effect.scope, (scope) =>
+        Effect.as(
+          Scope.addFinalizer(scope, Effect.sync(() => closed.push(name))),
+          HttpServerResponse.stream(Stream.concat(frames, Stream.fromEffect(Effect.yieldNow).pipe(Stream.drain)))
+        )) as unknown as Effect.Effect<HttpServerResponse.HttpServerResponse>
+    const read = UiServer.toWebHandler(handlerOf("read"), Layer.empty)
+    const reader = (await read.handler(new Request("http://127.0.0.1/api/chat", { method: "POST" }))).body!.getReader()
+    await reader.read()
+    expect(closed).toEqual([])
+    while (!(await reader.read()).done);
+    expect(closed).toEqual(["read"])
+    const cancelled = UiServer.toWebHandler(handlerOf("cancelled"), Layer.empty)
+    const other = (await cancelled.handler(new Request("http://127.0.0.1/api/chat", { method: "POST" }))).body!.getReader()
+    await other.read()
+    expect(closed).toEqual(["read"])
+    await other.cancel()
+    expect(closed).toEqual(["read", "cancelled"])
+    await read.dispose()
+    await cancelled.dispose()
   })
 })

@@ -167,27 +167,32 @@ which mode the collector lands in; narrowing it takes less made per stream and p
 per-stream setup is about 260 µs more than the raw parser's, here for 1,000 streams at once), not a guarantee.
 `,
   "agent-serve": `
-**What stands in the way: a fixed cost per request, about half the budget.** At 2,000 parts an answer the 1.2 × budget
-is about 0.52 µs a part, 1,040 µs an answer. Issue 36's last round wrote the frames from the events
-(\`UiStream.encodeAgent\`, docs/decisions.md): served CPU 3.62 → 3.38 and 3.72 → 3.56 µs a part in two runs of 7 and
-15 alternated rounds (load 7–9; a per-round median of 0.93 × the previous build), 1.29–1.30 × \`Agent.stream\` alone
-where the previous build read 1.35–1.39 ×; this figure alone (\`--only agent-serve\`, 9 rounds, load 5–10) read 1.15,
-1.29 and 1.36 × for this build and 1.31 and 1.35 × for the previous one, so one run's verdict is within its noise of
-1.2 ×: compare builds in alternated rounds, not single runs. What is left, measured with the served path taken apart
-(separate processes, alternated, load 10–12, 1,000 answers of one part each, where \`Agent.stream\` alone costs about
-750 µs an answer): about 460 µs an answer whatever its length. The web exchange (a \`Request\`, \`effect\`'s
-\`HttpEffect.toWebHandler\` with its fiber and request scope, a \`Response\`) about 150 µs, the streamed response's
-scope transfer and our body (its fiber and \`ReadableStream\`) about 120, reading and decoding the page's body about
-40, and the handler (the approval store, the body's context, the run's options) 90–150 (two runs of 3 rounds). At
-2,000 parts that alone is 0.23 µs a part, near half the budget, and none of it is per part: the ratio falls with the
-answer's length (1.34 × at 200 parts, 1.13 × at 8,000, load 9–10, the same build). Per part about 0.3 µs is left:
-quoting the delta, the batch's string and its UTF-8, the body's hand-over. Frames are not the obstacle: one frame per
-batch instead of per delta (not kept: it changes the frames the page gets) still read 1.24 ×. Reaching 1.2 × at 2,000
-parts means taking another 0.15–0.2 µs a part (300–400 µs an answer) off: a web handler of our own in place of
-\`effect\`'s would save at most its 150 µs (0.08 µs a part), and the rest is the request's own work and the body's
-guarantees (the run starts at the first read, waits for a reader 64 KB behind, stops when the page goes away). The
-ratio moves with the machine's load (1.13 × at load 85, 1.30 × at load 12 for one build before the queue size):
-compare within one run.
+**What stands in the way: the frames, a fixed cost per request, and a quiet machine.** At 2,000 parts an answer the
+1.2 × budget is about 0.52 µs a part, 1,030 µs an answer. Issue 36's rounds wrote the frames from the events
+(\`UiStream.encodeAgent\`) and then cut what the handler made per request (docs/decisions.md, "less made per
+request"): no copy of the request's context for the body when it already runs in it, the request's scope closed by the
+body's own fiber instead of a stream stage, the page's body read in one stage, the options split once per handler.
+That took a one-part answer's allocations from 196 to 183 KB (\`Agent.stream\` alone: 120 KB). In alternated rounds
+with the previous build (fresh processes, the bench's server, 9 rounds each) the served CPU went from 1,102 to 1,087
+µs a one-part answer (per-round median 0.94 ×, load 8–11) and from 6,448 to 6,121 µs an answer of 2,000 parts (0.945
+×): 1.25 → 1.19 × \`Agent.stream\` alone at load 6–8, but 1.29 → 1.24 × at load 1.4 (per-round median 1.01 ×, within
+the rounds' noise). This figure alone (\`--only agent-serve\`) read 1.23 × at load 5–7 and 1.27 and 1.30 × at load 2
+(3.17 against 2.50 and 3.37 against 2.59 µs a part). The ratio falls as the load rises (1.13 × at load 85 for an earlier
+build): a loaded client reads larger batches. So on a quiet machine the target is missed by about 0.07–0.1 ×, 300–500 µs
+an answer. Where the roughly 1,250 µs an answer over \`Agent.stream\` alone go (load 1–4): the frames themselves,
+drained without a \`Response\` (the "frames written" row, 1.06–1.09 ×, 300–450 µs: quoting each delta, the batch's
+string and its UTF-8); a fixed cost of about 350 µs an answer whatever its length (140 against a stub wire in one
+process), none of it one large piece: the web \`Request\` and \`Response\` and \`effect\`'s
+\`HttpEffect.toWebHandler\` (its fiber, request scope and \`toWeb\`: about 30 µs warm for a streamed response with no
+run behind it), reading and decoding the page's body (about 11 and 3 µs warm), our body (its fiber, the
+\`ReadableStream\` and its reads: about 35 µs), the approval store and the run's forks copying a context that holds the
+request's services, and collecting the 60 KB a request allocates beyond the run's; the rest, about 0.2 µs a part, is the
+body's hand-over and the collection of the frames' strings. What the page's guarantees cost is in these: the request
+validated with its schema and size limits, the run started at the first read, waiting for a reader 64 KB behind and
+stopped when the page goes away, the paused run kept. Running the body without the stage that provides its context
+(when it already runs in the handler's) saved 2 KB an answer and no measurable CPU (not kept); a web handler of our own
+in place of \`effect\`'s would save at most its share of the 30 µs. Compare builds in alternated rounds within one run,
+not single runs.
 `,
   "agent-step": `
 **A step is the chat call, five spans, three tool calls and the collector.** Issue 38 looked twice. The second look

@@ -18,6 +18,7 @@ import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Latch from "effect/Latch"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
 /** What this module uses of a `ReadableStream`'s controller (named here: the package has no DOM types). */
@@ -61,12 +62,15 @@ const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => 
 /**
  * The body as a `ReadableStream`, run with `context`. The signal (the
  * request's) and a cancelled body interrupt the stream; a failure errors the
- * body, as `Stream.toReadableStreamWith` does.
+ * body, as `Stream.toReadableStreamWith` does. `scope` (the request's, its
+ * closing handed over by the caller) is closed with the run's exit once the
+ * stream has ended, before the body is closed.
  */
 export const toReadableStream = (
   body: Stream.Stream<Uint8Array, unknown>,
   context: Context.Context<never>,
-  signal: Signal | undefined
+  signal: Signal | undefined,
+  scope?: Scope.Closeable | undefined
 ): unknown => {
   let pending: Array<Uint8Array> = []
   let size = 0
@@ -104,7 +108,8 @@ export const toReadableStream = (
           parked = resume
         })
       }
-      fiber = Effect.runForkWith(context)(Stream.runForEachArray(gated, offer))
+      const run = Stream.runForEachArray(gated, offer)
+      fiber = Effect.runForkWith(context)(scope === undefined ? run : Effect.onExit(run, (exit) => Scope.close(scope, exit)))
       fiber.addObserver((exit) => {
         signal?.removeEventListener("abort", onAbort)
         if (cancelled) return

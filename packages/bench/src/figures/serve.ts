@@ -16,7 +16,9 @@ const note = "**What keeps serving lean.** `UiServer.agent` writes the frames st
   "(`UiStream.encodeAgent`: one stream stage from the events to the bytes, keeping the paused run in the same stage, " +
   "no part object per text delta, a text part's frame prefix made once, one string and one `TextEncoder` call a " +
   "batch; the same bytes as `encode(fromAgent(...))`, compared byte for byte by a test). `UiServer` provides the " +
-  "handler's context to the body once, not at every pull (`Stream.provideContext` copies every service at each). " +
+  "handler's context to the body once, not at every pull (`Stream.provideContext` copies every service at each), and " +
+  "only the services the running context lacks (none through `toWebHandler`); per request it reads the page's body in " +
+  "one stage and hands the request's scope to the body's own fiber (docs/decisions.md, \"less made per request\"). " +
   "`UiServer.toWebHandler` gives the body its own `ReadableStream`: a read gets every chunk made since the previous " +
   "read in one (a chunk made while a read waits goes at once; nothing is held back), where " +
   "`Stream.toReadableStreamWith` hands one chunk per read. `Agent.stream` queues up to 256 events, so a chunk holds " +
