@@ -124,7 +124,7 @@ edition in the first full run (120 against 192 MB): Effect 4's \`Schema\` no lon
 the 3 line).
 `,
   streaming: `
-**The figure measures a warm process now.** With 2 warm-up streams of 2,000 chunks (until issue 38's last round), V8
+**The figure measures a warm process now.** With 2 warm-up streams of 2,000 chunks, as the figure had until now, V8
 was still compiling the clients' code in the timed section, on threads of its own that the process's CPU counts and a
 profile of the main thread does not show: 0.5 µs a chunk for the raw parser and 0.7 for Switchboard (read per thread
 from \`/proc\`, 7 alternated rounds of the bench's client processes, load 3.6). That was most of the "0.4 µs a chunk in
