@@ -124,8 +124,8 @@ edition in the first full run (120 against 192 MB): Effect 4's \`Schema\` no lon
 the 3 line).
 `,
   streaming: `
-**The figure measures a warm process now.** With 2 warm-up streams of 2,000 chunks, as the figure had until now, V8
-was still compiling the clients' code in the timed section, on threads of its own that the process's CPU counts and a
+**The figure measures a warm process now.** With 2 warm-up streams of 2,000 chunks, as the figure had until now, V8 was
+still compiling the clients' code in the timed section, on threads of its own that the process's CPU counts and a
 profile of the main thread does not show: 0.5 µs a chunk for the raw parser and 0.7 for Switchboard (read per thread
 from \`/proc\`, 7 alternated rounds of the bench's client processes, load 3.6). That was most of the "0.4 µs a chunk in
 \`Chat.stream\`'s path, with no frame of its own" that the round's bisection found above the raw parser in a Stream. The
@@ -133,28 +133,30 @@ figure now warms up 20 streams (docs/decisions.md); in those 7 rounds, client CP
 streams: the raw parser 1.89 → 1.32 µs, Switchboard 2.33 → 1.53 with \`runForEach\` and 2.33 → 1.45 with \`runFold\`
 (1.23 × → 1.16 × and 1.10 ×).
 
-**Warm, the CPU target is at the edge, and the raw parser's own figure moves the most.** It cost 1.18 µs a chunk in
-this figure's run at load 7 (Switchboard 1.56 and 1.49: 1.32 × and 1.26 ×; chunks/s 0.89 × and 0.91 ×), 1.18 in 11
-alternated rounds of its five rows at load 7–12 (Switchboard 1.34 × and 1.33 ×), 1.32 in the 7 rounds at load 3.6 (1.16 ×
-and 1.10 ×). Part of it is \`effect\`'s \`Stream\`: the raw parser in a Stream cost 1.08–1.19 × the raw parser with
-\`runForEach\` (its \`Effect\` per chunk, 65–75 ns) and 0.99–1.11 × with \`runFold\` in those runs; Switchboard cost
-0.11–0.26 µs a chunk above it. On this loopback the chunks/s ratio follows the CPU ratio (the server is at most 0.2
-cores).
+**Warm, the CPU target is at the edge, and the raw parser's own figure moves the most.** It cost 1.18 and 1.25 µs a
+chunk in two runs of this figure (\`--only streaming\`, the final tree) at loads 7 and 2–3: Switchboard 1.56 and 1.54 µs
+with \`runForEach\` (1.32 × and 1.23 ×; chunks/s 0.89 × and 0.85 ×), 1.49 and 1.50 with \`runFold\` (1.26 × and 1.20 ×;
+0.91 × and 0.88 ×); 1.18 in 11 alternated rounds of its five rows at load 7–12 (Switchboard 1.34 × and 1.33 ×), 1.32 in
+the 7 rounds at load 3.6 (1.16 × and 1.10 ×). Part of it is \`effect\`'s \`Stream\`: the raw parser in a Stream cost
+1.08–1.19 × the raw parser with \`runForEach\` (its \`Effect\` per chunk, 65–75 ns) and 0.99–1.11 × with \`runFold\` in
+those runs; Switchboard cost 0.11–0.26 µs a chunk above it. On this loopback the chunks/s ratio follows the CPU ratio
+(the server is at most 0.2 cores).
 
 **What stands in the way: Switchboard's own work above that floor, spread over four parts, each holding a guarantee.**
 Built up stage by stage in one warm process (14 alternated rounds, load 6–7, \`runFold\` / \`runForEach\`;
 docs/decisions.md): the raw parser's work over undici's body 1.15 / 1.20 µs a chunk, over \`NodeHttpWire\`'s 1.16 / 1.19
 (the wire costs nothing more); the decoder +0.04–0.10 (\`eventsource-parser\`, which reads any valid event stream, the
 \`__proto__\` guard and the check of every chunk); \`Transport\`'s pull and the stream's watch +0.05–0.08 (the first
-element pulled inside the retries, the span and metrics kept until the stream ends); the span's facts +0.035–0.04
-(finish reasons, usage, id, per chunk); the per-stream work (the request's check, the span, the retries' scope) 126 µs
-a stream, +0.025–0.05 a chunk at 5,000 chunks: 1.39 / 1.40 in all. Nothing runs per element outside the decoder's and
-the facts' loops, and no timer runs per read. At the loaded runs' raw parser, 1.15 × is 1.36 µs against Switchboard's
-1.49–1.57: 0.13–0.21 µs a chunk to take off, about all of Switchboard's work above the floor with \`runFold\`, and more
-than it with \`runForEach\`, whose floor alone is up to 1.19 ×. No single part is that large; what was tried without a
-guarantee gained nothing measurable: one pull per socket read (\`NodeHttpWire\` wakes its reader at the first of the two
-pieces undici hands per 64 KiB read: 40 pulls a stream against undici's 19 reads, per-round ratio 1.04 / 1.00 when
-halved), the watch folded into \`Transport\`'s own pull (0.99 / 1.02), the SSE parser and the decoder in one stage.
+element pulled inside the retries, the span and metrics kept until the stream ends); the span's facts and metrics
++0.035–0.04 (the facts' fold, finish reasons, usage and id per chunk, 13 ns of it; the rest the span and metrics, per
+stream); the per-stream work (the request's check, the span, the retries' scope) 126 µs a stream, +0.025–0.05 a chunk at
+5,000 chunks: 1.39 / 1.40 in all. Nothing runs per element outside the decoder's and the facts' loops, and no timer runs
+per read. At the figure's raw parser (1.18–1.25 µs), 1.15 × is 1.36–1.44 µs against Switchboard's 1.49–1.57: 0.06–0.21
+µs a chunk to take off, up to all of Switchboard's work above the floor with \`runFold\`, and more than it with
+\`runForEach\`, whose floor alone is up to 1.19 ×. No single part is that large; what was tried without a guarantee
+gained nothing measurable: one pull per socket read (\`NodeHttpWire\` wakes its reader at the first of the two pieces
+undici hands per 64 KiB read: 40 pulls a stream against undici's 19 reads, per-round ratio 1.04 / 1.00 when halved), the
+watch folded into \`Transport\`'s own pull (0.99 / 1.02), the SSE parser and the decoder in one stage.
 `,
   "open-streams": `
 **Memory per open stream** is the peak during the run less the RSS before it: in-flight data and garbage more than the
