@@ -124,30 +124,39 @@ edition in the first full run (120 against 192 MB): Effect 4's \`Schema\` no lon
 the 3 line).
 `,
   streaming: `
-**None of the gap is \`effect\`'s \`Stream\` per element, and little of it is a guarantee.** The
-rows "raw parser in a Stream" do the raw parser's work (nothing checked) and hand each read's chunks on as one batch
-of a \`Stream\`, consumed with \`runForEach\` or \`runFold\` as the Switchboard rows are: the floor of any SDK built
-on \`Stream\`. In issue 38's alternated runs (the bench's client processes, 10 rounds of 20 × 5,000 chunks, load 8–10)
-they cost 0.99 × and 0.89 × the raw parser's CPU per chunk (2.16 and 1.94 against 2.18 µs). In one process, over
-chunks already decoded, \`Stream.runForEach\` with an \`Effect.sync\` per chunk costs 65–75 ns a chunk more than a
-plain loop and \`runFold\` about 7 ns (3 % and 0.4 % of the raw parser's CPU): that is all \`effect\` takes per
-element. In the same runs Switchboard cost 1.22 × with \`runForEach\` (2.67 µs) and 1.11 × with \`runFold\` (2.42 µs),
-after \`Transport\` stopped pulling a stream through \`Stream.toPull\`, which copied the whole context at every read
-(2.76 and 2.55 µs before; docs/decisions.md); at load 3 (6 rounds, the final tree) 1.23 × and 1.14 × (2.51 and 2.34
-against 2.05 µs), the floor rows 0.98 × and 0.93 ×. **What stands in the way of 1.15 ×** is neither the decoding nor the
-wire. Alternated the same way (8 rounds, load 7–8), \`runFold\` cost 2.40 µs a chunk, 2.32 with the decoder replaced
-by the raw parser's line split and \`JSON.parse\` (no \`eventsource-parser\`, no \`__proto__\` guard, no check), and
-the raw parser in a Stream 1.93: the guarantees and the SSE parser are 0.08 µs a chunk (the guard 0.03–0.04, the
-check 0.015–0.025, the span's facts not measurable: emptying their fold moved nothing), and \`Chat.stream\`'s path
-around the decoder is 0.40. In one process against the same server, undici's body in a \`Stream\` cost 1.13 µs a
-chunk and \`NodeHttpWire\`'s 1.16, \`Chat.stream\` with the raw decoder 1.35: of that path's 0.19 µs there, the
-per-stream setup is 0.01–0.05 (about 260 µs a stream more than the raw parser end to end: the span and its metrics,
-the validated request, the scopes) and \`observeStream\`'s stage 0.03–0.1 (without it 1.20–1.25); the rest is spread
-over \`effect\`'s fiber loop with no frame of its own. With \`runForEach\`, \`effect\`'s \`Effect\` per chunk adds
-65–75 ns. Fusing the SSE parser and the decoder into one stage gained nothing (docs/decisions.md). \`runFold\` is
-within 1.15 × in those runs and \`runForEach\` about 0.07 × over it: reaching it with \`runForEach\` would take about
-0.15 µs a chunk off that path, which no guarantee holds. On this loopback the chunks/s ratio is the inverse of the CPU ratio
-(the server is idle), so both targets ask for the same; on a loaded machine a run's ratio moves by ±0.1 ×.
+**The figure measures a warm process now.** With 2 warm-up streams of 2,000 chunks, as the figure had until now, V8 was
+still compiling the clients' code in the timed section, on threads of its own that the process's CPU counts and a
+profile of the main thread does not show: 0.5 µs a chunk for the raw parser and 0.7 for Switchboard (read per thread
+from \`/proc\`, 7 alternated rounds of the bench's client processes, load 3.6). That was most of the "0.4 µs a chunk in
+\`Chat.stream\`'s path, with no frame of its own" that the round's bisection found above the raw parser in a Stream. The
+figure now warms up 20 streams (docs/decisions.md); in those 7 rounds, client CPU per chunk with 2 and then 20 warm-up
+streams: the raw parser 1.89 → 1.32 µs, Switchboard 2.33 → 1.53 with \`runForEach\` and 2.33 → 1.45 with \`runFold\`
+(1.23 × → 1.16 × and 1.10 ×).
+
+**Warm, the CPU target is at the edge, and the raw parser's own figure moves the most.** It cost 1.18 and 1.25 µs a
+chunk in two runs of this figure (\`--only streaming\`, the final tree) at loads 7 and 2–3: Switchboard 1.56 and 1.54 µs
+with \`runForEach\` (1.32 × and 1.23 ×; chunks/s 0.89 × and 0.85 ×), 1.49 and 1.50 with \`runFold\` (1.26 × and 1.20 ×;
+0.91 × and 0.88 ×); 1.18 in 11 alternated rounds of its five rows at load 7–12 (Switchboard 1.34 × and 1.33 ×), 1.32 in
+the 7 rounds at load 3.6 (1.16 × and 1.10 ×). Part of it is \`effect\`'s \`Stream\`: the raw parser in a Stream cost
+1.08–1.19 × the raw parser with \`runForEach\` (its \`Effect\` per chunk, 65–75 ns) and 0.99–1.11 × with \`runFold\` in
+those runs; Switchboard cost 0.11–0.26 µs a chunk above it. On this loopback the chunks/s ratio follows the CPU ratio
+(the server is at most 0.2 cores).
+
+**What stands in the way: Switchboard's own work above that floor, spread over four parts, each holding a guarantee.**
+Built up stage by stage in one warm process (14 alternated rounds, load 6–7, \`runFold\` / \`runForEach\`;
+docs/decisions.md): the raw parser's work over undici's body 1.15 / 1.20 µs a chunk, over \`NodeHttpWire\`'s 1.16 / 1.19
+(the wire costs nothing more); the decoder +0.04–0.10 (\`eventsource-parser\`, which reads any valid event stream, the
+\`__proto__\` guard and the check of every chunk); \`Transport\`'s pull and the stream's watch +0.05–0.08 (the first
+element pulled inside the retries, the span and metrics kept until the stream ends); the span's facts and metrics
++0.035–0.04 (the facts' fold, finish reasons, usage and id per chunk, 13 ns of it; the rest the span and metrics, per
+stream); the per-stream work (the request's check, the span, the retries' scope) 126 µs a stream, +0.025–0.05 a chunk at
+5,000 chunks: 1.39 / 1.40 in all. Nothing runs per element outside the decoder's and the facts' loops, and no timer runs
+per read. At the figure's raw parser (1.18–1.25 µs), 1.15 × is 1.36–1.44 µs against Switchboard's 1.49–1.57: 0.06–0.21
+µs a chunk to take off, up to all of Switchboard's work above the floor with \`runFold\`, and more than it with
+\`runForEach\`, whose floor alone is up to 1.19 ×. No single part is that large; what was tried without a guarantee
+gained nothing measurable: one pull per socket read (\`NodeHttpWire\` wakes its reader at the first of the two pieces
+undici hands per 64 KiB read: 40 pulls a stream against undici's 19 reads, per-round ratio 1.04 / 1.00 when halved), the
+watch folded into \`Transport\`'s own pull (0.99 / 1.02), the SSE parser and the decoder in one stage.
 `,
   "open-streams": `
 **Memory per open stream** is the peak during the run less the RSS before it: in-flight data and garbage more than the

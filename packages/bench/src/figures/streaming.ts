@@ -58,7 +58,8 @@ export const figure: Figure = {
     const { stream, timeLimitMs } = context.settings
     const method =
       `${stream.streams} streams × ${num(stream.chunks)} chunks per run, read one after another, after ` +
-      `${stream.warmupStreams} warm-up streams, ${stream.rounds} interleaved rounds. The server writes ` +
+      `${stream.warmupStreams} warm-up streams of up to 2,000 chunks (so that what is measured is past V8's ` +
+      `compiling of the client's code), ${stream.rounds} interleaved rounds. The server writes ` +
       "`chat.completion.chunk` events 256 per write, `finish_reason` on the last, then `data: [DONE]`. Every client " +
       "counts the chunks and checks `finish_reason` on the last; Switchboard decodes each chunk with its schema."
     const stats = await interleave(
