@@ -97,15 +97,17 @@ const notStreamed = (request: Protocol.ChatRequest) =>
  * @category constructors
  */
 export const make = Effect.map(Effect.service(Transport), (transport): Service => ({
-  create: (request) =>
-    Effect.flatMap(Effect.fromResult(notStreamed(request)), (body) =>
-      transport.call({
-        method: "POST",
-        path: "/chat/completions",
-        body,
-        decode: decodeCompletion,
-        genAi: GenAi.chat(request)
-      })),
+  create: (request) => {
+    // Validated as the effect is made, as before; a branch, not a step the call runs through.
+    const body = notStreamed(request)
+    return Result.isFailure(body) ? Effect.fail(body.failure) : transport.call({
+      method: "POST",
+      path: "/chat/completions",
+      body: body.success,
+      decode: decodeCompletion,
+      genAi: GenAi.chat(request)
+    })
+  },
   // Retried until the first chunk arrives, each attempt within the first-byte
   // timeout; never after (decision 6). The span lasts as long as the stream.
   stream: (request, options) =>
