@@ -4,7 +4,7 @@
  * property tests hold them to). A value they reject still goes through the
  * schema, which has the last word.
  */
-import type { EmbeddingResponse } from "../Protocol.js"
+import type { ChatCompletion, EmbeddingResponse } from "../Protocol.js"
 
 export type Loose = { readonly [key: string]: unknown }
 
@@ -41,3 +41,32 @@ export const isPlainEmbeddingResponse = (u: unknown): u is EmbeddingResponse =>
   u.data.every(isEmbeddingItem) &&
   (u.usage === undefined ||
     (isObject(u.usage) && typeof u.usage.prompt_tokens === "number" && typeof u.usage.total_tokens === "number"))
+
+/** `null`, or of `type`. */
+const isNullOr = (u: unknown, type: "string") => u === null || typeof u === type
+
+const isToolCall = (u: unknown): boolean =>
+  isObject(u) && typeof u.id === "string" && u.type === "function" && isObject(u.function) &&
+  typeof u.function.name === "string" && typeof u.function.arguments === "string"
+
+const isReplyMessage = (u: unknown): boolean =>
+  isObject(u) && u.role === "assistant" && (u.content === undefined || isNullOr(u.content, "string")) &&
+  (u.refusal === undefined || isNullOr(u.refusal, "string")) && isOptional(u.name, "string") &&
+  (u.tool_calls === undefined || (Array.isArray(u.tool_calls) && u.tool_calls.every(isToolCall)))
+
+const isChoice = (u: unknown): boolean =>
+  isObject(u) && typeof u.index === "number" && isNullOr(u.finish_reason, "string") && isReplyMessage(u.message)
+
+const isUsage = (u: unknown): boolean =>
+  u === undefined || u === null ||
+  (isObject(u) && typeof u.prompt_tokens === "number" && typeof u.completion_tokens === "number" &&
+    typeof u.total_tokens === "number")
+
+/**
+ * `Schema.is(Protocol.ChatCompletion)`, by hand: what a reply is when the
+ * service sent every field the type requires (a choice's `index` and
+ * `finish_reason`, the message's `role`, the three token counts).
+ */
+export const isPlainChatCompletion = (u: unknown): u is ChatCompletion =>
+  isObject(u) && typeof u.id === "string" && isOptional(u.object, "string") && isOptional(u.created, "number") &&
+  isOptional(u.model, "string") && Array.isArray(u.choices) && u.choices.every(isChoice) && isUsage(u.usage)
