@@ -15,7 +15,7 @@ import * as Stream from "effect/Stream"
 import * as ChatStream from "./internal/chatStream.js"
 import * as Checks from "./internal/checks.js"
 import * as GenAi from "./internal/genAi.js"
-import { isPlainChatCompletion } from "./internal/plain.js"
+import { isPlainChatCompletion, isPlainChatRequest } from "./internal/plain.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
 import * as Protocol from "./Protocol.js"
 import * as StructuredOutput from "./StructuredOutput.js"
@@ -73,7 +73,8 @@ export interface Service {
  */
 export class Chat extends Context.Service<Chat, Service>()("@switchboard/core/Chat") {}
 
-const encodeRequest = encoder(Protocol.ChatRequest)
+// A text request is checked by hand first, as a completion is (below).
+const encodeRequest = encoder(Protocol.ChatRequest, isPlainChatRequest)
 const decodeWithSchema = plainDecoder(Protocol.ChatCompletion)
 
 // A completion is first checked by hand, conservatively (property-tested

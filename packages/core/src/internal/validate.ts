@@ -135,13 +135,19 @@ const problemOf = (value: unknown): InvalidRequestError | undefined => {
  * carry is refused first (`jsonProblem`), so nothing after it meets a cycle
  * or a value deep enough to overflow the stack.
  */
-export const encoder = <S extends Schema.Top & { readonly EncodingServices: never }>(schema: S) => {
+export const encoder = <S extends Schema.Top & { readonly EncodingServices: never }>(
+  schema: S,
+  /** A hand-written check, true only where `Schema.is(schema)` is (`internal/plain.ts`). */
+  quick?: (value: unknown) => boolean
+) => {
   const is = SchemaParser.is(schema)
   const encode = SchemaParser.encodeUnknownResult(schema, parseOptions)
   return (value: unknown): Result.Result<S["Encoded"], InvalidRequestError> => {
     const problem = jsonProblem(value)
     if (problem !== undefined) return Result.fail(problem)
-    return is(value) ? Result.succeed(value as S["Encoded"]) : Result.mapError(encode(value), firstIssue)
+    return quick?.(value) === true || is(value) ?
+      Result.succeed(value as S["Encoded"]) :
+      Result.mapError(encode(value), firstIssue)
   }
 }
 
