@@ -102,9 +102,9 @@ figure read 0.53–0.57 ×. Issue 38 took six leads off the call path, each meas
 context (\`withParentSpan\` also added a stack frame, and each addition rebuilds the fiber's cache), one copy of the
 headers per call in \`NodeHttpWire\`, \`jsonProblem\`'s quick check, a flat call chain without the steps a call with
 no hook or pacer does not need, and hand-written checks of a text request and of a completion in front of their
-schemas (property-tested never to accept what the schema rejects; the schema has the last word). In the figure's run
-after them (\`--only non-streaming\`, Node 22, load 2.3–2.7): 0.74 × and 0.82 × raw undici's requests/s, 47.1 and 43.5
-against 33.0 µs a request (1.43 × and 1.32 ×).
+schemas (property-tested never to accept what the schema rejects; the schema has the last word). In two runs of the
+figure after them (\`--only non-streaming\`, Node 22, load 2.3–3.1): 0.74–0.75 × and 0.79–0.82 × raw undici's
+requests/s, 47.1–47.6 and 43.5–44.8 against 32.5–33.0 µs a request (1.43–1.47 × and 1.32–1.38 ×).
 
 **What the rest of the gap is**: every guarantee, kept per call. The request's JSON check and validation, the reply's
 \`Json.parse\` guard and check, the span with its GenAI attributes (each a \`Map.set\` on the native span, 15–20 a
@@ -113,7 +113,7 @@ Effect's fiber per \`runPromise\` (the forEach client, one fiber for all, is 3�
 the same call costs 3–4 × the CPU: the own wire stays.
 
 **The server was not the limit**: it is a \`node:cluster\` of two workers on one port (\`BENCH_SERVER_WORKERS\`),
-its CPU summed over them and judged a core a worker; in the run above it was at most 0.90 cores over any timed
+its CPU summed over them and judged a core a worker; in those runs it was at most 0.90 and 0.92 cores over any timed
 section.
 `,
   rss: `
