@@ -95,26 +95,26 @@ CLI. On a quiet machine wall time is close to CPU time; at loads of 8–16 on 2 
 waiting for a core. The command already runs as a bundle (the unbundled row shows what that saves).
 `,
   "non-streaming": `
-**Client CPU per request is about 2.0–2.3 × raw undici's** in every run (107 against 53 µs at 5a79f12, after core's
-speed-ups; 120 against 52 µs before them), and requests/s follows it once the cores are busy: the ratio to raw undici
-moved between 0.34 and 1.21 × across the port's runs, around the 0.6 × target.
+**Met, by client CPU.** The client is CPU-bound, so requests/s follows the inverse of its CPU per request. Before
+this round's work it was 1.8–2.0 × raw undici's (65.7 / 62.7 against 32.9 µs a request, runPromise / forEach) and the
+figure read 0.53–0.57 ×. Issue 38 took six leads off the call path, each measured against the build before it
+(docs/decisions.md, "Non-streaming \`Chat.create\`, issue 38"): the span as the only service a call adds to the
+context (\`withParentSpan\` also added a stack frame, and each addition rebuilds the fiber's cache), one copy of the
+headers per call in \`NodeHttpWire\`, \`jsonProblem\`'s quick check, a flat call chain without the steps a call with
+no hook or pacer does not need, and hand-written checks of a text request and of a completion in front of their
+schemas (property-tested never to accept what the schema rejects; the schema has the last word). In two runs of the
+figure after them (\`--only non-streaming\`, Node 22, load 2.3–3.1): 0.74–0.75 × and 0.79–0.82 × raw undici's
+requests/s, 47.1–47.6 and 43.5–44.8 against 32.5–33.0 µs a request (1.43–1.47 × and 1.32–1.38 ×).
 
-**What the profile shows** ("Profile of the non-streaming path"): \`writev\` and undici about as much as in the raw
-client, Effect about a quarter of the busy time (its fiber runtime, the schema checks, the span's attributes),
-\`@switchboard/core\` about a tenth (\`Json.parse\`'s guard, the GenAI attributes, the observation). The leads the profile
-gave (the stack trace of \`withParentSpan\`, \`Metric\`'s key per update) are taken; see "What keeps it lean". The wire
-is not where it goes: over \`HttpClientWire\` the same call costs 2.65–2.92 × the CPU.
+**What the rest of the gap is**: every guarantee, kept per call. The request's JSON check and validation, the reply's
+\`Json.parse\` guard and check, the span with its GenAI attributes (each a \`Map.set\` on the native span, 15–20 a
+call) and its \`traceparent\`, the duration and token histograms, the retry wrapper and the time limit's timer, and
+Effect's fiber per \`runPromise\` (the forEach client, one fiber for all, is 3–4 µs cheaper). Over \`HttpClientWire\`
+the same call costs 3–4 × the CPU: the own wire stays.
 
-**The server is two processes now** (issue 38): one \`node:http\` process answered raw undici at 0.77 cores, near
-where its one event loop, not the client, sets the pace, which would flatter every ratio to raw. It is a
-\`node:cluster\` of two workers on one port (\`BENCH_SERVER_WORKERS\`), its CPU summed over them and judged a core a
-worker. Per request it costs a little more in all (server CPU per request 20.3 µs in one process, 23.9 in two, with
-raw undici at concurrency 32; 25.9 and 27.7 with Switchboard; medians of 3 alternated rounds of 20,000 at load
-38–43, Node 20), and on 2 cores that CPU is the client's to share. **The server was not the limit**: with it (\`--only
-non-streaming\`, Node 22, load 8) raw undici made 19,481 requests/s with the server at most 0.60 cores over its
-processes, and Switchboard 0.51 × (runPromise) and 0.58 × (forEach), as with one process before (0.51–0.55 ×). The
-ratio is the client's CPU: 70.6 and 67.6 against 35.2 µs a request (2.01 and 1.92 ×), so with the client's core
-busy the requests/s ratio is about its inverse; 0.6 × would take about 59 µs a request.
+**The server was not the limit**: it is a \`node:cluster\` of two workers on one port (\`BENCH_SERVER_WORKERS\`),
+its CPU summed over them and judged a core a worker; in those runs it was at most 0.90 and 0.92 cores over any timed
+section.
 `,
   rss: `
 **Where the memory goes.** The imports alone take a Switchboard process to about 90 MB (Effect, \`Schema\`, \`Stream\`, the

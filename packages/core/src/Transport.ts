@@ -25,6 +25,7 @@ import * as Schedule from "effect/Schedule"
 import type * as SchemaIssue from "effect/SchemaIssue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type * as Fiber from "effect/Fiber"
 import type * as Tracer from "effect/Tracer"
 import * as HttpWire from "./HttpWire.js"
 import { errorCode } from "./internal/errorCode.js"
@@ -661,6 +662,12 @@ const metadataOf = (
   }
 }
 
+/** An attempt starts: counted, its head not yet come. */
+const nextAttempt = (replies: Replies) => {
+  replies.attempts += 1
+  replies.headMillis = undefined
+}
+
 /**
  * Before an attempt: counts it and, with a pacer, holds it while the budget
  * is spent; gives the milliseconds held. A hold that would pass
@@ -668,8 +675,7 @@ const metadataOf = (
  */
 const paced = (replies: Replies, limitMillis: number | undefined, where: string): Effect.Effect<number, SwitchboardError.TimeoutError> =>
   Effect.suspend(() => {
-    replies.attempts += 1
-    replies.headMillis = undefined
+    nextAttempt(replies)
     const pacer = replies.pacer
     if (pacer === undefined) return Effect.succeed(0)
     const now = () => replies.clock.currentTimeMillisUnsafe()
@@ -702,23 +708,35 @@ const exchanged = <H extends HttpWire.Head, E, R>(
   stream: boolean,
   exchange: Effect.Effect<H, E, R>
 ): Effect.Effect<H, E, R> => {
-  const replied = Effect.tap(exchange, (head) => {
-    // An opened exchange succeeds at its head; a JSON call's wire said when it came.
-    if (stream) replies.headArrived()
-    const requestId = head.headers["x-request-id"]
-    if (requestId !== undefined) span.attribute("switchboard.request_id", requestId)
-    const remainingRequests = ResponseMetadata.countOf(head.headers["x-ratelimit-remaining-requests"])
-    if (remainingRequests !== undefined) span.attribute("switchboard.ratelimit.remaining_requests", remainingRequests)
-    const remainingTokens = ResponseMetadata.countOf(head.headers["x-ratelimit-remaining-tokens"])
-    if (remainingTokens !== undefined) span.attribute("switchboard.ratelimit.remaining_tokens", remainingTokens)
-    const { hook, pacer } = replies
-    if (hook === undefined && pacer === undefined) return Effect.void
-    const metadata = metadataOf(replies, head, redact)
-    const recorded = pacer === undefined ? Effect.void : pacer.record(metadata.rateLimits, replies.clock.currentTimeMillisUnsafe())
-    return hook === undefined ? recorded : Effect.andThen(recorded, hook(metadata))
-  })
+  const replied = Effect.tap(exchange, (head) => headArrived(replies, span, redact, stream, head) ?? Effect.void)
   const pacer = replies.pacer
   return pacer === undefined ? replied : Effect.onExit(replied, () => pacer.release)
+}
+
+/**
+ * `exchanged`'s work at a reply's head: the span's attributes at once, then
+ * what the pacer and hook do, or `undefined` when there are none.
+ */
+const headArrived = (
+  replies: Replies,
+  span: Tracer.Span,
+  redact: (text: string) => string,
+  stream: boolean,
+  head: HttpWire.Head
+): Effect.Effect<void> | undefined => {
+  // An opened exchange succeeds at its head; a JSON call's wire said when it came.
+  if (stream) replies.headArrived()
+  const requestId = head.headers["x-request-id"]
+  if (requestId !== undefined) span.attribute("switchboard.request_id", requestId)
+  const remainingRequests = ResponseMetadata.countOf(head.headers["x-ratelimit-remaining-requests"])
+  if (remainingRequests !== undefined) span.attribute("switchboard.ratelimit.remaining_requests", remainingRequests)
+  const remainingTokens = ResponseMetadata.countOf(head.headers["x-ratelimit-remaining-tokens"])
+  if (remainingTokens !== undefined) span.attribute("switchboard.ratelimit.remaining_tokens", remainingTokens)
+  const { hook, pacer } = replies
+  if (hook === undefined && pacer === undefined) return undefined
+  const metadata = metadataOf(replies, head, redact)
+  const recorded = pacer === undefined ? Effect.void : pacer.record(metadata.rateLimits, replies.clock.currentTimeMillisUnsafe())
+  return hook === undefined ? recorded : Effect.andThen(recorded, hook(metadata))
 }
 
 /** The failures a reply caused carry its metadata (`ResponseMetadata.ofError`). */
@@ -756,27 +774,34 @@ export const make = Effect.gen(function*() {
   const server = `${site.server.address.includes(":") ? `[${site.server.address}]` : site.server.address}:${site.server.port}`
 
   /**
-   * The settings of a call starting now (the layer's, unless a scope set
-   * options) and its observation, both read from the fiber in one step.
+   * The settings of a call starting now on `fiber` (the layer's, unless a
+   * scope set options) and its observation, all read from the fiber at once.
    */
+  const started = <A>(
+    fiber: Fiber.Fiber<unknown, unknown>,
+    genAi: GenAi.Call<A>,
+    options: RequestSpec
+  ): Result.Result<Begun<A>, SwitchboardError.ConfigurationError> => {
+    const requested = fiber.getRef(RequestOptions.CurrentRequestOptions)
+    const resolved = RequestOptions.isEmpty(requested) || RequestOptions.onlyHook(requested) ?
+      Result.succeed(base) :
+      resolve(config, base, requested, refuseSecrets)
+    if (Result.isFailure(resolved)) return Result.fail(resolved.failure)
+    const settings = resolved.success
+    const { observation, spanOptions } = Observe.start(
+      genAi,
+      site,
+      settings.redact,
+      httpAttributes(options),
+      Observe.capturing(fiber)
+    )
+    const replies = makeReplies(fiber.getRef(Clock.Clock), requested.onResponse, fiber.getRef(Pacing.CurrentPacer))
+    return Result.succeed({ settings, observation, spanOptions, replies })
+  }
+
+  /** `started`, as an effect. */
   const begin = <A>(genAi: GenAi.Call<A>, options: RequestSpec) =>
-    Effect.withFiber<Begun<A>, SwitchboardError.ConfigurationError>((fiber) => {
-      const requested = fiber.getRef(RequestOptions.CurrentRequestOptions)
-      const resolved = RequestOptions.isEmpty(requested) || RequestOptions.onlyHook(requested) ?
-        Result.succeed(base) :
-        resolve(config, base, requested, refuseSecrets)
-      if (Result.isFailure(resolved)) return Effect.fail(resolved.failure)
-      const settings = resolved.success
-      const { observation, spanOptions } = Observe.start(
-        genAi,
-        site,
-        settings.redact,
-        httpAttributes(options),
-        Observe.capturing(fiber)
-      )
-      const replies = makeReplies(fiber.getRef(Clock.Clock), requested.onResponse, fiber.getRef(Pacing.CurrentPacer))
-      return Effect.succeed({ settings, observation, spanOptions, replies })
-    })
+    Effect.withFiber<Begun<A>, SwitchboardError.ConfigurationError>((fiber) => Effect.fromResult(started(fiber, genAi, options)))
 
   const request = (options: RequestSpec, settings: Settings): HttpWire.Request => {
     if (options.body === undefined) return { method: options.method, url: config.apiUrl + options.path, headers: settings.headers }
@@ -790,46 +815,54 @@ export const make = Effect.gen(function*() {
     return head.status >= 200 && head.status < 300 ? Effect.void : statusFailure(head, body, settings.redact)
   }
 
+  // A call is a flat chain: no generator, and no step a call without a hook
+  // or pacer does not need (docs/decisions.md, "A call's flat chain").
   const call = <A>(options: CallOptions<A>): Effect.Effect<A, SwitchboardError.RequestError> =>
-    Effect.flatMap(begin(options.genAi, options), ({ observation, replies, settings, spanOptions }) =>
-      Observe.observeCall(observation, spanOptions, (span) => {
-          // Only what the exchange needs is made per call; what errors say is made when one occurs.
-          const req = request(options, settings)
-          const stage = (): Extract<Stage, { _tag: "call" }> => ({
-            _tag: "call",
-            where: whereOf(options),
-            server,
-            timeoutMillis: settings.timeoutMillis
-          })
-          const limitsAfter = (held: number): HttpWire.Limits =>
-            held === 0 || settings.timeoutMillis === undefined ?
-              settings.callLimits :
-              { ...settings.callLimits, timeoutMillis: Math.max(1, settings.timeoutMillis - held) }
-          const attempt = Effect.flatMap(
-            paced(replies, settings.timeoutMillis, whereOf(options)),
-            (held) =>
-              Effect.flatMap(
-                exchanged(
-                  replies,
-                  span,
-                  settings.redact,
-                  false,
-                  Effect.mapError(wire.text(req, limitsAfter(held), replies.headArrived), (error) => wireFailure(error, stage(), settings))
-                ),
-                (response) =>
-                  answered(
-                    replies,
-                    response,
-                    settings.redact,
-                    Effect.flatMap(
-                      checkStatus(span, response, Effect.succeed(response.text), settings),
-                      () => readJson(response, options.decode, options, settings.redact)
-                    )
-                  )
-              )
-          )
-          return retrying(attempt, settings.schedule(options.retry ?? "safe"))
-        }))
+    Effect.withFiber((fiber) => {
+      const begun = started(fiber, options.genAi, options)
+      if (Result.isFailure(begun)) return Effect.fail(begun.failure)
+      const { observation, replies, settings, spanOptions } = begun.success
+      return Observe.observeCall(observation, spanOptions, fiber, (span) => {
+        // Only what the exchange needs is made per call; what errors say is made when one occurs.
+        const req = request(options, settings)
+        const stage = (): Extract<Stage, { _tag: "call" }> => ({
+          _tag: "call",
+          where: whereOf(options),
+          server,
+          timeoutMillis: settings.timeoutMillis
+        })
+        const limitsAfter = (held: number): HttpWire.Limits =>
+          held === 0 || settings.timeoutMillis === undefined ?
+            settings.callLimits :
+            { ...settings.callLimits, timeoutMillis: Math.max(1, settings.timeoutMillis - held) }
+        // The status on the span; a status outside 2xx is its typed error, never a success.
+        const read = (response: HttpWire.TextResponse): Effect.Effect<A, SwitchboardError.RequestError> => {
+          span.attribute("http.response.status_code", response.status)
+          const result: Effect.Effect<A, SwitchboardError.RequestError> = response.status >= 200 && response.status < 300 ?
+            readJson(response, options.decode, options, settings.redact) :
+            statusFailure(response, Effect.succeed(response.text), settings.redact)
+          // A success has no metadata to carry.
+          return Exit.isExit(result) && Exit.isSuccess(result) ? result : answered(replies, response, settings.redact, result)
+        }
+        const text = (held: number) =>
+          Effect.mapError(wire.text(req, limitsAfter(held), replies.headArrived), (error) => wireFailure(error, stage(), settings))
+        // Without a pacer, the head's work and the reading are one step (`exchanged` otherwise).
+        const exchange = replies.pacer === undefined ?
+          (held: number) =>
+            Effect.flatMap(text(held), (response) => {
+              const recorded = headArrived(replies, span, settings.redact, false, response)
+              return recorded === undefined ? read(response) : Effect.flatMap(recorded, () => read(response))
+            }) :
+          (held: number) => Effect.flatMap(exchanged(replies, span, settings.redact, false, text(held)), read)
+        const attempt = replies.pacer === undefined ?
+          Effect.suspend(() => {
+            nextAttempt(replies)
+            return exchange(0)
+          }) :
+          Effect.flatMap(paced(replies, settings.timeoutMillis, whereOf(options)), exchange)
+        return retrying(attempt, settings.schedule(options.retry ?? "safe"))
+      })
+    })
 
   const stream = <A>(options: StreamOptions<A>): Stream.Stream<A, SwitchboardError.StreamRequestError> =>
     Stream.unwrap(Effect.gen(function*() {

@@ -7,7 +7,7 @@
 import { describe, it } from "@effect/vitest"
 import * as Arbitrary from "effect/Arbitrary"
 import * as Schema from "effect/Schema"
-import { isNonEmptyStrings, isPlainEmbeddingResponse } from "../src/internal/plain.js"
+import { isNonEmptyStrings, isPlainChatCompletion, isPlainEmbeddingResponse } from "../src/internal/plain.js"
 import * as Protocol from "../src/Protocol.js"
 import { mutate, viaJson } from "./jsonMutation.js"
 
@@ -36,6 +36,31 @@ describe("isPlainEmbeddingResponse", () => {
     ([r, at, replacement]) => {
       const candidate = mutate(viaJson(r), at, replacement)
       return !isPlainEmbeddingResponse(candidate) || schemaIs(candidate)
+    },
+    { arbitrary: { runs: 5000 } }
+  )
+})
+
+describe("isPlainChatCompletion", () => {
+  const schemaIs = Schema.is(Protocol.ChatCompletion)
+  const completions = Arbitrary.schema(Protocol.ChatCompletion)
+
+  it.prop(
+    "accepts every completion the schema generates (as JSON, which has no Infinity)",
+    [completions],
+    ([c]) => {
+      const candidate = viaJson(c)
+      return !schemaIs(candidate) || isPlainChatCompletion(candidate)
+    },
+    { arbitrary: { runs: 2000 } }
+  )
+
+  it.prop(
+    "never accepts what the schema rejects",
+    [completions, path, json],
+    ([c, at, replacement]) => {
+      const candidate = mutate(viaJson(c), at, replacement)
+      return !isPlainChatCompletion(candidate) || schemaIs(candidate)
     },
     { arbitrary: { runs: 5000 } }
   )

@@ -26,6 +26,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Chat from "../src/Chat.js"
+import { isPlainChatRequest } from "../src/internal/plain.js"
 import * as Embeddings from "../src/Embeddings.js"
 import * as Moderations from "../src/Moderations.js"
 import * as Protocol from "../src/Protocol.js"
@@ -666,5 +667,39 @@ describe("any value anywhere in a valid request (deep, wide, cyclic, not JSON): 
     expect(samples.some((r) => r.messages.some((m) => m.role === "tool"))).toBe(true)
     expect(samples.some((r) => typeof r.tool_choice === "object")).toBe(true)
     expect(samples.some((r) => r.messages.some((m) => typeof m.content !== "string" && m.content?.some((p) => p.type === "image_url")))).toBe(true)
+  })
+})
+
+// `Chat`'s encoder takes a request `isPlainChatRequest` accepts without the
+// schema: it must never accept one the schema rejects, and must take the
+// common text requests (or it saves nothing).
+describe("isPlainChatRequest is true only where the schema is", () => {
+  const sound = (value: unknown) => expect(!isPlainChatRequest(value) || isChat(value)).toBe(true)
+  it(`valid, mutated and junk requests (${RUNS.valid + RUNS.mutated + RUNS.junk} runs)`, () => {
+    property(chatRequest, sound, RUNS.valid)
+    property(mutated(chatRequest, chatMutations), (mutation) => sound(mutation.value), RUNS.mutated)
+    property(junkAnywhere(chatRequest), sound, RUNS.junk)
+  })
+  it("takes a request of text messages", () => {
+    const request = {
+      model: "m",
+      messages: [{ role: "system", content: "be brief" }, { role: "user", content: "hi", name: "ann" }, {
+        role: "assistant",
+        content: null,
+        refusal: "no"
+      }],
+      max_tokens: 5,
+      temperature: 0.2,
+      stop: ["\n"],
+      stream_options: { include_usage: true },
+      gateway_extension: { any: "thing" }
+    }
+    expect(isChat(request)).toBe(true)
+    expect(isPlainChatRequest(request)).toBe(true)
+    // A hole is no message: the schema says so too.
+    const holed: Array<unknown> = [{ role: "user", content: "hi" }]
+    holed.length = 2
+    expect(isChat({ model: "m", messages: holed })).toBe(false)
+    expect(isPlainChatRequest({ model: "m", messages: holed })).toBe(false)
   })
 })

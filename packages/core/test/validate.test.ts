@@ -12,7 +12,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Images from "../src/Images.js"
 import * as Issue from "../src/internal/issue.js"
-import { decoder, encoder, plainDecoder } from "../src/internal/validate.js"
+import { decoder, encoder, jsonProblem, maxRequestDepth, plainDecoder } from "../src/internal/validate.js"
 import * as Protocol from "../src/Protocol.js"
 import * as Videos from "../src/Videos.js"
 
@@ -79,5 +79,35 @@ describe("a value the type accepts is its own encoding and decoding", () => {
     // …and a bad request still names its field.
     const rejected = encoder(Protocol.ChatRequest)({ model: "m", messages: [{ role: "user" }] })
     expect(Result.isFailure(rejected) && rejected.failure.field).toBe("messages[0].content")
+  })
+})
+
+// `jsonProblem` checks plain values by a bounded recursion and walks only
+// the others for the problem's path: the two must draw the same lines.
+describe("jsonProblem's quick check", () => {
+  const nested = (levels: number): unknown => {
+    let value: unknown = 1
+    for (let i = 0; i < levels; i++) value = { a: value }
+    return value
+  }
+
+  it("takes objects nested up to the limit and names the first one past it", () => {
+    expect(jsonProblem(nested(maxRequestDepth))).toBeUndefined()
+    expect(jsonProblem(nested(maxRequestDepth + 1))?.message).toMatch(/^(a\.){127}a nests deeper than 128 levels$/)
+  })
+
+  it("takes an object met twice that does not contain itself", () => {
+    const shared = { x: 1 }
+    expect(jsonProblem({ a: shared, b: [shared, shared] })).toBeUndefined()
+  })
+
+  it("leaves toJSON, BigInt and numbers JSON cannot carry to the walk that names them", () => {
+    expect(jsonProblem({ when: new Date(0), deep: [{ toJSON: () => ({ ok: true }) }] })).toBeUndefined()
+    expect(jsonProblem({ a: [{ toJSON: () => ({ n: Infinity }) }] })?.field).toBe("a[0].n")
+    expect(jsonProblem({ a: [1, 2n] })?.field).toBe("a[1]")
+    expect(jsonProblem({ a: { b: Number.NaN } })?.field).toBe("a.b")
+    const cycle: Record<string, unknown> = {}
+    cycle["self"] = [cycle]
+    expect(jsonProblem({ c: cycle })?.message).toBe("c.self[0] is circular: it contains itself")
   })
 })

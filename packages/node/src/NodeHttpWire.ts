@@ -58,16 +58,33 @@ const flatHeaders = (raw: RawHeaders): Record<string, string> => {
   return flat ?? (raw as Record<string, string>)
 }
 
-const dispatchOptions = (request: HttpWire.Request): Dispatcher.DispatchOptions => {
-  const url = new URL(request.url)
-  const { headers, payload } = HttpWire.outgoing(request)
-  return {
-    origin: url.origin,
-    path: url.pathname + url.search,
-    method: request.method,
-    headers: Decoding.acceptEncoding(headers),
-    body: payload ?? null
+/** Where a URL points, as undici takes it; the last one kept: a transport sends to few URLs, over and over. */
+let lastUrl: string | undefined
+let lastTarget = { origin: "", path: "" }
+const targetOf = (href: string) => {
+  if (href !== lastUrl) {
+    const url = new URL(href)
+    lastTarget = { origin: url.origin, path: url.pathname + url.search }
+    lastUrl = href
   }
+  return lastTarget
+}
+
+/**
+ * The request with `accept-encoding`, added before `HttpWire.traced` copies
+ * the headers for the call's `traceparent`: `Decoding.acceptEncoding` then
+ * keeps one copy per headers object `Transport` reuses, not one per call.
+ */
+const accepting = (request: HttpWire.Request): HttpWire.Request => {
+  const headers = Decoding.acceptEncoding(request.headers)
+  return headers === request.headers ? request : { ...request, headers }
+}
+
+/** A prepared (`accepting`, `HttpWire.traced`) request as undici's dispatch takes it. */
+const dispatchOptions = (request: HttpWire.Request): Dispatcher.DispatchOptions => {
+  const { origin, path } = targetOf(request.url)
+  const { headers, payload } = HttpWire.outgoing(request)
+  return { origin, path, method: request.method, headers, body: payload ?? null }
 }
 
 const noHeaders: Record<string, string> = {}
@@ -451,7 +468,7 @@ export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
   // returned from it: measured on Effect 3, the latter cost a call about
   // 40 MB more peak RSS under load (docs/performance.md).
   text: (request, limits, onHead) =>
-    Effect.flatMap(HttpWire.traced(request), (request) => {
+    Effect.flatMap(HttpWire.traced(accepting(request)), (request) => {
       const exchange = new TextExchange(limits?.timeoutMillis, limits?.maxBytes, onHead)
       return Effect.onInterrupt(
         Effect.callback<HttpWire.TextResponse, HttpWire.WireError>((resume) => {
@@ -465,7 +482,7 @@ export const make = (dispatcher: Dispatcher): HttpWire.Service => ({
   // scope (interruption while waiting for headers included) ends the exchange
   // (`StreamExchange.close`: aborted, or drained after `done`).
   open: (request, limits) =>
-    Effect.flatMap(HttpWire.traced(request), (request) => {
+    Effect.flatMap(HttpWire.traced(accepting(request)), (request) => {
       const exchange = new StreamExchange(limits)
       return Effect.andThen(
         Effect.addFinalizer(() => Effect.sync(() => exchange.close())),

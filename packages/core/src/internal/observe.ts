@@ -17,7 +17,7 @@ import type * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import type * as Tracer from "effect/Tracer"
+import * as Tracer from "effect/Tracer"
 import * as Telemetry from "../Telemetry.js"
 import * as GenAi from "./genAi.js"
 import * as Metrics from "./metrics.js"
@@ -228,29 +228,35 @@ export interface SpanOptions {
   readonly attributes: GenAi.Attributes
 }
 
-/** Runs one call under its span, which it ends annotated, and records the call's metrics. */
+/**
+ * Runs one call under its span, which it ends annotated, and records the
+ * call's metrics. `fiber` is the one the call runs on (its clock, and at the
+ * end the caller's metric attributes): the caller read it already.
+ */
 export const observeCall = <A, E, R>(
   observation: Observation<A>,
   spanOptions: SpanOptions,
+  fiber: Fiber.Fiber<unknown, unknown>,
   call: (span: Tracer.Span) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
-  Effect.useSpan(observation.name, spanOptions, (span) =>
-    Effect.withFiber<A, E, R>((fiber) => {
-      const clock = clockOf(fiber)
-      const startMillis = clock.currentTimeMillisUnsafe()
-      // `spanOptions` says no stack trace here too: Effect 4 captures one per `withParentSpan` unless told.
-      return Effect.onExit(Effect.withParentSpan(call(span), span, spanOptions), (exit) => {
-        const genAi = observation.call
-        const value = exit._tag === "Success" ? exit.value : undefined
-        const reply = value === undefined || genAi.reply === undefined ? undefined : genAi.reply(value)
-        const output = !observation.capture || value === undefined || genAi.output === undefined
-          ? undefined
-          : genAi.output(value)
-        const millis = clock.currentTimeMillisUnsafe() - startMillis
-        end(observation, span, millis, { exit, reply, output }, fiber.context)
-        return Effect.void
-      })
-    }))
+  Effect.useSpan(observation.name, spanOptions, (span) => {
+    const clock = clockOf(fiber)
+    const startMillis = clock.currentTimeMillisUnsafe()
+    // The span is the only service added, not `withParentSpan`'s stack frame too: each addition
+    // refreshes the fiber's cache on entry and exit, and a call's typed error says what failed
+    // (docs/decisions.md, "A call's span is its only added service").
+    return Effect.onExit(Effect.provideService(call(span), Tracer.ParentSpan, span), (exit) => {
+      const genAi = observation.call
+      const value = exit._tag === "Success" ? exit.value : undefined
+      const reply = value === undefined || genAi.reply === undefined ? undefined : genAi.reply(value)
+      const output = !observation.capture || value === undefined || genAi.output === undefined
+        ? undefined
+        : genAi.output(value)
+      const millis = clock.currentTimeMillisUnsafe() - startMillis
+      end(observation, span, millis, { exit, reply, output }, fiber.context)
+      return Effect.void
+    })
+  })
 
 /**
  * Watches the elements of a stream whose span is `span`, gathering `facts`:

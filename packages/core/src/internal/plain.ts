@@ -4,7 +4,7 @@
  * property tests hold them to). A value they reject still goes through the
  * schema, which has the last word.
  */
-import type { EmbeddingResponse } from "../Protocol.js"
+import type { ChatCompletion, ChatRequest, EmbeddingResponse } from "../Protocol.js"
 
 export type Loose = { readonly [key: string]: unknown }
 
@@ -41,3 +41,77 @@ export const isPlainEmbeddingResponse = (u: unknown): u is EmbeddingResponse =>
   u.data.every(isEmbeddingItem) &&
   (u.usage === undefined ||
     (isObject(u.usage) && typeof u.usage.prompt_tokens === "number" && typeof u.usage.total_tokens === "number"))
+
+/** `null`, or of `type`. */
+const isNullOr = (u: unknown, type: "string") => u === null || typeof u === type
+
+const isToolCall = (u: unknown): boolean =>
+  isObject(u) && typeof u.id === "string" && u.type === "function" && isObject(u.function) &&
+  typeof u.function.name === "string" && typeof u.function.arguments === "string"
+
+const isReplyMessage = (u: unknown): boolean =>
+  isObject(u) && u.role === "assistant" && (u.content === undefined || isNullOr(u.content, "string")) &&
+  (u.refusal === undefined || isNullOr(u.refusal, "string")) && isOptional(u.name, "string") &&
+  (u.tool_calls === undefined || (Array.isArray(u.tool_calls) && u.tool_calls.every(isToolCall)))
+
+const isChoice = (u: unknown): boolean =>
+  isObject(u) && typeof u.index === "number" && isNullOr(u.finish_reason, "string") && isReplyMessage(u.message)
+
+const isUsage = (u: unknown): boolean =>
+  u === undefined || u === null ||
+  (isObject(u) && typeof u.prompt_tokens === "number" && typeof u.completion_tokens === "number" &&
+    typeof u.total_tokens === "number")
+
+/**
+ * `Schema.is(Protocol.ChatCompletion)`, by hand: what a reply is when the
+ * service sent every field the type requires (a choice's `index` and
+ * `finish_reason`, the message's `role`, the three token counts).
+ */
+export const isPlainChatCompletion = (u: unknown): u is ChatCompletion =>
+  isObject(u) && typeof u.id === "string" && isOptional(u.object, "string") && isOptional(u.created, "number") &&
+  isOptional(u.model, "string") && Array.isArray(u.choices) && u.choices.every(isChoice) && isUsage(u.usage)
+
+/** Every element, holes included (a caller's array may have them), passes `check`. */
+const all = (u: ReadonlyArray<unknown>, check: (item: unknown) => boolean): boolean => {
+  for (let i = 0; i < u.length; i++) if (!check(u[i])) return false
+  return true
+}
+
+const isPositiveInt = (u: unknown) => u === undefined || (typeof u === "number" && Number.isSafeInteger(u) && u > 0)
+
+const isOptionalBoolean = (u: unknown) => u === undefined || typeof u === "boolean"
+
+/** A message of text: system, developer or user with a string, or an assistant's without tool calls. */
+const isTextMessage = (u: unknown): boolean => {
+  if (!isObject(u) || !isOptional(u.name, "string")) return false
+  switch (u.role) {
+    case "system":
+    case "developer":
+    case "user":
+      return typeof u.content === "string"
+    case "assistant":
+      return (u.content === undefined || isNullOr(u.content, "string")) && u.tool_calls === undefined &&
+        (u.refusal === undefined || isNullOr(u.refusal, "string"))
+    default:
+      return false
+  }
+}
+
+/**
+ * `Schema.is(Protocol.ChatRequest)`, by hand, for the common request: text
+ * messages, and of the other fields only the scalar ones, `stop` and
+ * `stream_options`. Tools, tool messages, image parts and the formats are
+ * left to the schema (its cross-field rules are about them).
+ */
+export const isPlainChatRequest = (u: unknown): u is ChatRequest =>
+  isObject(u) && typeof u.model === "string" && u.model.length > 0 &&
+  Array.isArray(u.messages) && u.messages.length > 0 && all(u.messages, isTextMessage) &&
+  isPositiveInt(u.max_tokens) && isPositiveInt(u.max_completion_tokens) && isPositiveInt(u.n) &&
+  isOptionalBoolean(u.stream) && isOptionalBoolean(u.parallel_tool_calls) &&
+  isOptional(u.temperature, "number") && isOptional(u.top_p, "number") && isOptional(u.seed, "number") &&
+  isOptional(u.user, "string") &&
+  (u.stream_options === undefined || (isObject(u.stream_options) && isOptionalBoolean(u.stream_options.include_usage))) &&
+  (u.stop === undefined || typeof u.stop === "string" ||
+    (Array.isArray(u.stop) && all(u.stop, (s) => typeof s === "string"))) &&
+  u.tools === undefined && u.tool_choice === undefined && u.response_format === undefined &&
+  u.size === undefined && u.quality === undefined && u.style === undefined

@@ -63,7 +63,31 @@ const pathOf = (frame: Frame | undefined): Array<PropertyKey> => {
  * not finite (JSON would send `null`), or a `toJSON` that throws. Walked
  * with an explicit stack, so no value can overflow it.
  */
-export const jsonProblem = (value: unknown): InvalidRequestError | undefined => {
+export const jsonProblem = (value: unknown): InvalidRequestError | undefined =>
+  plainJson(value, 0) ? undefined : problemOf(value)
+
+/**
+ * Whether `value` is plain JSON: finite numbers, no `BigInt`, no `toJSON`,
+ * objects nested less than `maxRequestDepth` deep (so no cycle either). The
+ * common case, checked by recursion bounded by that depth and without a
+ * frame per value; anything else is left to `problemOf` to name.
+ */
+const plainJson = (value: unknown, depth: number): boolean => {
+  if (typeof value === "number") return Number.isFinite(value)
+  if (typeof value !== "object" || value === null) return typeof value !== "bigint"
+  if (depth >= maxRequestDepth || typeof (value as { toJSON?: unknown }).toJSON === "function") return false
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!plainJson(value[i], depth + 1)) return false
+    return true
+  }
+  for (const key in value) {
+    if (Object.hasOwn(value, key) && !plainJson((value as Record<string, unknown>)[key], depth + 1)) return false
+  }
+  return true
+}
+
+/** `jsonProblem`'s walk: the first problem, with its path. */
+const problemOf = (value: unknown): InvalidRequestError | undefined => {
   const ancestors = new Set<object>()
   const stack: Array<Frame> = [{ value, key: undefined, parent: undefined, depth: 0 }]
   const problem = (frame: Frame, message: string) => {
@@ -111,13 +135,19 @@ export const jsonProblem = (value: unknown): InvalidRequestError | undefined => 
  * carry is refused first (`jsonProblem`), so nothing after it meets a cycle
  * or a value deep enough to overflow the stack.
  */
-export const encoder = <S extends Schema.Top & { readonly EncodingServices: never }>(schema: S) => {
+export const encoder = <S extends Schema.Top & { readonly EncodingServices: never }>(
+  schema: S,
+  /** A hand-written check, true only where `Schema.is(schema)` is (`internal/plain.ts`). */
+  quick?: (value: unknown) => boolean
+) => {
   const is = SchemaParser.is(schema)
   const encode = SchemaParser.encodeUnknownResult(schema, parseOptions)
   return (value: unknown): Result.Result<S["Encoded"], InvalidRequestError> => {
     const problem = jsonProblem(value)
     if (problem !== undefined) return Result.fail(problem)
-    return is(value) ? Result.succeed(value as S["Encoded"]) : Result.mapError(encode(value), firstIssue)
+    return quick?.(value) === true || is(value) ?
+      Result.succeed(value as S["Encoded"]) :
+      Result.mapError(encode(value), firstIssue)
   }
 }
 
