@@ -233,6 +233,13 @@ decodes and encodes, 6 KB the spans and their contexts, the rest a few hundred b
 guarantees cost more than the 15.4 µs together. Making the metadata lazy (getters filled on first read) cost more than
 it saved (a step 84–85 → 88–90 µs, alternated), and running the calls one after the other gained nothing (122 against
 121 µs), so several calls keep a fiber each.
+
+**The chat call got cheaper since.** Issue 38's non-streaming work (docs/decisions.md) took about a quarter off
+every \`Chat.create\`, the step's model call included: the full run at 08d672e measured the chat call alone at 36.8 µs
+and a step at 65.3 µs, 1.77 ×. A step's cost over its chat call, 28.5 µs there, is the work counted above (31.2 µs in
+the steady-state count); it did not grow, its denominator fell. Against a 36.8 µs call, 1.3 × leaves 11 µs for all of
+it: less than the run's and the step's spans with the metadata hook (8 µs) and the three decodes and encodes
+together.
 `,
   "browser-bundle": `
 **\`effect\` is two thirds of the page.** The chat entry is 67 % \`effect\` (runtime, \`Stream\`, \`Schema\`, its
