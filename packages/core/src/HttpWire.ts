@@ -34,6 +34,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
+import { joinBytes } from "./internal/bytes.js"
 
 /**
  * Every method a request may use.
@@ -248,19 +249,6 @@ export const traced = (request: Request): Effect.Effect<Request> =>
     }
     return Effect.succeed({ ...request, headers: { ...request.headers, traceparent: traceparent(span.value) } })
   })
-
-const joinBytes = (parts: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
-  if (parts.length === 1) return parts[0]!.subarray(0, size)
-  const out = new Uint8Array(size)
-  let offset = 0
-  for (const part of parts) {
-    if (offset >= size) break
-    const piece = part.subarray(0, size - offset)
-    out.set(piece, offset)
-    offset += piece.length
-  }
-  return out
-}
 
 /**
  * The first `maxBytes` bytes of a body as UTF-8 text; what comes after is

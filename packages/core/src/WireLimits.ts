@@ -20,6 +20,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as HttpWire from "./HttpWire.js"
+import { joinBytes } from "./internal/bytes.js"
 
 // As `URL` in SwitchboardConfig: present everywhere the SDK runs, untyped in core's build.
 declare const TextDecoder: new() => {
@@ -91,18 +92,6 @@ export const isSuccess = (status: number): boolean => status >= 200 && status < 
 export const tooLarge = (): HttpWire.WireError => new HttpWire.WireError({ reason: "too-large" })
 
 const utf8 = new TextDecoder()
-
-const join = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
-  let size = 0
-  for (const part of parts) size += part.length
-  const out = new Uint8Array(size)
-  let offset = 0
-  for (const part of parts) {
-    out.set(part, offset)
-    offset += part.length
-  }
-  return out
-}
 
 /**
  * What `TextBody.add` says after a read: read on; the 2xx body is past
@@ -177,7 +166,7 @@ export class TextBody {
   text(): string {
     const parts = this.parts
     this.parts = []
-    return parts.length === 0 ? "" : utf8.decode(parts.length === 1 ? parts[0] : join(parts))
+    return parts.length === 0 ? "" : utf8.decode(joinBytes(parts))
   }
 
   /**

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as Attachment from "@switchboard/core/Attachment"
+import { joinBytes } from "@switchboard/core/internal/bytes"
 import type { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
@@ -47,15 +48,7 @@ const readAtMost = (fs: FileSystem.FileSystem, path: string, maxBytes: number) =
       parts.push(bytes)
       return Effect.void
     }),
-    Effect.map(() => {
-      const all = new Uint8Array(total)
-      let offset = 0
-      for (const part of parts) {
-        all.set(part, offset)
-        offset += part.length
-      }
-      return all
-    })
+    Effect.map(() => joinBytes(parts, total))
   )
 }
 

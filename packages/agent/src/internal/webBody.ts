@@ -20,6 +20,7 @@ import * as Fiber from "effect/Fiber"
 import * as Latch from "effect/Latch"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { joinBytes } from "@switchboard/core/internal/bytes"
 
 /** What this module uses of a `ReadableStream`'s controller (named here: the package has no DOM types). */
 interface Controller {
@@ -48,17 +49,6 @@ const ReadableStream = (globalThis as unknown as {
 /** Bytes made but not read after which the stream waits for a read. */
 const maxPending = 64 * 1024
 
-const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
-  if (chunks.length === 1) return chunks[0]!
-  const out = new Uint8Array(size)
-  let at = 0
-  for (const chunk of chunks) {
-    out.set(chunk, at)
-    at += chunk.byteLength
-  }
-  return out
-}
-
 /**
  * The body as a `ReadableStream`, run with `context`. The signal (the
  * request's) and a cancelled body interrupt the stream; a failure errors the
@@ -85,7 +75,7 @@ export const toReadableStream = (
   const gated = Stream.fromChannel(Channel.transformPull(Stream.toChannel(body), (pull) => Effect.as(firstRead.await, pull)))
   const onAbort = () => fiber?.interruptUnsafe()
   const flush = (controller: Controller) => {
-    controller.enqueue(concat(pending, size))
+    controller.enqueue(joinBytes(pending, size))
     pending = []
     size = 0
   }
