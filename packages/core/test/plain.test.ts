@@ -16,55 +16,35 @@ const path = Arbitrary.array(Arbitrary.schema(Schema.Int.check(Schema.isBetween(
   maxLength: 5
 })
 
-describe("isPlainEmbeddingResponse", () => {
-  const schemaIs = Schema.is(Protocol.EmbeddingResponse)
-  const responses = Arbitrary.schema(Protocol.EmbeddingResponse)
+/** The two properties that hold `check` to `schema`, over `runs` generated values and five times as many mutated ones. */
+const heldTo = <S extends Schema.Top>(name: string, schema: S, check: (u: unknown) => boolean) =>
+  describe(name, () => {
+    const schemaIs = Schema.is(schema)
+    const values = Arbitrary.schema(schema)
 
-  it.prop(
-    "accepts every response the schema generates (as JSON, which has no Infinity)",
-    [responses],
-    ([r]) => {
-      const candidate = viaJson(r)
-      return !schemaIs(candidate) || isPlainEmbeddingResponse(candidate)
-    },
-    { arbitrary: { runs: 2000 } }
-  )
+    it.prop(
+      "accepts every value the schema generates (as JSON, which has no Infinity)",
+      [values],
+      ([value]) => {
+        const candidate = viaJson(value)
+        return !schemaIs(candidate) || check(candidate)
+      },
+      { arbitrary: { runs: 2000 } }
+    )
 
-  it.prop(
-    "never accepts what the schema rejects",
-    [responses, path, json],
-    ([r, at, replacement]) => {
-      const candidate = mutate(viaJson(r), at, replacement)
-      return !isPlainEmbeddingResponse(candidate) || schemaIs(candidate)
-    },
-    { arbitrary: { runs: 5000 } }
-  )
-})
+    it.prop(
+      "never accepts what the schema rejects",
+      [values, path, json],
+      ([value, at, replacement]) => {
+        const candidate = mutate(viaJson(value), at, replacement)
+        return !check(candidate) || schemaIs(candidate)
+      },
+      { arbitrary: { runs: 5000 } }
+    )
+  })
 
-describe("isPlainChatCompletion", () => {
-  const schemaIs = Schema.is(Protocol.ChatCompletion)
-  const completions = Arbitrary.schema(Protocol.ChatCompletion)
-
-  it.prop(
-    "accepts every completion the schema generates (as JSON, which has no Infinity)",
-    [completions],
-    ([c]) => {
-      const candidate = viaJson(c)
-      return !schemaIs(candidate) || isPlainChatCompletion(candidate)
-    },
-    { arbitrary: { runs: 2000 } }
-  )
-
-  it.prop(
-    "never accepts what the schema rejects",
-    [completions, path, json],
-    ([c, at, replacement]) => {
-      const candidate = mutate(viaJson(c), at, replacement)
-      return !isPlainChatCompletion(candidate) || schemaIs(candidate)
-    },
-    { arbitrary: { runs: 5000 } }
-  )
-})
+heldTo("isPlainEmbeddingResponse", Protocol.EmbeddingResponse, isPlainEmbeddingResponse)
+heldTo("isPlainChatCompletion", Protocol.ChatCompletion, isPlainChatCompletion)
 
 describe("isNonEmptyStrings", () => {
   const schemaIs = Schema.is(Schema.Array(Protocol.NonEmptyString))
