@@ -17,6 +17,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { createTables } from "./internal/tables.js"
 import { keyOf } from "./SqlTaskJournal.js"
 
 /**
@@ -49,7 +50,7 @@ const orDie = <A>(effect: Effect.Effect<A, SqlError>) => Effect.orDie(effect)
  */
 export const make: Effect.Effect<UiServer.ApprovalStore["Service"], SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (chat_key TEXT PRIMARY KEY, paused TEXT NOT NULL)`
+  yield* createTables(sql, table, [sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (chat_key TEXT PRIMARY KEY, paused TEXT NOT NULL)`])
   return {
     put: (chatId, paused) => {
       const row = { chat_key: keyOf(chatId), paused: encode(paused) }

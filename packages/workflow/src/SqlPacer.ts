@@ -23,6 +23,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { createTables } from "./internal/tables.js"
 
 /**
  * The table of budgets: one row per key name.
@@ -82,7 +83,7 @@ export const make = (name = "default"): Effect.Effect<Pacing.Pacer, SqlError, Sq
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const budgets = sql(table)
-    yield* sql`CREATE TABLE IF NOT EXISTS ${budgets} (name TEXT PRIMARY KEY, state TEXT)`
+    yield* createTables(sql, table, [sql`CREATE TABLE IF NOT EXISTS ${budgets} (name TEXT PRIMARY KEY, state TEXT)`])
 
     const lockRow = sql.onDialectOrElse({
       pg: () => sql<{ readonly state: string | null }>`SELECT state FROM ${budgets} WHERE name = ${name} FOR UPDATE`,

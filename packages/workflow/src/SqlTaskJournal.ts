@@ -29,6 +29,7 @@ import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { createTables } from "./internal/tables.js"
 import * as Crypto from "node:crypto"
 
 /**
@@ -83,20 +84,22 @@ export const make: Effect.Effect<TaskJournal.Service, JournalError, SqlClient.Sq
   const sql = yield* SqlClient.SqlClient
   const tasks = sql(tables.tasks)
   const quarantine = sql(tables.quarantine)
-  yield* sql`CREATE TABLE IF NOT EXISTS ${tasks} (
-    task_id TEXT PRIMARY KEY,
-    record TEXT,
-    submitted_at BIGINT,
-    claimed_by TEXT,
-    claim TEXT
-  )`.pipe(
-    Effect.andThen(sql`CREATE TABLE IF NOT EXISTS ${quarantine} (
+  yield* createTables(sql, tables.tasks, [
+    sql`CREATE TABLE IF NOT EXISTS ${tasks} (
+      task_id TEXT PRIMARY KEY,
+      record TEXT,
+      submitted_at BIGINT,
+      claimed_by TEXT,
+      claim TEXT
+    )`,
+    sql`CREATE TABLE IF NOT EXISTS ${quarantine} (
       id TEXT PRIMARY KEY,
       task_id TEXT NOT NULL,
       record TEXT NOT NULL,
       message TEXT NOT NULL,
       moved_at BIGINT NOT NULL
-    )`),
+    )`
+  ]).pipe(
     Effect.mapError(journalError("create its tables"))
   )
 

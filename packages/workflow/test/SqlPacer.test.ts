@@ -14,7 +14,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll } from "vitest"
-import { SqliteClient, SqlPacer } from "../src/index.js"
+import { SqlApprovalStore, SqliteClient, SqlPacer, SqlTaskJournal } from "../src/index.js"
 import * as Ports from "@switchboard/test-support/Ports"
 import { type Postgres, startPostgres } from "./postgres.js"
 
@@ -84,4 +84,26 @@ describe("SqlPacer on Postgres", () => {
       expect(waits.filter((w) => w === 0)).toHaveLength(3)
       expect(waits.filter((w) => w === 990)).toHaveLength(3)
     }).pipe(Effect.scoped), 60_000)
+
+  // Processes of a fleet start together on a new database: each creates the
+  // tables it needs. Postgres lets two sessions' CREATE TABLE IF NOT EXISTS
+  // race, and the loser fails on a catalog index (seen with the pacer's
+  // three processes), so twelve clients build each store at once, on three
+  // new databases each.
+  const makers: ReadonlyArray<readonly [string, Effect.Effect<unknown, unknown, SqlClient.SqlClient>]> = [
+    ["SqlPacer", SqlPacer.make()],
+    ["SqlTaskJournal", SqlTaskJournal.make],
+    ["SqlApprovalStore", SqlApprovalStore.make]
+  ]
+  for (const [name, make] of makers) {
+    it.effect(`${name}: twelve clients starting at once on a new database all start`, () =>
+      Effect.gen(function*() {
+        for (let round = 0; round < 3; round++) {
+          const url = Redacted.make(postgres!.database(`tables_${name.toLowerCase()}_${round}`))
+          const start = Effect.flatMap(Layer.build(PgClient.layer({ url })), (context) => Effect.provide(make, context))
+          const started = yield* Effect.all(Array.from({ length: 12 }, () => Effect.exit(start)), { concurrency: "unbounded" })
+          expect(started.filter((exit) => exit._tag === "Failure")).toEqual([])
+        }
+      }).pipe(Effect.scoped), 60_000)
+  }
 })

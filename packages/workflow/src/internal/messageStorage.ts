@@ -30,6 +30,7 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as SqlClient from "effect/sql/SqlClient"
 import type * as Statement from "effect/sql/Statement"
+import { createTables } from "./tables.js"
 import * as Workflow from "effect/workflow/Workflow"
 
 /**
@@ -145,7 +146,7 @@ const make = Effect.gen(function*() {
         const reason = unreadable(row)
         return reason === undefined ? [] : [{ row, reason }]
       })
-      if (bad.length > 0) yield* createQuarantine
+      if (bad.length > 0) yield* createTables(sql, quarantineTable, [createQuarantine])
       yield* Effect.forEach(bad, ({ reason, row }) => setAside(row, reason), { discard: true })
       return bad.length
     })
