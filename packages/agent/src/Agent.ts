@@ -37,6 +37,7 @@ import type { AgentError, ToolDefect } from "./AgentError.js"
 import * as Approvals from "./internal/approvals.js"
 import * as Input from "./internal/input.js"
 import * as Loop from "./internal/loop.js"
+import * as RunOf from "./internal/runOf.js"
 import * as Tools from "./internal/tools.js"
 import type { Transcript } from "./Transcript.js"
 
@@ -676,14 +677,20 @@ const runTyped = <T extends AnyTools, A, K>(options: object, field: "messages" |
  * queue, the stream ending with the run. The consumer takes what the queue
  * holds, so its size is the chunk a reader gets when the service sends faster
  * than it reads: 256 rather than 16 cost a served part about a tenth less
- * CPU (docs/decisions.md), for at most 256 small events held.
+ * CPU (docs/decisions.md), for at most 256 small events held. The stream
+ * remembers its run (`internal/runOf.ts`), so that `UiStream.encodeAgent`
+ * can run the loop itself and write each event as it comes, without the
+ * queue.
  */
 const streamTyped = <T extends AnyTools, A, K>(options: object, field: "messages" | "transcript", start: unknown) =>
-  Stream.callback<AgentEvent<unknown>, StreamRunError<unknown>, Loop.Requirements>((queue) =>
-    go(options as AnyOptions, field, start, (event) => Effect.asVoid(Queue.offer(queue, event))).pipe(
-      Effect.asVoid,
-      Queue.into(queue)
-    ), { bufferSize: 256 }) as unknown as Stream.Stream<AgentEvent<A, T>, StreamRunError<A>, RequirementsOf<T, K>>
+  RunOf.remember(
+    Stream.callback<AgentEvent<unknown>, StreamRunError<unknown>, Loop.Requirements>((queue) =>
+      go(options as AnyOptions, field, start, (event) => Effect.asVoid(Queue.offer(queue, event))).pipe(
+        Effect.asVoid,
+        Queue.into(queue)
+      ), { bufferSize: 256 }),
+    (emit) => go(options as AnyOptions, field, start, emit)
+  ) as unknown as Stream.Stream<AgentEvent<A, T>, StreamRunError<A>, RequirementsOf<T, K>>
 
 /**
  * Runs the loop to an answer, a pause for approval, a stop condition, or a

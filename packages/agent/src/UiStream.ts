@@ -21,6 +21,7 @@ import * as Pull from "effect/Pull"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { AgentEvent, AgentResult, ToolResult } from "./Agent.js"
+import * as RunOf from "./internal/runOf.js"
 
 /**
  * The parts this module writes (a subset of the AI SDK's `UIMessageChunk`).
@@ -355,7 +356,112 @@ export const fromAgent = <A, E, R>(
  */
 export const encodeAgent = <A, E, R, R2 = never>(
   events: Stream.Stream<AgentEvent<A>, E, R>,
-  options: Options & { readonly onFinished?: ((result: AgentResult<A>) => Effect.Effect<void, never, R2>) | undefined } = {}
+  options: EncodeOptions<A, R2> = {}
+): Stream.Stream<Uint8Array, never, R | R2> => {
+  const run = RunOf.runOf(events)
+  return run === undefined ? encodeEvents(events, options) : encodeRun(run, options as EncodeOptions<unknown, R2>)
+}
+
+type EncodeOptions<A, R2> = Options & {
+  readonly onFinished?: ((result: AgentResult<A>) => Effect.Effect<void, never, R2>) | undefined
+}
+
+/** Characters written and not yet read after which the run waits for a read. */
+const maxUnread = 64 * 1024
+
+/**
+ * `encodeAgent` of a stream made by `Agent.stream`: the loop runs in a fiber
+ * of the stream's scope and writes each event's frames as it comes; a pull
+ * takes (and encodes) every frame written since the previous one, or waits
+ * for the next. Each event costs its frames and no queue: the stream's
+ * queue and the fiber hop per event were a third of what serving added to
+ * the run (docs/decisions.md, "frames from the run"). Past `maxUnread`
+ * characters unread, the run waits for a pull.
+ */
+const encodeRun = <R, R2>(run: RunOf.Run, options: EncodeOptions<unknown, R2>): Stream.Stream<Uint8Array, never, R | R2> =>
+  Stream.fromChannel(Channel.fromTransform((_upstream, scope) =>
+    Effect.suspend(() => {
+      const writer = new Writer("text-")
+      const out = new FramesOut()
+      out.text = frame(startPart(options))
+      let ended = false
+      /** A pull waiting for frames. */
+      let reader: (() => void) | undefined
+      /** The run, waiting past `maxUnread` for a pull. */
+      let parked: (() => void) | undefined
+      const wake = () => {
+        const resume = reader
+        reader = undefined
+        resume?.()
+      }
+      const written = (): Effect.Effect<void> => {
+        wake()
+        return out.text.length < maxUnread ? Effect.void : later((resume) => {
+          parked = resume
+        }, () => {
+          parked = undefined
+        })
+      }
+      const emit = (event: AgentEvent<unknown>): Effect.Effect<void, never, R2> => {
+        if (event._tag !== "Finished" || options.onFinished === undefined) {
+          agentParts(writer, options, event, out)
+          return written()
+        }
+        // A paused run is kept before its frames can be read.
+        return Effect.flatMap(options.onFinished(event.result), () => {
+          agentParts(writer, options, event, out)
+          return written()
+        })
+      }
+      const loop = Effect.matchCause(run(emit as RunOf.Emit), {
+        onSuccess: () => {
+          out.text += doneFrame
+        },
+        onFailure: (cause) => {
+          out.text += frame(failurePart(options)(causeError(cause))) + doneFrame
+        }
+      })
+      const pull: Effect.Effect<NonEmptyReadonlyArray<Uint8Array>, Cause.Done> = Effect.suspend(() => {
+        if (out.text.length > 0) {
+          const chunk = textEncoder.encode(out.text)
+          out.text = ""
+          const resume = parked
+          parked = undefined
+          resume?.()
+          return Effect.succeed([chunk])
+        }
+        if (ended) return Cause.done()
+        return Effect.flatMap(later((resume) => {
+          reader = resume
+        }, () => {
+          reader = undefined
+        }), () => pull)
+      })
+      const finished = Effect.ensuring(loop, Effect.sync(() => {
+        ended = true
+        wake()
+      }))
+      return Effect.as(Effect.forkIn(finished as Effect.Effect<void>, scope, { startImmediately: true }), pull)
+    })
+  ))
+
+/**
+ * Waits until the function given to `register` is called, and resumes then
+ * through the scheduler, not inside the caller (as `Effect.callback` does):
+ * the writer goes on writing and the reader, woken, takes all it wrote.
+ */
+const later = (register: (resume: () => void) => void, cancel: () => void): Effect.Effect<void> =>
+  Effect.withFiber((fiber) =>
+    Effect.callback<void>((resume) => {
+      register(() => fiber.currentDispatcher.scheduleTask(() => resume(Effect.void), 0))
+      return Effect.sync(cancel)
+    })
+  )
+
+/** `encodeAgent` of any stream of agent events: one stage from the events' chunks to their frames. */
+const encodeEvents = <A, E, R, R2 = never>(
+  events: Stream.Stream<AgentEvent<A>, E, R>,
+  options: EncodeOptions<A, R2>
 ): Stream.Stream<Uint8Array, never, R | R2> =>
   Stream.fromChannel(Channel.fromTransform((upstream, scope) => {
     // The run's own scope, closed as a failure is written (as `Stream.catchCause` closes it).

@@ -12,20 +12,21 @@ const title = "Serving an agent stream"
 const target = 1.2
 
 /** What keeps the served path lean (measured in docs/decisions.md, "Serving an agent stream"). */
-const note = "**What keeps serving lean.** `UiServer.agent` writes the frames straight from the events " +
-  "(`UiStream.encodeAgent`: one stream stage from the events to the bytes, keeping the paused run in the same stage, " +
-  "no part object per text delta, a text part's frame prefix made once, one string and one `TextEncoder` call a " +
-  "batch; the same bytes as `encode(fromAgent(...))`, compared byte for byte by a test). `UiServer` provides the " +
+const note = "**What keeps serving lean.** `UiServer.agent` has the run write its frames: `UiStream.encodeAgent` " +
+  "given the stream `Agent.stream` made runs the loop itself, each event's frames written to a string as it comes " +
+  "(no queue between the run and the frames, no part object per text delta, a text part's frame prefix made once), " +
+  "and a pull takes and encodes everything written since the previous one (the same bytes as " +
+  "`encode(fromAgent(...))`, compared by tests). Without the queue, served cost 1.07–1.11 × `Agent.stream` alone " +
+  "in three runs of this figure, against 1.19–1.22 × for the previous build alternated with it " +
+  "(docs/decisions.md, \"the frames written by the run\"). `UiServer` provides the " +
   "handler's context to the body once, not at every pull (`Stream.provideContext` copies every service at each), and " +
   "only the services the running context lacks (none through `toWebHandler`); per request it reads the page's body in " +
   "one stage and hands the request's scope to the body's own fiber (docs/decisions.md, \"less made per request\"). " +
   "`UiServer.toWebHandler` gives the body its own `ReadableStream`: a read gets every chunk made since the previous " +
   "read in one (a chunk made while a read waits goes at once; nothing is held back), where " +
-  "`Stream.toReadableStreamWith` hands one chunk per read. `Agent.stream` queues up to 256 events, so a chunk holds " +
-  "what arrived in one read from the service. In 7 alternated rounds at load 12–16, served cost 1.52–1.56 × " +
-  "`Agent.stream` alone before the body, the context and the queue, and 1.12 × after them (5.29 against 4.71 µs a " +
-  "part); the frames from the events took a further 7 % off the served CPU (docs/decisions.md). The ratio moves with " +
-  "the machine's load: compare within one run."
+  "`Stream.toReadableStreamWith` hands one chunk per read. Earlier rounds: 1.52–1.56 × before the body, the context " +
+  "and a larger queue, 1.12–1.28 × after them and the frames from the events (docs/decisions.md). The ratio moves " +
+  "with the machine's load: compare within one run."
 
 export const figure: Figure = {
   id,
