@@ -12,16 +12,11 @@
 import * as Images from "@switchboard/core/Images"
 import type * as Protocol from "@switchboard/core/Protocol"
 import type * as TaskPoller from "@switchboard/core/TaskPoller"
-import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Cause from "effect/Cause"
-import * as Channel from "effect/Channel"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Pull from "effect/Pull"
-import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { AgentEvent, AgentResult, ToolResult } from "./Agent.js"
-import * as RunOf from "./internal/runOf.js"
+import * as RunText from "./internal/runText.js"
 
 /**
  * The parts this module writes (a subset of the AI SDK's `UIMessageChunk`).
@@ -356,160 +351,34 @@ export const fromAgent = <A, E, R>(
  */
 export const encodeAgent = <A, E, R, R2 = never>(
   events: Stream.Stream<AgentEvent<A>, E, R>,
-  options: EncodeOptions<A, R2> = {}
-): Stream.Stream<Uint8Array, never, R | R2> => {
-  const run = RunOf.runOf(events)
-  return run === undefined ? encodeEvents(events, options) : encodeRun(run, options as EncodeOptions<unknown, R2>)
-}
-
-type EncodeOptions<A, R2> = Options & {
-  readonly onFinished?: ((result: AgentResult<A>) => Effect.Effect<void, never, R2>) | undefined
-}
-
-/** Characters written and not yet read after which the run waits for a read. */
-const maxUnread = 64 * 1024
-
-/**
- * `encodeAgent` of a stream made by `Agent.stream`: the loop runs in a fiber
- * of the stream's scope and writes each event's frames as it comes; a pull
- * takes (and encodes) every frame written since the previous one, or waits
- * for the next. Each event costs its frames and no queue: the stream's
- * queue and the fiber hop per event were a third of what serving added to
- * the run (docs/decisions.md, "frames from the run"). Past `maxUnread`
- * characters unread, the run waits for a pull.
- */
-const encodeRun = <R, R2>(run: RunOf.Run, options: EncodeOptions<unknown, R2>): Stream.Stream<Uint8Array, never, R | R2> =>
-  Stream.fromChannel(Channel.fromTransform((_upstream, scope) =>
-    Effect.suspend(() => {
-      const writer = new Writer("text-")
-      const out = new FramesOut()
-      out.text = frame(startPart(options))
-      let ended = false
-      /** A pull waiting for frames. */
-      let reader: (() => void) | undefined
-      /** The run, waiting past `maxUnread` for a pull. */
-      let parked: (() => void) | undefined
-      const wake = () => {
-        const resume = reader
-        reader = undefined
-        resume?.()
-      }
-      const written = (): Effect.Effect<void> => {
-        wake()
-        return out.text.length < maxUnread ? Effect.void : later((resume) => {
-          parked = resume
-        }, () => {
-          parked = undefined
-        })
-      }
-      const emit = (event: AgentEvent<unknown>): Effect.Effect<void, never, R2> => {
-        if (event._tag !== "Finished" || options.onFinished === undefined) {
-          agentParts(writer, options, event, out)
-          return written()
-        }
-        // A paused run is kept before its frames can be read.
-        return Effect.flatMap(options.onFinished(event.result), () => {
-          agentParts(writer, options, event, out)
-          return written()
-        })
-      }
-      const loop = Effect.matchCause(run(emit as RunOf.Emit), {
-        onSuccess: () => {
-          out.text += doneFrame
-        },
-        onFailure: (cause) => {
-          out.text += frame(failurePart(options)(causeError(cause))) + doneFrame
-        }
-      })
-      const pull: Effect.Effect<NonEmptyReadonlyArray<Uint8Array>, Cause.Done> = Effect.suspend(() => {
-        if (out.text.length > 0) {
-          const chunk = textEncoder.encode(out.text)
-          out.text = ""
-          const resume = parked
-          parked = undefined
-          resume?.()
-          return Effect.succeed([chunk])
-        }
-        if (ended) return Cause.done()
-        return Effect.flatMap(later((resume) => {
-          reader = resume
-        }, () => {
-          reader = undefined
-        }), () => pull)
-      })
-      const finished = Effect.ensuring(loop, Effect.sync(() => {
-        ended = true
-        wake()
-      }))
-      return Effect.as(Effect.forkIn(finished as Effect.Effect<void>, scope, { startImmediately: true }), pull)
-    })
-  ))
-
-/**
- * Waits until the function given to `register` is called, and resumes then
- * through the scheduler, not inside the caller (as `Effect.callback` does):
- * the writer goes on writing and the reader, woken, takes all it wrote.
- */
-const later = (register: (resume: () => void) => void, cancel: () => void): Effect.Effect<void> =>
-  Effect.withFiber((fiber) =>
-    Effect.callback<void>((resume) => {
-      register(() => fiber.currentDispatcher.scheduleTask(() => resume(Effect.void), 0))
-      return Effect.sync(cancel)
-    })
-  )
-
-/** `encodeAgent` of any stream of agent events: one stage from the events' chunks to their frames. */
-const encodeEvents = <A, E, R, R2 = never>(
-  events: Stream.Stream<AgentEvent<A>, E, R>,
-  options: EncodeOptions<A, R2>
+  options: Options & { readonly onFinished?: ((result: AgentResult<A>) => Effect.Effect<void, never, R2>) | undefined } = {}
 ): Stream.Stream<Uint8Array, never, R | R2> =>
-  Stream.fromChannel(Channel.fromTransform((upstream, scope) => {
-    // The run's own scope, closed as a failure is written (as `Stream.catchCause` closes it).
-    const runScope = Scope.forkUnsafe(scope)
-    return Effect.map(Channel.toTransform(Stream.toChannel(events))(upstream, runScope), (pull) => {
-      const writer = new Writer("text-")
-      const out = new FramesOut()
-      let state: "start" | "running" | "ended" = "start"
-      const bytes = (): NonEmptyReadonlyArray<Uint8Array> => {
-        const chunk = textEncoder.encode(out.text)
-        out.text = ""
-        return [chunk]
-      }
-      const next = Effect.catchCause(
-        Effect.flatMap(pull, (chunk) => {
-          let finished: AgentResult<A> | undefined
-          for (const event of chunk) {
-            agentParts(writer, options, event as AgentEvent<unknown>, out)
-            if (event._tag === "Finished") finished = event.result
-          }
-          return finished === undefined || options.onFinished === undefined
-            ? Effect.succeed(bytes())
-            : Effect.as(options.onFinished(finished), bytes())
-        }),
-        (cause): Effect.Effect<NonEmptyReadonlyArray<Uint8Array>, Cause.Done, R2> => {
-          state = "ended"
-          if (Pull.isDoneCause(cause)) {
-            out.text = doneFrame
-            return Effect.succeed(bytes())
-          }
-          out.text = frame(failurePart(options)(causeError(cause))) + doneFrame
-          return Effect.as(Scope.close(runScope, Exit.failCause(cause)), bytes())
-        }
-      )
-      return Effect.suspend(() => {
-        if (state === "running") return next
-        if (state === "ended") return Cause.done()
-        state = "running"
-        out.text = frame(startPart(options))
-        return Effect.succeed(bytes())
-      })
-    })
-  }))
+  RunText.written(events, () => new AgentFrames(options as AgentFramesOptions<R2>))
 
-/** The runtime's `TextEncoder` (named here: the package has no DOM types). */
-const textEncoder = new (globalThis as unknown as {
-  readonly TextEncoder: new() => { encode(text: string): Uint8Array }
-}).TextEncoder()
+type AgentFramesOptions<R2> = Options & {
+  readonly onFinished?: ((result: AgentResult<unknown>) => Effect.Effect<void, never, R2>) | undefined
+}
+
+/** The UI message stream's frames of a run: `start`, the events' parts, `finish` or `error`, `[DONE]`. */
+class AgentFrames<R2> extends FramesOut implements RunText.TextWriter<R2> {
+  private readonly writer = new Writer("text-")
+  constructor(private readonly options: AgentFramesOptions<R2>) {
+    super()
+    this.text = frame(startPart(options))
+  }
+  event(event: AgentEvent<unknown>) {
+    const onFinished = this.options.onFinished
+    if (event._tag === "Finished" && onFinished !== undefined) {
+      // A paused run is kept before the frames of its finish are written.
+      return Effect.map(onFinished(event.result), () => agentParts(this.writer, this.options, event, this))
+    }
+    agentParts(this.writer, this.options, event, this)
+    return undefined
+  }
+  end(cause: Cause.Cause<unknown> | undefined) {
+    this.text += cause === undefined ? doneFrame : frame(failurePart(this.options)(causeError(cause))) + doneFrame
+  }
+}
 
 const causeError = (cause: Cause.Cause<unknown>): unknown => {
   const failure = cause.reasons.find((reason) => reason._tag === "Fail")
@@ -631,14 +500,19 @@ export const encode = <E, R>(parts: Stream.Stream<UiPart, E, R>): Stream.Stream<
 export const agentSse = <A, E, R>(
   events: Stream.Stream<AgentEvent<A>, E, R>,
   options: Pick<Options, "errorText"> = {}
-): Stream.Stream<Uint8Array, never, R> =>
-  events.pipe(
-    Stream.map((event) => `event: ${event._tag}\ndata: ${JSON.stringify(event)}\n\n`),
-    Stream.catchCause((cause) =>
-      Stream.make(`event: error\ndata: ${JSON.stringify({ errorText: (failurePart(options)(causeError(cause)) as { errorText: string }).errorText })}\n\n`)
-    ),
-    Stream.encodeText
-  )
+): Stream.Stream<Uint8Array, never, R> => RunText.written(events, () => new SseEvents(options))
+
+class SseEvents implements RunText.TextWriter<never> {
+  text = ""
+  constructor(private readonly options: Pick<Options, "errorText">) {}
+  event(event: AgentEvent<unknown>) {
+    this.text += `event: ${event._tag}\ndata: ${JSON.stringify(event)}\n\n`
+    return undefined
+  }
+  end(cause: Cause.Cause<unknown> | undefined) {
+    if (cause !== undefined) this.text += `event: error\ndata: ${JSON.stringify({ errorText: errorTextOf(this.options, cause) })}\n\n`
+  }
+}
 
 /**
  * The run's text only, as UTF-8 (`text/plain`); a failure ends it with a
@@ -650,10 +524,20 @@ export const agentSse = <A, E, R>(
 export const agentText = <A, E, R>(
   events: Stream.Stream<AgentEvent<A>, E, R>,
   options: Pick<Options, "errorText"> = {}
-): Stream.Stream<Uint8Array, never, R> =>
-  events.pipe(
-    Stream.filter((event) => event._tag === "TextDelta"),
-    Stream.map((event) => event.text),
-    Stream.catchCause((cause) => Stream.make(`\n[error] ${(failurePart(options)(causeError(cause)) as { errorText: string }).errorText}\n`)),
-    Stream.encodeText
-  )
+): Stream.Stream<Uint8Array, never, R> => RunText.written(events, () => new PlainText(options))
+
+class PlainText implements RunText.TextWriter<never> {
+  text = ""
+  constructor(private readonly options: Pick<Options, "errorText">) {}
+  event(event: AgentEvent<unknown>) {
+    if (event._tag === "TextDelta") this.text += event.text
+    return undefined
+  }
+  end(cause: Cause.Cause<unknown> | undefined) {
+    if (cause !== undefined) this.text += `\n[error] ${errorTextOf(this.options, cause)}\n`
+  }
+}
+
+/** The text of the `error` a failure is written as. */
+const errorTextOf = (options: Pick<Options, "errorText">, cause: Cause.Cause<unknown>): string =>
+  (failurePart(options)(causeError(cause)) as { readonly errorText: string }).errorText

@@ -1,7 +1,7 @@
 /**
- * `UiStream.encodeAgent` of a stream that `Agent.stream` made runs the loop
- * itself and writes each event's frames as it comes (no queue between the
- * run and the frames). Against the emulator over real HTTP, it must write
+ * `UiStream.encodeAgent` (and `agentSse`, `agentText`) of a stream that
+ * `Agent.stream` made runs the loop itself and writes each event's frames as
+ * it comes (no queue between the run and the frames). Against the emulator over real HTTP, it must write
  * the bytes that the events' own encoder writes (the same stream piped on,
  * which has no run behind it), keep a paused run before its frames can be
  * read, and wait for a reader that is behind. (That a page that goes away
@@ -96,6 +96,31 @@ describe("UiStream.encodeAgent of Agent.stream", () => {
     }).pipe(setup))
 })
 
+/**
+ * The text with what differs from run to run left out of each event's JSON:
+ * a reply's metadata (the emulator's request id, its `date` header) and the
+ * run's trace ids.
+ */
+const ownIds = (text: string) =>
+  text.split("\n").map((line) => line.startsWith("data: {") ? `data: ${JSON.stringify(JSON.parse(line.slice(6)), (key, value) => key === "response" || key === "trace" ? undefined : value)}` : line).join("\n")
+
+describe("UiStream.agentSse and agentText of Agent.stream", () => {
+  const encoders = [["agentSse", UiStream.agentSse], ["agentText", UiStream.agentText]] as const
+  for (const [name, encoder] of encoders) {
+    it.effect(`${name}: the bytes of the events' encoder, for a run and a failed run`, () =>
+      Effect.gen(function*() {
+        const make = () => Agent.stream({ model, toolkit, messages: [user("Use get_weather and get_time for Paris")] })
+        const direct = yield* text(encoder(make()))
+        expect(ownIds(direct)).toBe(ownIds(yield* text(encoder(piped(make())))))
+        expect(direct).toContain("get_weather →")
+        const failing = () => Agent.stream({ model, toolkit, maxSteps: 1, messages: [user("Use get_time then get_weather")] })
+        const failed = yield* text(encoder(failing(), { errorText }))
+        expect(ownIds(failed)).toBe(ownIds(yield* text(encoder(piped(failing()), { errorText }))))
+        expect(failed).toContain("failed: MaxStepsExceeded")
+      }).pipe(setup))
+  }
+})
+
 describe("UiStream.encodeAgent of Agent.stream, a reader behind", () => {
   // A run of its own (what `Agent.stream` remembers), so that nothing but the encoder can make it wait:
   // it sends text deltas for ever, counting them.
@@ -122,6 +147,33 @@ describe("UiStream.encodeAgent of Agent.stream, a reader behind", () => {
       }
       return sent.count
     })
+
+  it.effect("every fiber of the run that waits goes on at the next read (tools emit from fibers of their own)", () =>
+    Effect.gen(function*() {
+      const sent = { count: 0 }
+      const finished: Array<string> = []
+      // Two fibers emitting at once (as a step's tool calls do), each 2,000 deltas of 1,200 characters: each
+      // goes past 64 K unread before the scheduler lets the reader in.
+      const delta = " tok".repeat(300)
+      const emitter = (emit: RunOf.Emit, name: string) =>
+        Effect.andThen(
+          Effect.forEach(Array.from({ length: 2_000 }), () =>
+            Effect.suspend(() => {
+              sent.count++
+              return emit({ _tag: "TextDelta", step: 0, text: delta })
+            }), { discard: true }),
+          Effect.sync(() => finished.push(name))
+        )
+      const events = RunOf.remember(Stream.empty as Stream.Stream<Agent.AgentEvent>, (emit) =>
+        Effect.andThen(
+          Effect.all([emitter(emit, "a"), emitter(emit, "b")], { concurrency: 2 }),
+          Effect.die("the end")
+        ))
+      const read = yield* text(UiStream.encodeAgent(events))
+      expect(finished.sort()).toEqual(["a", "b"])
+      expect(read.split("\"type\":\"text-delta\"").length - 1).toBe(4_000)
+      expect(read.endsWith("data: [DONE]\n\n")).toBe(true)
+    }))
 
   it.effect("waits once 64 K characters of frames are unread, and goes on at the next read", () =>
     Effect.gen(function*() {
