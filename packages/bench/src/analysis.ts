@@ -176,32 +176,18 @@ which mode the collector lands in; narrowing it takes less made per stream and p
 per-stream setup is about 260 µs more than the raw parser's, here for 1,000 streams at once), not a guarantee.
 `,
   "agent-serve": `
-**What stands in the way: the frames, a fixed cost per request, and a quiet machine.** At 2,000 parts an answer the
-1.2 × budget is about 0.52 µs a part, 1,030 µs an answer. Issue 36's rounds wrote the frames from the events
-(\`UiStream.encodeAgent\`) and then cut what the handler made per request (docs/decisions.md, "less made per
-request"): no copy of the request's context for the body when it already runs in it, the request's scope closed by the
-body's own fiber instead of a stream stage, the page's body read in one stage, the options split once per handler.
-That took a one-part answer's allocations from 196 to 183 KB (\`Agent.stream\` alone: 120 KB). In alternated rounds
-with the previous build (fresh processes, the bench's server, 9 rounds each) the served CPU went from 1,102 to 1,087
-µs a one-part answer (per-round median 0.94 ×, load 8–11) and from 6,448 to 6,121 µs an answer of 2,000 parts (0.945
-×): 1.25 → 1.19 × \`Agent.stream\` alone at load 6–8, but 1.29 → 1.24 × at load 1.4 (per-round median 1.01 ×, within
-the rounds' noise). This figure alone (\`--only agent-serve\`) read 1.23 × at load 5–7 and 1.27 and 1.30 × at load 2
-(3.17 against 2.50 and 3.37 against 2.59 µs a part). The ratio falls as the load rises (1.13 × at load 85 for an earlier
-build): a loaded client reads larger batches. So on a quiet machine the target is missed by about 0.07–0.1 ×, 300–500 µs
-an answer. Where the roughly 1,250 µs an answer over \`Agent.stream\` alone go (load 1–4): the frames themselves,
-drained without a \`Response\` (the "frames written" row, 1.06–1.09 ×, 300–450 µs: quoting each delta, the batch's
-string and its UTF-8); a fixed cost of about 350 µs an answer whatever its length (140 against a stub wire in one
-process), none of it one large piece: the web \`Request\` and \`Response\` and \`effect\`'s
-\`HttpEffect.toWebHandler\` (its fiber, request scope and \`toWeb\`: about 30 µs warm for a streamed response with no
-run behind it), reading and decoding the page's body (about 11 and 3 µs warm), our body (its fiber, the
-\`ReadableStream\` and its reads: about 35 µs), the approval store and the run's forks copying a context that holds the
-request's services, and collecting the 60 KB a request allocates beyond the run's; the rest, about 0.2 µs a part, is the
-body's hand-over and the collection of the frames' strings. What the page's guarantees cost is in these: the request
-validated with its schema and size limits, the run started at the first read, waiting for a reader 64 KB behind and
-stopped when the page goes away, the paused run kept. Running the body without the stage that provides its context
-(when it already runs in the handler's) saved 2 KB an answer and no measurable CPU (not kept); a web handler of our own
-in place of \`effect\`'s would save at most its share of the 30 µs. Compare builds in alternated rounds within one run,
-not single runs.
+**What serving costs over the run: a fixed cost per request, and the frames.** Since the run writes its own frames
+(\`UiStream.encodeAgent\` of the stream \`Agent.stream\` made runs the loop and writes each event as it comes, with no
+queue between them; docs/decisions.md, "the frames written by the run"), the served path reads 1.07–1.11 ×
+\`Agent.stream\` alone in this figure's runs (2.33–2.38 against 2.13–2.22 µs a part, load 1.4–2.2), where the build
+before it read 1.19–1.22 × alternated with it. What is left over \`Agent.stream\` alone, at 2,000 parts an answer: the
+frames (quoting each delta, the batch's string and its UTF-8, about 100 ns a part, 4–5 %), which now cost about what
+the queue they replaced did (the "frames written" row, 0.96–0.98 ×); and a fixed cost of 220–270 µs a request whatever
+its length (0.11–0.13 µs a part here, measured with one-part answers in one process: \`effect\`'s web handler and the
+web \`Request\` and \`Response\` about 60 µs, the streamed body about 50, reading and decoding the page's body, the
+approval store and the handler's steps about 100), none of it one large piece. A run of this figure that misses
+1.2 × would have to find 0.2–0.25 µs a part more than these: compare builds in alternated rounds within one run, since
+the ratio moves with the machine's load (a loaded client reads larger batches).
 `,
   "agent-step": `
 **A step is the chat call, five spans, three tool calls and the collector.** Issue 38 looked twice. The second look
