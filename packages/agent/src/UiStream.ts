@@ -341,10 +341,13 @@ export const fromAgent = <A, E, R>(
 
 /**
  * An agent run straight to the UI message stream's bytes: the bytes of
- * `encode(fromAgent(events, options))`, written from the events in one
- * stage, without part objects, one string and one encoding a batch of
- * events. `onFinished` runs with the run's result before the frames of its
- * batch are handed on (`UiServer` keeps a paused run there).
+ * `encode(fromAgent(events, options))`, written without part objects, one
+ * string and one encoding a read. Given the stream `Agent.stream` or
+ * `Agent.resumeStream` returns, as it is, the run writes each event's
+ * frames as it comes (no queue between them; past 64 K characters unread
+ * it waits for a read); given any other stream of events, a chunk of them
+ * at a time. `onFinished` runs with the run's result before the frames of
+ * its finish are written (`UiServer` keeps a paused run there).
  *
  * @since 1.1.0
  * @category encoding
