@@ -37,7 +37,7 @@ const child = async (
   name: string,
   count: number,
   mode = "record",
-  pause?: { readonly at: "read" | "rename"; readonly fifo: string }
+  pause?: { readonly at: "owner" | "read" | "rename"; readonly fifo: string }
 ) => {
   const emulator = await runtime.runPromise(Emulator.Emulator)
   const running = Processes.start(
@@ -100,8 +100,9 @@ it("two processes recording the same missing requests (record-if-missing) record
 // during a recording run, Ctrl-Z): once its lock is 30 s old a waiter takes
 // it over and writes; then the hung one wakes up and goes on with its write.
 // The lock's time stamp is set back rather than waited for.
-for (const at of ["read", "rename"] as const) {
-  it(`a writer hung holding the lock (at its ${at}) past 30 s, taken over, then woken: both recordings are kept`, async () => {
+const hangs = [["owner", "before naming itself in it"], ["read", "just after its read"], ["rename", "just before its rename"]] as const
+for (const [at, where] of hangs) {
+  it(`a writer hung holding the lock (${where}) past 30 s, taken over, then woken: both recordings are kept`, async () => {
     const file = tempFile()
     const before = await child(file, "before", 1)
     before.signal("SIGUSR2")
