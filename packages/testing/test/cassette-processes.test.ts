@@ -122,5 +122,6 @@ for (const [at, where] of hangs) {
     await finished([hung])
     expect(prompts(file).sort()).toEqual(["before 0", "hung 0", "successor 0"])
     expect(Fs.readdirSync(Path.dirname(file))).toEqual(["shared.json"])
+    Fs.rmSync(Path.dirname(fifo), { recursive: true, force: true })
   }, 120_000)
 }
