@@ -33,9 +33,9 @@
  * recording into one file lose nothing. A lock whose owner died (or older
  * than 30 s) is taken over, with the temporary file a dead writer left; a
  * writer whose lock was taken over (it hung past 30 s) finds out at its
- * rename and merges again, never replacing what its successor wrote. The file is checked whole when read: a recording missing a field
- * the replay needs, or a file past 128 MiB, fails the layer with
- * `CassetteFileError`.
+ * rename and merges again, never replacing what its successor wrote. The
+ * file is checked whole when read: a recording missing a field the replay
+ * needs, or a file past 128 MiB, fails the layer with `CassetteFileError`.
  *
  * The format (version 1), readable in a review:
  * ```json
