@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
 import * as Errors from "./Errors.js"
 
 /**
@@ -209,9 +210,16 @@ export const attachment = (
 }
 
 /**
+ * The most a secret file may hold: a key or a URL is far shorter, and a
+ * file past it (a wrong path, `/dev/zero`) is never read whole.
+ */
+const maxSecretFileBytes = 64 * 1024
+
+/**
  * A secret given as a file (`--api-key-file`, `--database-file`): its first
- * line that is not blank, trimmed, `Redacted`. A file that cannot be read or
- * holds nothing is a usage error naming the flag (never quoting the file).
+ * line that is not blank, trimmed, `Redacted`. A file that cannot be read,
+ * holds nothing or holds more than 64 KiB is a usage error naming the flag
+ * (never quoting the file); no more than that is ever read.
  *
  * @since 1.1.0
  * @category secrets
@@ -219,11 +227,18 @@ export const attachment = (
 export const secretFile = (flag: string, path: string): Effect.Effect<Redacted.Redacted<string>, Errors.UsageError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const text = yield* Effect.mapError(
-      fs.readFileString(path),
-      (error) => new Errors.UsageError({ message: `--${flag} ${path} cannot be read: ${error.message}` })
+    // One byte past the limit tells a file too large.
+    const parts = yield* fs.stream(path, { bytesToRead: maxSecretFileBytes + 1 }).pipe(
+      Stream.runCollect,
+      Effect.mapError((error) => new Errors.UsageError({ message: `--${flag} ${path} cannot be read: ${error.message}` }))
     )
-    const line = text.split(/\r?\n/).map((l) => l.trim()).find((l) => l !== "")
+    const bytes = Buffer.concat(parts)
+    if (bytes.length > maxSecretFileBytes) {
+      return yield* new Errors.UsageError({
+        message: `--${flag} ${path} is larger than ${maxSecretFileBytes / 1024} KiB: write the value alone on its first line`
+      })
+    }
+    const line = bytes.toString("utf8").split(/\r?\n/).map((l) => l.trim()).find((l) => l !== "")
     return line === undefined
       ? yield* new Errors.UsageError({ message: `--${flag} ${path} is empty: write the value on its first line` })
       : Redacted.make(line)

@@ -883,6 +883,15 @@ describe.concurrent("switchboard worker: where the database is given", { timeout
     expectOneLine(result.stderr)
   })
 
+  it("a --database-file past 64 KiB (a wrong file, /dev/zero) is a usage error, and no more of it is read", async () => {
+    const big = Path.join(tempDir("big-database-file"), "url.txt")
+    Fs.writeFileSync(big, `postgres://nobody@127.0.0.1:1/none\n${"#".repeat(1024 * 1024)}\n`)
+    for (const file of [big, "/dev/zero"]) {
+      const result = await run(["worker", "--database-file", file], { env, unset: ["SWITCHBOARD_DATABASE_URL"] })
+      expect([result.code, result.stderr.trim()]).toEqual([2, `✖ --database-file ${file} is larger than 64 KiB: write the value alone on its first line`])
+    }
+  })
+
   it("video takes --database-file too: the task runs as a workflow", async () => {
     const dir = tempDir("video-database-file")
     Fs.writeFileSync(Path.join(dir, "url.txt"), "sqlite:tasks.sqlite\n")

@@ -152,11 +152,17 @@ const maxRedirects = 5
 /** What a media download may not be: a page or an error body saved as a video is no video. */
 const notMedia = /^(?:text\/|application\/(?:json|xml|xhtml|problem)|[^;]*\+(?:json|xml))/i
 
-/** A GET that follows up to `maxRedirects` redirects; past them, the last redirect is the answer. */
+/**
+ * A GET that follows up to `maxRedirects` redirects; past them, the last
+ * redirect is the answer. It asks for the bytes as they are (`identity`):
+ * media is compressed already, a compressed transfer has no length to check
+ * a cut against, and `fetch` takes a gzip stream that stops before its end
+ * for a whole one.
+ */
 const fetchFollowing = async (url: string, signal: AbortSignal): Promise<Response> => {
   let target = url
   for (let hop = 0;; hop++) {
-    const response = await fetch(target, { signal, redirect: "manual" })
+    const response = await fetch(target, { signal, redirect: "manual", headers: { "accept-encoding": "identity" } })
     const location = response.headers.get("location")
     if (response.status < 300 || response.status >= 400 || location === null || hop === maxRedirects) return response
     await response.body?.cancel()

@@ -10,6 +10,7 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as zlib from "node:zlib"
 import { NodeMedia } from "../src/index.js"
 
 const video = Buffer.from(Array.from({ length: 64 * 1024 }, (_, i) => i % 251))
@@ -21,7 +22,10 @@ const closed = (server: http.Server) =>
     server.closeAllConnections()
   })
 
-/** `/video.mp4` whole, `/missing.mp4` 404, `/cut.mp4` dropped after a third of its declared length. */
+/**
+ * `/video.mp4` whole, `/missing.mp4` 404, `/cut.mp4` dropped after a third of
+ * its declared length, `/proxied.mp4` the same behind a compressing proxy.
+ */
 const mediaServer = Effect.acquireRelease(
   Effect.callback<http.Server & { readonly base: string }>((resume) => {
     const server = http.createServer((req, res) => {
@@ -39,6 +43,21 @@ const mediaServer = Effect.acquireRelease(
       } else if (req.url === "/declared-huge.mp4") {
         res.writeHead(200, { "content-type": "video/mp4", "content-length": String(2 ** 40) })
         res.write(video)
+      } else if (req.url === "/proxied.mp4") {
+        // A compressing proxy whose upstream is cut after a third. Asked for
+        // gzip, it has no length to send on and ends its gzip stream (flushed,
+        // without the trailer) as if whole; asked for the bytes as they are,
+        // it sends the upstream's length on.
+        const part = video.subarray(0, video.length / 3)
+        if (/gzip/.test(req.headers["accept-encoding"] ?? "")) {
+          res.writeHead(200, { "content-type": "video/mp4", "content-encoding": "gzip" })
+          const gzip = zlib.createGzip()
+          gzip.on("data", (chunk: Buffer) => res.write(chunk))
+          gzip.write(part, () => gzip.flush(() => res.end()))
+        } else {
+          res.writeHead(200, { "content-type": "video/mp4", "content-length": video.length })
+          res.write(part, () => res.destroy())
+        }
       } else if (req.url === "/cut.mp4") {
         res.writeHead(200, { "content-type": "video/mp4", "content-length": video.length })
         res.write(video.subarray(0, video.length / 3), () => res.destroy())
@@ -100,15 +119,22 @@ describe("NodeMedia downloads over HTTP", () => {
       expect(readdirSync(directory)).toEqual([])
     }).pipe(Effect.provide(NodeMedia.layer)))
 
-  it.effect("a download cut off mid-body → TransportError, and no file, not even a partial one", () =>
-    Effect.gen(function*() {
-      const { base } = yield* mediaServer
-      const directory = temporaryDirectory()
-      const error = yield* Effect.flip(NodeMedia.save(`${base}/cut.mp4`, join(directory, "clip.mp4")))
-      expect(error._tag).toBe("TransportError")
-      expect(error.message).toContain("cut off")
-      expect(readdirSync(directory)).toEqual([])
-    }).pipe(Effect.provide(NodeMedia.layer)))
+  const cuts = [
+    ["/cut.mp4", "mid-body"],
+    // The bytes are asked for as they are: gzip would hide the cut.
+    ["/proxied.mp4", "behind a compressing proxy"]
+  ] as const
+  for (const [path, where] of cuts) {
+    it.effect(`a download cut off ${where} → TransportError, and no file, not even a partial one`, () =>
+      Effect.gen(function*() {
+        const { base } = yield* mediaServer
+        const directory = temporaryDirectory()
+        const error = yield* Effect.flip(NodeMedia.save(`${base}${path}`, join(directory, "clip.mp4")))
+        expect(error._tag).toBe("TransportError")
+        expect(error.message).toContain("cut off")
+        expect(readdirSync(directory)).toEqual([])
+      }).pipe(Effect.provide(NodeMedia.layer)))
+  }
 
   it.effect("a server that refuses the connection → TransportError naming the download", () =>
     Effect.gen(function*() {

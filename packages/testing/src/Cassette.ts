@@ -31,10 +31,11 @@
  * replaced by `[redacted]`. Each write is whole (a temporary file, then a
  * rename), under a lock, merged with what is on disk, so two processes
  * recording into one file lose nothing. A lock whose owner died (or older
- * than 30 s) is taken over, and a temporary file a dead writer left is
- * removed. The file is checked whole when read: a recording missing a field
- * the replay needs, or a file past 128 MiB, fails the layer with
- * `CassetteFileError`.
+ * than 30 s) is taken over, with the temporary file a dead writer left; a
+ * writer whose lock was taken over (it hung past 30 s) finds out at its
+ * rename and merges again, never replacing what its successor wrote. The
+ * file is checked whole when read: a recording missing a field the replay
+ * needs, or a file past 128 MiB, fails the layer with `CassetteFileError`.
  *
  * The format (version 1), readable in a review:
  * ```json
@@ -305,11 +306,26 @@ const isStale = (lock: string): boolean => {
 }
 
 /**
+ * Removes the lock directory `lock`: moved aside first, in one step whatever
+ * its holder writes into it meanwhile, then deleted. Gone already: done.
+ */
+const removeLock = (lock: string) => {
+  const aside = `${lock}.${Math.random().toString(36).slice(2)}.gone`
+  try {
+    Fs.renameSync(lock, aside)
+  } catch (error) {
+    if (codeOf(error) === "ENOENT") return
+    throw error
+  }
+  Fs.rmSync(aside, { recursive: true, force: true, maxRetries: 2 })
+}
+
+/**
  * Removes `lock` if it is stale, judged again under a second lock
  * (`.break`): of two waiters that found one dead lock, the second then finds
  * the lock its successor took since, alive, and leaves it.
  */
-const breakIfStale = (lock: string): boolean => {
+const breakIfStale = (lock: string): void => {
   const breaking = `${lock}.break`
   try {
     Fs.mkdirSync(breaking)
@@ -317,58 +333,86 @@ const breakIfStale = (lock: string): boolean => {
     if (codeOf(error) !== "EEXIST") throw error
     // Held for a moment; older, its holder died holding it.
     if (ageOf(breaking) > 30_000) Fs.rmSync(breaking, { recursive: true, force: true })
-    return false
+    return
   }
   try {
-    if (!isStale(lock)) return false
-    Fs.rmSync(lock, { recursive: true, force: true })
-    return true
+    if (isStale(lock)) removeLock(lock)
   } finally {
     Fs.rmSync(breaking, { recursive: true, force: true })
   }
 }
 
+/** The lock of a write, as its holder knows it: the directory, the `owner` it wrote there, and that owner's token. */
+interface Holding {
+  readonly lock: string
+  readonly owner: string
+  readonly token: string
+}
+
 /**
- * Runs `f` holding the file's lock: a directory beside it naming its owner.
- * A stale lock is removed; a live one is waited for, never broken. `f` is
- * told when a stale lock was taken over: its owner may have left a
- * temporary file.
+ * Writes `owner` into the lock just made; `false` when the lock was taken
+ * over first (its maker paused past 30 s before this write): the
+ * successor's owner is there, or no lock.
  */
-const locked = <A>(file: string, f: (tookOver: boolean) => A): A => {
-  const lock = `${file}.lock`
-  let tookOver = false
-  for (;;) {
-    try {
-      Fs.mkdirSync(lock)
-      break
-    } catch (error) {
-      if (codeOf(error) !== "EEXIST") throw error
-      if (isStale(lock) && breakIfStale(lock)) tookOver = true
-      else sleepSync(5)
-    }
-  }
-  // Host, pid, and a token of this holding: a holder whose lock was taken
-  // over (it hung past 30 s) must not remove its successor's.
-  const owner = `${Os.hostname()} ${process.pid} ${Math.random().toString(36).slice(2)}`
+const claim = (lock: string, owner: string): boolean => {
   try {
-    Fs.writeFileSync(Path.join(lock, "owner"), owner)
-    return f(tookOver)
-  } finally {
-    if (ownerOf(lock) === owner) Fs.rmSync(lock, { recursive: true, force: true })
+    Fs.writeFileSync(Path.join(lock, "owner"), owner, { flag: "wx" })
+    return true
+  } catch (error) {
+    if (codeOf(error) === "EEXIST" || codeOf(error) === "ENOENT") return false
+    throw error
   }
 }
 
-/** `shared.json.<pid>.<random>.tmp`: a temporary file of `file`'s writes. */
-const isTemporaryOf = (file: string, name: string) =>
-  name.startsWith(`${Path.basename(file)}.`) && /^\.\d+\.[a-z0-9]*\.tmp$/.test(name.slice(Path.basename(file).length))
+/**
+ * Runs `f` holding the file's lock: a directory beside it whose `owner`
+ * file names its holder (host, pid, and a token of this holding). A stale
+ * lock is taken over; a live one is waited for, never broken.
+ */
+const locked = <A>(file: string, f: (holding: Holding) => A): A => {
+  const lock = `${file}.lock`
+  const token = Math.random().toString(36).slice(2)
+  const owner = `${Os.hostname()} ${process.pid} ${token}`
+  for (;;) {
+    try {
+      Fs.mkdirSync(lock)
+    } catch (error) {
+      if (codeOf(error) !== "EEXIST") throw error
+      if (isStale(lock)) breakIfStale(lock)
+      else sleepSync(5)
+      continue
+    }
+    if (claim(lock, owner)) break
+  }
+  try {
+    return f({ lock, owner, token })
+  } finally {
+    // A holder whose lock was taken over (it hung past 30 s) leaves its successor's.
+    if (ownerOf(lock) === owner) removeLock(lock)
+  }
+}
 
 /**
- * Under the lock no one else writes a temporary file of `file`: once a dead
- * holder's lock is taken over, any there is what it left before its rename.
+ * Replaces `file` with `text`, if the lock is still held: `false` when it
+ * was taken over (its holder hung past 30 s), and nothing was written. The
+ * temporary file is written inside the lock's directory and renamed from
+ * there, so a lock taken over (its directory moved aside) makes the rename
+ * fail rather than replace what the successor wrote meanwhile; the owner is
+ * read between the two, so a temporary file written into the successor's
+ * lock is never renamed. The temporary file never stays.
  */
-const removeLeftovers = (file: string) => {
-  for (const name of Fs.readdirSync(Path.dirname(file))) {
-    if (isTemporaryOf(file, name)) Fs.rmSync(Path.join(Path.dirname(file), name), { force: true })
+const commit = (file: string, holding: Holding, text: string): boolean => {
+  const temporary = Path.join(holding.lock, `${holding.token}.tmp`)
+  try {
+    Fs.writeFileSync(temporary, text, { flag: "wx" })
+    if (ownerOf(holding.lock) !== holding.owner) return false
+    Fs.renameSync(temporary, file)
+    return true
+  } catch (error) {
+    if (codeOf(error) === "ENOENT") return false
+    throw error
+  } finally {
+    Fs.rmSync(temporary, { force: true })
   }
 }
 
@@ -379,7 +423,8 @@ const serialize = (interactions: ReadonlyArray<Interaction>): string =>
  * Merges `entry` under the lock into what is on disk: it takes the place of
  * the `place`-th recording with its key (`keyOf`), or goes at the end when
  * there are fewer; every other recording stays. Written whole (temporary
- * file, rename).
+ * file, rename); when the lock was taken over before the rename, read,
+ * merged and written again under a new one.
  */
 const writeMerged = (
   file: string,
@@ -389,28 +434,23 @@ const writeMerged = (
 ): CassetteFileError | undefined => {
   try {
     Fs.mkdirSync(Path.dirname(file), { recursive: true }) // the lock goes beside the file
-    return locked(file, (tookOver) => {
-      // Read afresh under the lock: another process may have written it a moment ago.
-      const current = readFile(file, false)
-      if (current instanceof CassetteFileError) return current
-      const next = [...(current ?? [])]
-      const key = keyOf(entry)
-      let seen = 0
-      const at = next.findIndex((other) => keyOf(other) === key && seen++ === place)
-      if (at === -1) next.push(entry)
-      else next[at] = entry
-      const text = serialize(next)
-      if (Buffer.byteLength(text) > maxFileBytes) return fileError(file, "too-large", `would grow past the ${maxFileBytes} bytes a cassette holds`)
-      if (tookOver) removeLeftovers(file)
-      const temporary = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
-      try {
-        Fs.writeFileSync(temporary, text)
-        Fs.renameSync(temporary, file)
-      } finally {
-        Fs.rmSync(temporary, { force: true }) // left only when the write failed (a full disk)
-      }
-      return undefined
-    })
+    for (;;) {
+      const written = locked(file, (holding) => {
+        // Read afresh under the lock: another process may have written it a moment ago.
+        const current = readFile(file, false)
+        if (current instanceof CassetteFileError) return current
+        const next = [...(current ?? [])]
+        const key = keyOf(entry)
+        let seen = 0
+        const at = next.findIndex((other) => keyOf(other) === key && seen++ === place)
+        if (at === -1) next.push(entry)
+        else next[at] = entry
+        const text = serialize(next)
+        if (Buffer.byteLength(text) > maxFileBytes) return fileError(file, "too-large", `would grow past the ${maxFileBytes} bytes a cassette holds`)
+        return commit(file, holding, text)
+      })
+      if (written !== false) return written === true ? undefined : written
+    }
   } catch (error) {
     return fileError(file, "unwritable", `cannot be written (${String(error)})`)
   }

@@ -152,7 +152,8 @@ describe("Cassette", () => {
       const dead = ChildProcess.spawnSync(process.execPath, ["-e", ""]).pid
       Fs.mkdirSync(`${file}.lock`)
       Fs.writeFileSync(`${file}.lock/owner`, `${Os.hostname()} ${dead}`)
-      Fs.writeFileSync(`${file}.${dead}.k2x9.tmp`, `{"format":"switchboard-cassette","version":1,"interactions":[{"req`)
+      // A writer's temporary file is inside its lock.
+      Fs.writeFileSync(`${file}.lock/k2x9.tmp`, `{"format":"switchboard-cassette","version":1,"interactions":[{"req`)
     }],
     ["a lock held past 30 s by its time stamp (its owner, this process, alive), and a remover's lock left behind", (file) => {
       const past = new Date(Date.now() - 60_000)

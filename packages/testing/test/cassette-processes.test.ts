@@ -9,6 +9,7 @@
 import { Emulator } from "@switchboard/emulator"
 import * as Processes from "@switchboard/test-support/Processes"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -26,13 +27,27 @@ afterAll(async () => {
 
 const tempFile = () => Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-cassette-")), "shared.json")
 
-/** A child recording `count` calls named `name` into `file`, started (its layer built) but waiting for SIGUSR2. */
-const child = async (file: string, name: string, count: number, mode = "record") => {
+/**
+ * A child recording `count` calls named `name` into `file`, started (its
+ * layer built) but waiting for SIGUSR2; `pause` holds it still at one point
+ * of its write (fixtures/pause.mjs).
+ */
+const child = async (
+  file: string,
+  name: string,
+  count: number,
+  mode = "record",
+  pause?: { readonly at: "owner" | "read" | "rename"; readonly fifo: string }
+) => {
   const emulator = await runtime.runPromise(Emulator.Emulator)
   const running = Processes.start(
     Path.join(here, "fixtures/record-child.mjs"),
     [file, emulator.url, emulator.apiKey, name, String(count), mode],
-    { cwd: here, env: { PATH: process.env["PATH"] } }
+    {
+      cwd: here,
+      env: { PATH: process.env["PATH"], ...(pause && { PAUSE_AT: pause.at, PAUSE_FIFO: pause.fifo, PAUSE_FILE: file }) },
+      node: pause && ["--import", Path.join(here, "fixtures/pause.mjs")]
+    }
   )
   await running.waitFor(/ready/, "stdout")
   return running
@@ -80,3 +95,33 @@ it("two processes recording the same missing requests (record-if-missing) record
   await finished(children)
   expect(prompts(file).sort()).toEqual(named("same", 8).sort())
 }, 120_000)
+
+// A writer that hangs holding the lock (a debugger, a laptop's lid closed
+// during a recording run, Ctrl-Z): once its lock is 30 s old a waiter takes
+// it over and writes; then the hung one wakes up and goes on with its write.
+// The lock's time stamp is set back rather than waited for.
+const hangs = [["owner", "before naming itself in it"], ["read", "just after its read"], ["rename", "just before its rename"]] as const
+for (const [at, where] of hangs) {
+  it(`a writer hung holding the lock (${where}) past 30 s, taken over, then woken: both recordings are kept`, async () => {
+    const file = tempFile()
+    const before = await child(file, "before", 1)
+    before.signal("SIGUSR2")
+    await finished([before])
+    const fifo = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-pause-")), "go")
+    expect(spawnSync("mkfifo", [fifo]).status).toBe(0)
+    const hung = await child(file, "hung", 1, "record", { at, fifo })
+    hung.signal("SIGUSR2")
+    await hung.waitFor(/paused/, "stdout")
+    const past = new Date(Date.now() - 60_000)
+    Fs.utimesSync(`${file}.lock`, past, past)
+    const successor = await child(file, "successor", 1)
+    successor.signal("SIGUSR2")
+    await finished([successor])
+    expect(prompts(file).sort()).toEqual(["before 0", "successor 0"])
+    await Fs.promises.writeFile(fifo, "go")
+    await finished([hung])
+    expect(prompts(file).sort()).toEqual(["before 0", "hung 0", "successor 0"])
+    expect(Fs.readdirSync(Path.dirname(file))).toEqual(["shared.json"])
+    Fs.rmSync(Path.dirname(fifo), { recursive: true, force: true })
+  }, 120_000)
+}
