@@ -648,6 +648,8 @@ export const layerWire = (
       })
 
     const recording = mode === "record" || mode === "record-if-missing"
+    /** The event that ends a stream, with the blank line that dispatches it. */
+    const doneEvent = /data: \[DONE\]\r?\n\r?\n/
     const decodeFailure = (error: CassetteMissError) => new HttpWire.WireError({ reason: "decode", cause: error })
 
     const wire: HttpWire.Service = {
@@ -685,14 +687,28 @@ export const layerWire = (
           const response = yield* real.open(request, limits)
           const decoder = new TextDecoder()
           const chunks: Array<{ at: number; text: string }> = []
+          let saved = false
+          const saveOnce = Effect.suspend(() => {
+            if (saved || chunks.length === 0) return Effect.void
+            saved = true
+            return save(store(request, { status: response.status, headers: response.headers, chunks }))
+          })
           const body = response.body.pipe(
             Stream.tap((bytes) =>
-              Effect.map(Clock.currentTimeMillis, (now) => void chunks.push({ at: now - start, text: decoder.decode(bytes, { stream: true }) }))
+              Effect.flatMap(Clock.currentTimeMillis, (now) => {
+                const text = decoder.decode(bytes, { stream: true })
+                const last = chunks.at(-1)?.text ?? ""
+                chunks.push({ at: now - start, text })
+                // Saved with the chunk that ends the stream, so that a failed save fails the call: a reader
+                // stops at `[DONE]` without reading the body's end.
+                return doneEvent.test(`${last.slice(-20)}${text}`) ? saveOnce : Effect.void
+              })
             ),
-            // When the stream closes: a reader stops at `[DONE]` without reading the body's end.
-            Stream.ensuring(Effect.ignore(Effect.suspend(() =>
-              chunks.length === 0 ? Effect.void : save(store(request, { status: response.status, headers: response.headers, chunks }))
-            )))
+            // A body read to its end without `[DONE]` (a JSON reply) is saved there, failing the call if it must.
+            Stream.concat(Stream.fromEffect(saveOnce).pipe(Stream.drain)),
+            // A stream its reader stopped early is saved as far as it was read; its reader is gone, so a failed
+            // save can only be logged.
+            Stream.ensuring(Effect.catchCause(saveOnce, (cause) => Effect.logError("the cassette could not save a recording", cause)))
           )
           return { ...response, body }
         })

@@ -178,6 +178,21 @@ describe("Cassette", () => {
       }).pipe(Effect.provide(Emulator.layer())))
   }
 
+  it.live("a recording that cannot be saved fails its call, a stream's too: nothing is lost unsaid", () =>
+    Effect.gen(function*() {
+      // The cassette's directory is a regular file: every save fails.
+      const blocker = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchboard-cassette-")), "blocker")
+      Fs.writeFileSync(blocker, "")
+      const file = Path.join(blocker, "exchanges.json")
+      const emulator = yield* Emulator.Emulator
+      const layer = over(file, "record", emulator.url, emulator.apiKey)
+      const call = yield* Effect.flip(Effect.provide(Chat.create(ask("Hello cassette")), layer))
+      expect(call._tag).toBe("ResponseDecodeError")
+      const stream = yield* Effect.flip(Effect.provide(Stream.runCollect(Chat.stream(ask("Stream me something"))), layer))
+      expect(stream._tag).toBe("ResponseDecodeError")
+      expect(stream.message).toContain(file)
+    }).pipe(Effect.provide(Emulator.layer())))
+
   it.live("a recording holding __proto__ keys replays as recorded and changes no prototype", () =>
     Effect.gen(function*() {
       const file = tempFile()
