@@ -234,6 +234,26 @@ describe("a model's bad JSON: a bounded message without the key", () => {
     ))
 })
 
+describe("a model's bad JSON: the key where the message's preview is cut", () => {
+  // The key starts 10 characters before a cut (80 for the call's id, 200 for the arguments): no piece of it stays.
+  const across = (cut: number) => `${"x".repeat(cut - 10)}${apiKey} and more`
+  it.live("generateText", () =>
+    Effect.map(
+      Effect.flip(against(
+        (_request, response) => {
+          const completion = completionWithCall("configure", `{${across(200)}`)
+          completion.choices[0]!.message.tool_calls[0]!.id = across(80)
+          json(response, 200, completion)
+        },
+        LanguageModel.generateText({ prompt: "Configure", toolkit: kit }).pipe(Effect.provide(seenBy(Ref.makeUnsafe<unknown>(undefined))))
+      )),
+      (error) => {
+        expect(error.reason._tag).toBe("InvalidOutputError")
+        expect(error.message).not.toContain(apiKey.slice(0, 8))
+      }
+    ))
+})
+
 describe("streamText: a chunk off the protocol", () => {
   it.live("ends the stream with an InvalidResponseError, not a dropped chunk", () =>
     Effect.gen(function*() {

@@ -364,11 +364,11 @@ const statusFailure = (head: HttpWire.Head, body: Effect.Effect<string>, redact:
   Effect.flatMap(body, (text) =>
     Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) => {
       const error = Json.serviceErrorOf(text)
-      const optional = (value: string | undefined) => (value === undefined ? undefined : redact(truncate(value)))
+      const optional = (value: string | undefined) => (value === undefined ? undefined : truncate(redact(value)))
       return Effect.fail(
         SwitchboardError.fromStatus({
           status: head.status,
-          message: redact(error === undefined ? truncate(text.trim()) || statusText(head) : truncate(error.message, 1000)),
+          message: error === undefined ? truncate(redact(text.trim())) || statusText(head) : truncate(redact(error.message), 1000),
           requestId: optional(head.headers["x-request-id"]),
           type: optional(error?.type),
           code: optional(error?.code),
@@ -500,19 +500,22 @@ const readJson = <A>(
   redact: (text: string) => string
 ): Effect.Effect<A, SwitchboardError.ResponseDecodeError> => {
   const text = response.text
+  // Redacted before it is cut: a key across the cut would leave its start (once: a body may be 32 MiB).
+  let redacted: string | undefined
+  const shown = (max?: number) => truncate(redacted ??= redact(text), max)
   const decodeError = (message: string, error?: Json.ServiceError) => {
     const fields: Record<string, string> = {}
     const details = { requestId: response.headers["x-request-id"], type: error?.type, code: error?.code, param: error?.param }
-    for (const [name, value] of Object.entries(details)) if (value !== undefined) fields[name] = redact(truncate(value))
+    for (const [name, value] of Object.entries(details)) if (value !== undefined) fields[name] = truncate(redact(value))
     return new SwitchboardError.ResponseDecodeError({
       ...fields,
       message: redact(message),
-      body: redact(truncate(text)),
+      body: shown(),
       status: response.status
     })
   }
   // The reason first, then where and the start of the body.
-  const shapeError = (reason: string) => decodeError(`${reason} (reply to ${whereOf(spec)}: ${truncate(text, 80)})`)
+  const shapeError = (reason: string) => decodeError(`${reason} (reply to ${whereOf(spec)}: ${shown(80)})`)
   let json: unknown
   try {
     json = Json.parse(text)
@@ -524,7 +527,7 @@ const readJson = <A>(
   // A success status with an error body: the service's message, as for any other status (decision 2).
   const error = typeof json === "object" && json !== null && "error" in json ? Json.serviceError(json) : undefined
   return Effect.fail(
-    error === undefined ? shapeError(Issue.describe(decoded.failure)) : decodeError(truncate(error.message, 1000), error)
+    error === undefined ? shapeError(Issue.describe(decoded.failure)) : decodeError(truncate(redact(error.message), 1000), error)
   )
 }
 
@@ -538,7 +541,7 @@ const jsonInsteadOfStream = (response: HttpWire.OpenResponse, redact: (text: str
   Effect.flatMap(bodyText(response), (body) =>
     Effect.fail(
       new SwitchboardError.StreamError({
-        message: redact(Json.serviceErrorOf(body)?.message ?? `the service sent JSON, not a stream: ${truncate(body, 80)}`),
+        message: truncate(redact(Json.serviceErrorOf(body)?.message ?? `the service sent JSON, not a stream: ${body}`), 1000),
         reason: "error-event",
         ...withId(response.headers["x-request-id"])
       })

@@ -203,15 +203,15 @@ const updateOf = (
             message: response.video_url
               ? `task ${taskId} succeeded with a video_url that is not an http(s) URL`
               : `task ${taskId} succeeded without a video_url`,
-            body: redact(truncate(JSON.stringify(reply), 200))
+            body: truncate(redact(JSON.stringify(reply)), 200)
           })
         )
     case "failed": {
       const reason = reasonOf(response)
       return Effect.succeed(TaskPoller.TaskUpdate.Failed({
         taskId,
-        reason: reason === undefined ? undefined : redact(truncate(reason, 1000)),
-        body: redact(truncate(JSON.stringify(reply), 1000))
+        reason: reason === undefined ? undefined : truncate(redact(reason), 1000),
+        body: truncate(redact(JSON.stringify(reply)), 1000)
       }))
     }
     default:

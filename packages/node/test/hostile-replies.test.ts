@@ -351,3 +351,56 @@ describe("secrets: the key never appears in what the SDK surfaces", () => {
       { headers: { "x-api-key": "hdr-secret-0123456789" } }
     ))
 })
+
+describe("secrets: a key where an error's preview is cut", () => {
+  // The key starts 10 characters before the cut: redacted after the cut, its start stayed.
+  const across = (cut: number) => `${"x".repeat(cut - 10)}${apiKey} and more`
+  const start = apiKey.slice(0, 8)
+  const surfaces = (error: unknown) => [String(error), JSON.stringify(error), Util.inspect(error, { depth: 10 })]
+
+  it.live("a status's message, a body that is not JSON, a stream's error event, a task's reason: no piece of the key", () =>
+    against(
+      (request, response, body) => {
+        const sent = JSON.parse(body || "{}") as { stream?: boolean; model?: string; messages?: Array<{ content: string }> }
+        if (request.url === "/v1/models") return json(response, 401, { error: { message: across(1000), code: across(200) } })
+        if (request.url === "/v1/embeddings") return json(response, 400, across(200))
+        if (request.url === "/v1/moderations") return json(response, 200, across(200))
+        if (request.url === "/v1/chat/task/status") return json(response, 200, { status: "failed", error: { message: across(1000) } })
+        if (sent.stream === true) return sse(response, `event: error\ndata: ${across(200)}\n\n`)
+        if (sent.model === "video-1") return json(response, 200, { id: "task_1", choices: [{ message: { content: "ok" } }] })
+        return json(response, 200, { error: { message: across(1000), type: across(200) } })
+      },
+      () =>
+        Effect.gen(function*() {
+          const errors = [
+            yield* Effect.flip(Models.list),
+            yield* Effect.flip(Embeddings.create({ model: "e", input: "x" })),
+            yield* Effect.flip(Moderations.create({ input: "x" })),
+            yield* Effect.flip(Stream.runDrain(Chat.stream(hello))),
+            yield* Effect.flip(Videos.generate({ model: "video-1", prompt: "a fox" }, { schedule: Schedule.forever })),
+            yield* Effect.flip(Chat.create(hello))
+          ]
+          expect(errors.map((e) => e._tag)).toEqual([
+            "AuthenticationError",
+            "BadRequestError",
+            "ResponseDecodeError",
+            "StreamError",
+            "TaskFailedError",
+            "ResponseDecodeError"
+          ])
+          for (const error of errors) for (const text of surfaces(error)) expect(text).not.toContain(start)
+        })
+    ))
+
+  it.live("a stream's error event holds at most 1,000 characters of the service's message", () =>
+    against(
+      (_request, response) => sse(response, `event: error\ndata: ${JSON.stringify({ error: { message: "y".repeat(MiB), code: "z".repeat(MiB) } })}\n\n`),
+      () =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(Stream.runDrain(Chat.stream(hello)))
+          expect(error).toMatchObject({ _tag: "StreamError", reason: "error-event" })
+          expect(error.message.length).toBeLessThan(1100)
+          expect(JSON.stringify(error).length).toBeLessThan(2000)
+        })
+    ))
+})

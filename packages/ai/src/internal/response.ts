@@ -95,7 +95,8 @@ const parseModel = (origin: Origin, what: string, text: string): Result.Result<u
   Result.mapError(Protocol.parseModelJson(text), (why) => invalidOutput(origin.site, origin.endpoint, what, `are ${why}`, text))
 
 const parseArguments = (origin: Origin, call: Protocol.ToolCall, reading: Reading): Result.Result<unknown, AiError.AiError> => {
-  const what = `the arguments of tool call ${truncate(call.id, 80)} (${truncate(call.function.name, 80)})`
+  const { redact } = origin.endpoint
+  const what = `the arguments of tool call ${truncate(redact(call.id), 80)} (${truncate(redact(call.function.name), 80)})`
   const parsed = call.function.arguments.trim() === "" ? Result.succeed({}) : parseModel(origin, what, call.function.arguments)
   if (reading.params === undefined || Result.isFailure(parsed)) return parsed
   return Result.mapError(
