@@ -257,13 +257,19 @@ const annotateRequest = (span: Span, request: Protocol.ChatRequest, output: "tex
     }
   })
 
+// The id and model are the service's words: a key it echoes is redacted, as on core's span.
 const annotateResponse = (
   span: Span,
   meta: { readonly id?: string | undefined; readonly model?: string | undefined },
-  finish: Response.FinishPartEncoded | undefined
+  finish: Response.FinishPartEncoded | undefined,
+  redact: (text: string) => string
 ) =>
   Telemetry.addGenAIAnnotations(span, {
-    response: { id: meta.id, model: meta.model, finishReasons: finish === undefined ? undefined : [finish.reason] }
+    response: {
+      id: meta.id === undefined ? undefined : redact(meta.id),
+      model: meta.model === undefined ? undefined : redact(meta.model),
+      finishReasons: finish === undefined ? undefined : [finish.reason]
+    }
   })
 
 /**
@@ -327,7 +333,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         toAiError(origin.site, origin.endpoint)
       )
       const parts = yield* Effect.fromResult(Parts.fromCompletion(origin, completion, reading, reply.get()))
-      annotateResponse(provider.span, completion, finishOf(parts))
+      annotateResponse(provider.span, completion, finishOf(parts), chatEndpoint.redact)
       return parts
     }),
     streamText: (provider) => {
@@ -341,7 +347,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           idleTimeout: config.idleTimeout
         }).pipe(RequestOptions.withRequestOptions(reply.options))
         const onEnd = (finish: Response.FinishPartEncoded, first: Protocol.ChatCompletionChunk | undefined) =>
-          annotateResponse(provider.span, first ?? {}, finish)
+          annotateResponse(provider.span, first ?? {}, finish, chatEndpoint.redact)
         return Parts.fromChunks(origin, chunks, maxCharacters, reading, onEnd, reply.get)
           .pipe(Stream.mapError((error) => (AiError.isAiError(error) ? error : toAiError(origin.site, origin.endpoint)(error))))
       }))

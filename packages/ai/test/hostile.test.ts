@@ -13,10 +13,12 @@ import * as AiTool from "effect/ai/Tool"
 import * as AiToolkit from "effect/ai/Toolkit"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Formatter from "effect/Formatter"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
 import type * as Http from "node:http"
 import { SwitchboardLanguageModel } from "../src/index.js"
 
@@ -252,6 +254,45 @@ describe("a model's bad JSON: the key where the message's preview is cut", () =>
         expect(error.message).not.toContain(apiKey.slice(0, 8))
       }
     ))
+})
+
+describe("a reply's id, model and x-request-id echoing the key", () => {
+  const echo = `x-${apiKey}`
+  const handler: Handler = (_request, response, body) => {
+    response.setHeader("x-request-id", echo)
+    if ((JSON.parse(body) as { stream?: boolean }).stream !== true) {
+      return json(response, 200, { id: echo, model: echo, choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "hi" } }] })
+    }
+    response.writeHead(200, { "content-type": "text/event-stream" })
+    response.end(`data: ${JSON.stringify({ id: echo, model: echo, choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`)
+  }
+
+  it.live("redacted on every span and in the finish parts of generateText and streamText", () =>
+    Effect.gen(function*() {
+      const spans: Array<Tracer.Span> = []
+      const base = yield* Effect.tracer
+      const tracer = Tracer.make({
+        span(options) {
+          const span = base.span(options)
+          spans.push(span)
+          return span
+        },
+        context: base.context
+      })
+      const [text, parts] = yield* against(
+        handler,
+        Effect.all([LanguageModel.generateText({ prompt: "Hi" }), Stream.runCollect(LanguageModel.streamText({ prompt: "Hi" }))])
+      ).pipe(Effect.withTracer(tracer))
+      expect(spans.some((span) => span.name === "LanguageModel.generateText")).toBe(true)
+      const texts = [
+        ...spans.map((span) => Formatter.format(Object.fromEntries(span.attributes))),
+        // The reply's own values (the response-metadata part) are the service's data, as core returns them.
+        Formatter.format(text.content.filter((part) => part.type === "finish")),
+        Formatter.format([...parts].filter((part) => part.type === "finish"))
+      ]
+      expect(texts.join("\n")).toContain("[redacted]")
+      for (const seen of texts) expect(seen).not.toContain(apiKey)
+    }))
 })
 
 describe("streamText: a chunk off the protocol", () => {

@@ -227,6 +227,12 @@ const redactedHeaders = (headers: Readonly<Record<string, string>>, redact: (tex
   return out
 }
 
+/** `x-request-id`, as every error, span and metadata shows it: the service's text, so redacted and cut. */
+const requestIdOf = (headers: Readonly<Record<string, string>>, redact: (text: string) => string): string | undefined => {
+  const id = headers["x-request-id"]
+  return id === undefined ? undefined : truncate(redact(id))
+}
+
 const lowerCaseNames = (headers: Readonly<Record<string, string>>): Record<string, string> => {
   const out: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value
@@ -369,7 +375,7 @@ const statusFailure = (head: HttpWire.Head, body: Effect.Effect<string>, redact:
         SwitchboardError.fromStatus({
           status: head.status,
           message: error === undefined ? truncate(redact(text.trim())) || statusText(head) : truncate(redact(error.message), 1000),
-          requestId: optional(head.headers["x-request-id"]),
+          requestId: requestIdOf(head.headers, redact),
           type: optional(error?.type),
           code: optional(error?.code),
           param: optional(error?.param),
@@ -543,7 +549,7 @@ const jsonInsteadOfStream = (response: HttpWire.OpenResponse, redact: (text: str
       new SwitchboardError.StreamError({
         message: truncate(redact(Json.serviceErrorOf(body)?.message ?? `the service sent JSON, not a stream: ${body}`), 1000),
         reason: "error-event",
-        ...withId(response.headers["x-request-id"])
+        ...withId(requestIdOf(response.headers, redact))
       })
     ))
 
@@ -655,7 +661,7 @@ const metadataOf = (
   const total = Duration.millis(replies.clock.currentTimeMillisUnsafe() - startMillis)
   return {
     status: head.status,
-    requestId: head.headers["x-request-id"],
+    requestId: requestIdOf(head.headers, redact),
     headers: redactedHeaders(head.headers, redact),
     rateLimits: ResponseMetadata.rateLimitsOf(head.headers),
     processingTime: ResponseMetadata.processingTimeOf(head.headers),
@@ -729,7 +735,7 @@ const headArrived = (
 ): Effect.Effect<void> | undefined => {
   // An opened exchange succeeds at its head; a JSON call's wire said when it came.
   if (stream) replies.headArrived()
-  const requestId = head.headers["x-request-id"]
+  const requestId = requestIdOf(head.headers, redact)
   if (requestId !== undefined) span.attribute("switchboard.request_id", requestId)
   const remainingRequests = ResponseMetadata.countOf(head.headers["x-ratelimit-remaining-requests"])
   if (remainingRequests !== undefined) span.attribute("switchboard.ratelimit.remaining_requests", remainingRequests)
@@ -908,7 +914,7 @@ export const make = Effect.gen(function*() {
         return yield* answered(replies, response, settings.redact, Effect.gen(function*() {
           yield* checkStatus(span, response, bodyText(response), settings)
           if (isJson(response)) return yield* jsonInsteadOfStream(response, settings.redact)
-          const requestId = response.headers["x-request-id"]
+          const requestId = requestIdOf(response.headers, settings.redact)
           const body = Stream.mapError(response.body, (error) => wireFailure(error, stage(requestId), limits))
           const elements = options.decode(body, {
             headers: response.headers,

@@ -4,13 +4,15 @@
  * 127.0.0.1 that stops writing once the client is gone.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chat, Embeddings, Models, Moderations, type Protocol, type Switchboard, type SwitchboardError, Videos } from "@switchboard/core"
+import { Chat, Embeddings, Models, Moderations, type Protocol, ResponseMetadata, type Switchboard, type SwitchboardError, Videos } from "@switchboard/core"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Formatter from "effect/Formatter"
+import * as Metric from "effect/Metric"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
 import type * as Http from "node:http"
 import * as Util from "node:util"
 import { waitUntil } from "./fixtures.js"
@@ -401,6 +403,84 @@ describe("secrets: a key where an error's preview is cut", () => {
           expect(error).toMatchObject({ _tag: "StreamError", reason: "error-event" })
           expect(error.message.length).toBeLessThan(1100)
           expect(JSON.stringify(error).length).toBeLessThan(2000)
+        })
+    ))
+})
+
+describe("names from a reply on spans and metrics", () => {
+  const surfaces = (error: unknown) => [String(error), JSON.stringify(error), Util.inspect(error, { depth: 10 })]
+  const recording = (spans: Array<Tracer.Span>) =>
+    Effect.map(Effect.tracer, (base) =>
+      Tracer.make({
+        span(options) {
+          const span = base.span(options)
+          spans.push(span)
+          return span
+        },
+        context: base.context
+      }))
+
+  it.live("a reply whose id, model, finish reason and x-request-id echo the key: redacted on spans, metrics, metadata and errors", () => {
+    const spans: Array<Tracer.Span> = []
+    const echo = `x-${apiKey}`
+    return against(
+      (request, response, body) => {
+        response.setHeader("x-request-id", echo)
+        if (request.url === "/v1/embeddings") return json(response, 200, { model: echo, data: [{ index: 0, embedding: [1] }] })
+        const sent = JSON.parse(body) as { stream?: boolean; model: string }
+        if (sent.stream === true) {
+          const chunk = { id: echo, model: echo, choices: [{ index: 0, delta: { content: "hi" }, finish_reason: sent.model === "cut" ? null : echo }] }
+          return sse(response, `data: ${JSON.stringify(chunk)}\n\n${sent.model === "cut" ? "" : "data: [DONE]\n\n"}`)
+        }
+        json(response, 200, { id: echo, model: echo, choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: echo }] })
+      },
+      () =>
+        Effect.gen(function*() {
+          const tracer = yield* recording(spans)
+          const [metrics, metadata, cut] = yield* Effect.gen(function*() {
+            const [, metadata] = yield* ResponseMetadata.withResponse(Chat.create(hello))
+            yield* Stream.runDrain(Chat.stream(hello))
+            yield* Embeddings.create({ model: "e", input: "x" })
+            const cut = yield* Effect.flip(Stream.runDrain(Chat.stream({ ...hello, model: "cut" })))
+            return [yield* Metric.snapshot, metadata, cut] as const
+          }).pipe(Effect.withTracer(tracer), Effect.provideService(Metric.MetricRegistry, new Map()))
+          expect(cut).toMatchObject({ _tag: "StreamError", reason: "cut" })
+          const texts = [
+            ...spans.map((span) => Formatter.format(Object.fromEntries(span.attributes))),
+            ...metrics.map((metric) => Formatter.format(metric.attributes)),
+            Formatter.format(metadata),
+            ...surfaces(cut)
+          ]
+          expect(spans.length).toBe(4)
+          expect(texts.join("\n")).toContain("[redacted]")
+          for (const text of texts) expect(text).not.toContain(apiKey)
+        })
+    )
+  })
+
+  it.live("a new model name in every reply: the metrics keep a bounded number of series", () =>
+    against(
+      (_request, response, body) => {
+        const n = (JSON.parse(body) as { messages: Array<{ content: string }> }).messages[0]!.content
+        json(response, 200, { id: "c", model: `model-${n}`, choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] })
+      },
+      () =>
+        Effect.gen(function*() {
+          const metrics = yield* Effect.gen(function*() {
+            yield* Effect.forEach(
+              Array.from({ length: 300 }, (_, i) => i),
+              (i) => Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: String(i) }] }),
+              { concurrency: 8, discard: true }
+            )
+            return yield* Metric.snapshot
+          }).pipe(Effect.provideService(Metric.MetricRegistry, new Map()))
+          const models = new Set(metrics.map((metric) => metric.attributes?.["gen_ai.response.model"]))
+          // Each reply was counted, under its model or, past the first ones, under `_OTHER`.
+          const calls = metrics.filter((metric) => metric.id === "gen_ai.client.operation.duration")
+            .reduce((sum, metric) => sum + (metric.state as { readonly count: number }).count, 0)
+          expect(calls).toBe(300)
+          expect(models.has("_OTHER")).toBe(true)
+          expect(models.size).toBeLessThanOrEqual(65)
         })
     ))
 })

@@ -68,10 +68,18 @@ export const start = <A>(
   }
 }
 
+/** A text, or a list of texts (finish reasons), redacted; anything else as it is. */
+const redactedValue = (value: unknown, redact: (text: string) => string): unknown =>
+  typeof value === "string" ?
+    redact(value) :
+    Array.isArray(value) ?
+    value.map((item: unknown) => (typeof item === "string" ? redact(item) : item)) :
+    value
+
 /** Contents are the user's text: a key pasted into a prompt is still redacted. */
 const redacted = (attributes: GenAi.Attributes, redact: (text: string) => string): GenAi.Attributes => {
   const out: GenAi.Attributes = {}
-  for (const [key, value] of Object.entries(attributes)) out[key] = typeof value === "string" ? redact(value) : value
+  for (const [key, value] of Object.entries(attributes)) out[key] = redactedValue(value, redact)
   return out
 }
 
@@ -136,6 +144,19 @@ class LabelSets {
   private last: LabelSet | undefined
   private readonly byKey = new Map<string, LabelSet>()
   private static readonly max = 1000
+  /**
+   * The response models named so far. The service names them, and each name
+   * is a series the metric registry keeps for ever: past `maxResponseModels`
+   * a new one is counted as `_OTHER`.
+   */
+  private readonly responseModels = new Set<string>()
+
+  responseModel(model: string | undefined): string | undefined {
+    if (model === undefined || this.responseModels.has(model)) return model
+    if (this.responseModels.size >= maxResponseModels) return "_OTHER"
+    this.responseModels.add(model)
+    return model
+  }
 
   of(call: GenAi.Start, server: GenAi.Server, responseModel: string | undefined, errorType: string | undefined): LabelSet {
     // Calls come in runs of one kind: the last set is most often the one.
@@ -151,6 +172,9 @@ class LabelSets {
     return set
   }
 }
+
+/** Most response models (`gen_ai.response.model`) the metrics of one service tell apart. */
+export const maxResponseModels = 64
 
 /** `error.type` of a failed call: the error's tag, `_OTHER` for a defect, none for an interruption. */
 const errorTypeOf = (exit: Exit.Exit<unknown, unknown>): string | undefined => {
@@ -182,8 +206,10 @@ const end = <A>(
   ending: Ending,
   context: Context.Context<never>
 ) => {
-  const { reply, output, firstMillis } = ending
-  if (reply !== undefined) for (const key in reply.attributes) span.attribute(key, reply.attributes[key])
+  const { output, firstMillis, reply } = ending
+  const { redact } = observation
+  // The reply's id, model and finish reasons are the service's words: a key it echoes is redacted.
+  if (reply !== undefined) for (const key in reply.attributes) span.attribute(key, redactedValue(reply.attributes[key], redact))
   if (observation.capture && output !== undefined) {
     const contents = redacted(output, observation.redact)
     for (const key in contents) span.attribute(key, contents[key])
@@ -194,7 +220,7 @@ const end = <A>(
   const labels = observation.site.labels.of(
     observation.call,
     observation.site.server,
-    typeof model === "string" ? model : undefined,
+    observation.site.labels.responseModel(typeof model === "string" ? redact(model) : undefined),
     errorType
   )
   update(labels.duration, millis / 1000, context)
