@@ -215,7 +215,10 @@ const updateOf = (
       }))
     }
     default:
-      return Effect.succeed(TaskPoller.TaskUpdate.InProgress({ taskId, status: response.status, progress: response.progress }))
+      // The status becomes a timed-out poll's `lastStatus`: a word, so bounded, and redacted as the reason is.
+      return Effect.succeed(
+        TaskPoller.TaskUpdate.InProgress({ taskId, status: truncate(redact(response.status)), progress: response.progress })
+      )
   }
 }
 

@@ -6,12 +6,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, Embeddings, Models, Moderations, type Protocol, ResponseMetadata, type Switchboard, type SwitchboardError, Videos } from "@switchboard/core"
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Formatter from "effect/Formatter"
 import * as Metric from "effect/Metric"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/testing/TestClock"
 import * as Tracer from "effect/Tracer"
 import type * as Http from "node:http"
 import * as Util from "node:util"
@@ -483,4 +485,33 @@ describe("names from a reply on spans and metrics", () => {
           expect(models.size).toBeLessThanOrEqual(65)
         })
     ))
+})
+
+describe("a task that reports its progress for ever", () => {
+  it.effect("a status echoing the key, 1 MiB long: the poll ends at its deadline, the status bounded and redacted", () => {
+    const status = `rendering ${apiKey} ${"z".repeat(MiB)}`
+    return against(
+      (_request, response) => json(response, 200, { status, progress: 1e308 }),
+      () =>
+        Effect.gen(function*() {
+          const first = yield* Deferred.make<void>()
+          const fiber = yield* Effect.forkChild(Effect.flip(Stream.runDrain(
+            Videos.poll("task_1", { deadline: "1 minute", schedule: Schedule.spaced("10 seconds") }).pipe(
+              Stream.tap(() => Deferred.succeed(first, undefined))
+            )
+          )))
+          yield* Deferred.await(first)
+          // Past the deadline: the poll ends, whatever the status calls in between.
+          yield* TestClock.adjust("2 minutes")
+          const error = yield* Fiber.join(fiber)
+          expect(error._tag).toBe("TaskTimeoutError")
+          const lastStatus = (error as SwitchboardError.TaskTimeoutError).lastStatus ?? ""
+          expect(lastStatus).toContain("rendering [redacted]")
+          expect(lastStatus.length).toBeLessThan(300)
+          expect(Util.inspect(error, { depth: 10 })).not.toContain(apiKey)
+          const update = yield* Videos.status("task_1")
+          expect(update).toMatchObject({ _tag: "InProgress", status: expect.stringContaining("rendering [redacted]") })
+        })
+    )
+  })
 })
