@@ -4,7 +4,7 @@
  * 127.0.0.1 that stops writing once the client is gone.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chat, Embeddings, Models, Moderations, type Protocol, ResponseMetadata, type Switchboard, type SwitchboardError, Videos } from "@switchboard/core"
+import { Chat, Embeddings, Images, Models, Moderations, type Protocol, ResponseMetadata, type Switchboard, type SwitchboardError, Videos } from "@switchboard/core"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -514,4 +514,27 @@ describe("a task that reports its progress for ever", () => {
         })
     )
   })
+})
+
+describe("an image reply without an image", () => {
+  const reply = (content: string) => (_request: Http.IncomingMessage, response: Http.ServerResponse) =>
+    json(response, 200, { id: "x", choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content } }] })
+
+  it.live("1 MiB of markdown openings sharing one far `)`: read in linear time (it held the event loop for minutes)", () =>
+    against(reply(`${"![](".repeat(MiB / 4)} x y)`), () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(Images.generate({ prompt: "a fox" }))
+        expect(error._tag).toBe("NoImageInResponseError")
+      })))
+
+  it.live("a refusal echoing the key, 1 MiB long: the error's content redacted, its first 4,000 characters", () =>
+    against(reply(`I cannot draw with ${apiKey}. ${"z".repeat(MiB)}`), () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(Images.generate({ prompt: "a fox" }))
+        expect(error._tag).toBe("NoImageInResponseError")
+        const content = (error as Images.ImagesError & { readonly content: string }).content
+        expect(content.startsWith("I cannot draw with [redacted]. zzz")).toBe(true)
+        expect(content.length).toBeLessThan(4100)
+        expect(Util.inspect(error, { depth: 10 })).not.toContain(apiKey)
+      })))
 })
