@@ -516,6 +516,18 @@ describe("a task that reports its progress for ever", () => {
   })
 })
 
+describe("a task's video_url that is not a URL", () => {
+  it.live("1 MiB of host and a space at its end: a ResponseDecodeError at once (the check was quadratic: minutes, the event loop held)", () =>
+    against(
+      (_request, response) => json(response, 200, { status: "succeed", video_url: `https://${"a".repeat(MiB)} ` }),
+      () =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(Videos.status("task_1"))
+          expect(error).toMatchObject({ _tag: "ResponseDecodeError", message: "task task_1 succeeded with a video_url that is not an http(s) URL" })
+        })
+    ))
+})
+
 describe("an image reply without an image", () => {
   const reply = (content: string) => (_request: Http.IncomingMessage, response: Http.ServerResponse) =>
     json(response, 200, { id: "x", choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content } }] })
