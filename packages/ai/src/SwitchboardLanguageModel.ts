@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import * as Chat from "@switchboard/core/Chat"
+import { truncate } from "@switchboard/core/internal/text"
 import * as ChatTool from "@switchboard/core/internal/tool"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as RequestOptions from "@switchboard/core/RequestOptions"
@@ -257,7 +258,7 @@ const annotateRequest = (span: Span, request: Protocol.ChatRequest, output: "tex
     }
   })
 
-// The id and model are the service's words: a key it echoes is redacted, as on core's span.
+// The id and model are the service's words: redacted (a key it echoes) and bounded, as on core's span.
 const annotateResponse = (
   span: Span,
   meta: { readonly id?: string | undefined; readonly model?: string | undefined },
@@ -266,8 +267,8 @@ const annotateResponse = (
 ) =>
   Telemetry.addGenAIAnnotations(span, {
     response: {
-      id: meta.id === undefined ? undefined : redact(meta.id),
-      model: meta.model === undefined ? undefined : redact(meta.model),
+      id: meta.id === undefined ? undefined : truncate(redact(meta.id), 1000),
+      model: meta.model === undefined ? undefined : truncate(redact(meta.model), 1000),
       finishReasons: finish === undefined ? undefined : [finish.reason]
     }
   })

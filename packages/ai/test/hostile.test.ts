@@ -256,6 +256,33 @@ describe("a model's bad JSON: the key where the message's preview is cut", () =>
     ))
 })
 
+const recordingTracer = (spans: Array<Tracer.Span>) =>
+  Effect.map(Effect.tracer, (base) =>
+    Tracer.make({
+      span(options) {
+        const span = base.span(options)
+        spans.push(span)
+        return span
+      },
+      context: base.context
+    }))
+
+describe("a reply's id and model of 1 MiB", () => {
+  it.live("effect/ai's span holds their first 1,000 characters", () =>
+    Effect.gen(function*() {
+      const spans: Array<Tracer.Span> = []
+      const long = "m".repeat(MiB)
+      yield* against(
+        (_request, response) => json(response, 200, { id: long, model: long, choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "hi" } }] }),
+        LanguageModel.generateText({ prompt: "Hi" })
+      ).pipe(Effect.withTracer(yield* recordingTracer(spans)))
+      for (const span of spans) {
+        for (const [name, value] of span.attributes) if (name.startsWith("gen_ai.response.")) expect(String(value).length).toBeLessThan(1100)
+      }
+      expect(spans.some((span) => span.name === "LanguageModel.generateText" && span.attributes.has("gen_ai.response.id"))).toBe(true)
+    }))
+})
+
 describe("a reply's id, model and x-request-id echoing the key", () => {
   const echo = `x-${apiKey}`
   const handler: Handler = (_request, response, body) => {
@@ -270,15 +297,7 @@ describe("a reply's id, model and x-request-id echoing the key", () => {
   it.live("redacted on every span and in the finish parts of generateText and streamText", () =>
     Effect.gen(function*() {
       const spans: Array<Tracer.Span> = []
-      const base = yield* Effect.tracer
-      const tracer = Tracer.make({
-        span(options) {
-          const span = base.span(options)
-          spans.push(span)
-          return span
-        },
-        context: base.context
-      })
+      const tracer = yield* recordingTracer(spans)
       const [text, parts] = yield* against(
         handler,
         Effect.all([LanguageModel.generateText({ prompt: "Hi" }), Stream.runCollect(LanguageModel.streamText({ prompt: "Hi" }))])

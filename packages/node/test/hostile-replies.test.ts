@@ -460,6 +460,28 @@ describe("names from a reply on spans and metrics", () => {
     )
   })
 
+  it.live("an id and a model of 1 MiB, 10,000 choices: the span and the metrics hold a bounded part", () => {
+    const spans: Array<Tracer.Span> = []
+    const long = "m".repeat(MiB)
+    const choices = Array.from({ length: 10_000 }, (_, index) => ({ index, message: { role: "assistant", content: "" }, finish_reason: "stop" }))
+    return against(
+      (_request, response) => json(response, 200, { id: long, model: long, choices }),
+      () =>
+        Effect.gen(function*() {
+          const tracer = yield* recording(spans)
+          const metrics = yield* Effect.andThen(Chat.create(hello), Metric.snapshot).pipe(
+            Effect.withTracer(tracer),
+            Effect.provideService(Metric.MetricRegistry, new Map())
+          )
+          const attributes = Object.fromEntries(spans[0]!.attributes)
+          expect(String(attributes["gen_ai.response.id"]).length).toBeLessThan(1100)
+          expect(String(attributes["gen_ai.response.model"]).length).toBeLessThan(1100)
+          expect((attributes["gen_ai.response.finish_reasons"] as Array<string>).length).toBeLessThanOrEqual(4096)
+          for (const metric of metrics) expect(String(metric.attributes?.["gen_ai.response.model"] ?? "").length).toBeLessThan(1100)
+        })
+    )
+  })
+
   it.live("a new model name in every reply: the metrics keep a bounded number of series", () =>
     against(
       (_request, response, body) => {

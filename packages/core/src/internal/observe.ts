@@ -18,9 +18,11 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
+import * as ChatFold from "../ChatFold.js"
 import * as Telemetry from "../Telemetry.js"
 import * as GenAi from "./genAi.js"
 import * as Metrics from "./metrics.js"
+import { truncate } from "./text.js"
 
 /** Where a transport's calls go, and the metric labels made for them so far. */
 export interface Site {
@@ -68,18 +70,27 @@ export const start = <A>(
   }
 }
 
-/** A text, or a list of texts (finish reasons), redacted; anything else as it is. */
-const redactedValue = (value: unknown, redact: (text: string) => string): unknown =>
+/** Most characters of a reply's id or model on a span or a metric. */
+const maxReplyText = 1000
+
+/**
+ * A reply's attribute (id, model, finish reasons): the service's words, so
+ * redacted (a key it echoes) and bounded (a 1 MiB id, 10,000 choices' finish
+ * reasons: as many as `ChatFold.maxOpened`, as a stream's span keeps).
+ */
+const replyValue = (value: unknown, redact: (text: string) => string): unknown =>
   typeof value === "string" ?
-    redact(value) :
+    truncate(redact(value), maxReplyText) :
     Array.isArray(value) ?
-    value.map((item: unknown) => (typeof item === "string" ? redact(item) : item)) :
+    (value.length > ChatFold.maxOpened ? value.slice(0, ChatFold.maxOpened) : value).map((item: unknown) =>
+      typeof item === "string" ? truncate(redact(item), maxReplyText) : item
+    ) :
     value
 
 /** Contents are the user's text: a key pasted into a prompt is still redacted. */
 const redacted = (attributes: GenAi.Attributes, redact: (text: string) => string): GenAi.Attributes => {
   const out: GenAi.Attributes = {}
-  for (const [key, value] of Object.entries(attributes)) out[key] = redactedValue(value, redact)
+  for (const [key, value] of Object.entries(attributes)) out[key] = typeof value === "string" ? redact(value) : value
   return out
 }
 
@@ -207,20 +218,24 @@ const end = <A>(
   context: Context.Context<never>
 ) => {
   const { output, firstMillis, reply } = ending
-  const { redact } = observation
-  // The reply's id, model and finish reasons are the service's words: a key it echoes is redacted.
-  if (reply !== undefined) for (const key in reply.attributes) span.attribute(key, redactedValue(reply.attributes[key], redact))
+  let model: string | undefined
+  if (reply !== undefined) {
+    for (const key in reply.attributes) {
+      const value = replyValue(reply.attributes[key], observation.redact)
+      if (key === "gen_ai.response.model" && typeof value === "string") model = value
+      span.attribute(key, value)
+    }
+  }
   if (observation.capture && output !== undefined) {
     const contents = redacted(output, observation.redact)
     for (const key in contents) span.attribute(key, contents[key])
   }
   const errorType = errorTypeOf(ending.exit)
   if (errorType !== undefined) span.attribute("error.type", errorType)
-  const model = reply?.attributes["gen_ai.response.model"]
   const labels = observation.site.labels.of(
     observation.call,
     observation.site.server,
-    observation.site.labels.responseModel(typeof model === "string" ? redact(model) : undefined),
+    observation.site.labels.responseModel(model),
     errorType
   )
   update(labels.duration, millis / 1000, context)
