@@ -8,6 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { NodeSwitchboard } from "@switchboard/node"
 import { type Handler, json, serve } from "@switchboard/test-support/Hostile"
+import * as RecordingTracer from "@switchboard/test-support/RecordingTracer"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import * as AiTool from "effect/ai/Tool"
 import * as AiToolkit from "effect/ai/Toolkit"
@@ -18,7 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as Tracer from "effect/Tracer"
+import type * as Tracer from "effect/Tracer"
 import type * as Http from "node:http"
 import { SwitchboardLanguageModel } from "../src/index.js"
 
@@ -256,17 +257,6 @@ describe("a model's bad JSON: the key where the message's preview is cut", () =>
     ))
 })
 
-const recordingTracer = (spans: Array<Tracer.Span>) =>
-  Effect.map(Effect.tracer, (base) =>
-    Tracer.make({
-      span(options) {
-        const span = base.span(options)
-        spans.push(span)
-        return span
-      },
-      context: base.context
-    }))
-
 describe("a reply's id and model of 1 MiB", () => {
   it.live("effect/ai's span holds their first 1,000 characters", () =>
     Effect.gen(function*() {
@@ -275,7 +265,7 @@ describe("a reply's id and model of 1 MiB", () => {
       yield* against(
         (_request, response) => json(response, 200, { id: long, model: long, choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "hi" } }] }),
         LanguageModel.generateText({ prompt: "Hi" })
-      ).pipe(Effect.withTracer(yield* recordingTracer(spans)))
+      ).pipe(Effect.withTracer(yield* RecordingTracer.make(spans)))
       for (const span of spans) {
         for (const [name, value] of span.attributes) if (name.startsWith("gen_ai.response.")) expect(String(value).length).toBeLessThan(1100)
       }
@@ -297,7 +287,7 @@ describe("a reply's id, model and x-request-id echoing the key", () => {
   it.live("redacted on every span and in the finish parts of generateText and streamText", () =>
     Effect.gen(function*() {
       const spans: Array<Tracer.Span> = []
-      const tracer = yield* recordingTracer(spans)
+      const tracer = yield* RecordingTracer.make(spans)
       const [text, parts] = yield* against(
         handler,
         Effect.all([LanguageModel.generateText({ prompt: "Hi" }), Stream.runCollect(LanguageModel.streamText({ prompt: "Hi" }))])

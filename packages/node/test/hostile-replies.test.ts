@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chat, Embeddings, Images, Models, Moderations, type Protocol, ResponseMetadata, type Switchboard, type SwitchboardError, Videos } from "@switchboard/core"
+import * as RecordingTracer from "@switchboard/test-support/RecordingTracer"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -14,7 +15,7 @@ import * as Metric from "effect/Metric"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
-import * as Tracer from "effect/Tracer"
+import type * as Tracer from "effect/Tracer"
 import type * as Http from "node:http"
 import * as Util from "node:util"
 import { waitUntil } from "./fixtures.js"
@@ -411,16 +412,6 @@ describe("secrets: a key where an error's preview is cut", () => {
 
 describe("names from a reply on spans and metrics", () => {
   const surfaces = (error: unknown) => [String(error), JSON.stringify(error), Util.inspect(error, { depth: 10 })]
-  const recording = (spans: Array<Tracer.Span>) =>
-    Effect.map(Effect.tracer, (base) =>
-      Tracer.make({
-        span(options) {
-          const span = base.span(options)
-          spans.push(span)
-          return span
-        },
-        context: base.context
-      }))
 
   it.live("a reply whose id, model, finish reason and x-request-id echo the key: redacted on spans, metrics, metadata and errors", () => {
     const spans: Array<Tracer.Span> = []
@@ -438,7 +429,7 @@ describe("names from a reply on spans and metrics", () => {
       },
       () =>
         Effect.gen(function*() {
-          const tracer = yield* recording(spans)
+          const tracer = yield* RecordingTracer.make(spans)
           const [metrics, metadata, cut] = yield* Effect.gen(function*() {
             const [, metadata] = yield* ResponseMetadata.withResponse(Chat.create(hello))
             yield* Stream.runDrain(Chat.stream(hello))
@@ -468,7 +459,7 @@ describe("names from a reply on spans and metrics", () => {
       (_request, response) => json(response, 200, { id: long, model: long, choices }),
       () =>
         Effect.gen(function*() {
-          const tracer = yield* recording(spans)
+          const tracer = yield* RecordingTracer.make(spans)
           const metrics = yield* Effect.andThen(Chat.create(hello), Metric.snapshot).pipe(
             Effect.withTracer(tracer),
             Effect.provideService(Metric.MetricRegistry, new Map())
