@@ -17,6 +17,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import type * as Tracer from "effect/Tracer"
 import type * as Http from "node:http"
+import type * as Net from "node:net"
 import * as Util from "node:util"
 import { waitUntil } from "./fixtures.js"
 import { against, apiKey, json, sse } from "./hostile.js"
@@ -562,4 +563,29 @@ describe("an image reply without an image", () => {
         expect(content.length).toBeLessThan(4100)
         expect(Util.inspect(error, { depth: 10 })).not.toContain(apiKey)
       })))
+})
+
+describe("a status the contract does not list", () => {
+  it.live("103 Early Hints before the reply: the reply is read, on a call and on a stream", () =>
+    against(
+      (_request, response, body) => {
+        const stream = body.includes(`"stream":true`)
+        const text = stream ?
+          `data: ${JSON.stringify({ id: "x", choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n` :
+          JSON.stringify({ id: "x", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] })
+        const type = stream ? "text/event-stream" : "application/json"
+        ;(response.socket as Net.Socket).write(
+          `HTTP/1.1 103 Early Hints\r\nlink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\ncontent-type: ${type}\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`
+        )
+      },
+      () =>
+        Effect.gen(function*() {
+          const [completion, metadata] = yield* ResponseMetadata.withResponse(Chat.create(hello))
+          expect(completion.choices[0]?.message.content).toBe("hi")
+          expect(metadata.status).toBe(200)
+          const chunks = yield* Stream.runCollect(Chat.stream(hello))
+          expect(chunks.map((chunk) => chunk.choices[0]?.delta.content)).toEqual(["hi"])
+        }),
+      { maxRetries: 0 }
+    ))
 })
