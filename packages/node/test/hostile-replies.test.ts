@@ -398,6 +398,20 @@ describe("secrets: a key where an error's preview is cut", () => {
         })
     ))
 
+  it.live("a streamed tool call without an id, its arguments echoing the key: accumulate's error quotes none of them", () =>
+    against(
+      (_request, response) => {
+        const call = { index: 0, function: { name: "lookup", arguments: JSON.stringify({ key: apiKey }) } }
+        sse(response, `data: ${JSON.stringify({ id: "x", choices: [{ index: 0, delta: { tool_calls: [call] }, finish_reason: "tool_calls" }] })}\n\ndata: [DONE]\n\n`)
+      },
+      () =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(Chat.accumulate(Chat.stream(hello)))
+          expect(error).toMatchObject({ _tag: "ResponseDecodeError", message: expect.stringContaining("was streamed without an id") })
+          for (const text of surfaces(error)) expect(text).not.toContain(start)
+        })
+    ))
+
   it.live("a stream's error event holds at most 1,000 characters of the service's message", () =>
     against(
       (_request, response) => sse(response, `event: error\ndata: ${JSON.stringify({ error: { message: "y".repeat(MiB), code: "z".repeat(MiB) } })}\n\n`),
