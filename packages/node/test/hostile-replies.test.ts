@@ -13,6 +13,7 @@ import * as Fiber from "effect/Fiber"
 import * as Formatter from "effect/Formatter"
 import * as Metric from "effect/Metric"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import type * as Tracer from "effect/Tracer"
@@ -602,4 +603,28 @@ describe("a status the contract does not list", () => {
         }),
       { maxRetries: 0 }
     ))
+})
+
+describe("Chat.createObject: a value that does not decode", () => {
+  const reply = (args: string) => (_request: Http.IncomingMessage, response: Http.ServerResponse) =>
+    json(response, 200, {
+      id: "x",
+      choices: [{
+        index: 0,
+        finish_reason: "tool_calls",
+        message: { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "respond", arguments: args } }] }
+      }]
+    })
+
+  it.live("echoing the key, 1 MiB long: the error's text redacted, its first 4,000 characters", () =>
+    against(reply(JSON.stringify({ a: apiKey, pad: "p".repeat(MiB) })), () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(Chat.createObject(hello, Schema.Struct({ a: Schema.Number })))
+        expect(error._tag).toBe("StructuredOutputError")
+        const { issue, text } = error as { readonly text: string; readonly issue: string }
+        expect(issue).not.toContain(apiKey)
+        expect(text.startsWith(`{"a":"[redacted]"`)).toBe(true)
+        expect(text.length).toBeLessThan(4100)
+        expect(Util.inspect(error, { depth: 10 })).not.toContain(apiKey)
+      })))
 })
