@@ -257,6 +257,31 @@ describe("a model's bad JSON: the key where the message's preview is cut", () =>
     ))
 })
 
+describe("a reply's created time out of Date's range", () => {
+  const created = 1e300
+  it.live("generateText: the reply is read, its timestamp absent", () =>
+    Effect.gen(function*() {
+      const result = yield* against(
+        (_request, response) =>
+          json(response, 200, { id: "x", created, choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "hi" } }] }),
+        LanguageModel.generateText({ prompt: "Hi" })
+      )
+      expect(result.text).toBe("hi")
+    }))
+
+  it.live("streamText: the stream is read, its timestamp absent", () =>
+    Effect.gen(function*() {
+      const parts = yield* against(
+        (_request, response) => {
+          response.writeHead(200, { "content-type": "text/event-stream" })
+          response.end(`data: ${JSON.stringify({ id: "x", created, choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`)
+        },
+        Stream.runCollect(LanguageModel.streamText({ prompt: "Hi" }))
+      )
+      expect([...parts].flatMap((part) => (part.type === "text-delta" ? [part.delta] : []))).toEqual(["hi"])
+    }))
+})
+
 describe("a reply's id and model of 1 MiB", () => {
   it.live("effect/ai's span holds their first 1,000 characters", () =>
     Effect.gen(function*() {

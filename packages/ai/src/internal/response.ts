@@ -87,8 +87,15 @@ const metadata = (completion: {
   type: "response-metadata",
   id: completion.id,
   modelId: completion.model,
-  timestamp: completion.created === undefined ? undefined : new Date(completion.created * 1000).toISOString()
+  timestamp: timestampOf(completion.created)
 })
+
+/** `created` (seconds) as an ISO time; none past `Date`'s range (±8.64e15 ms), where `toISOString` throws. */
+const timestampOf = (created: number | undefined): string | undefined => {
+  if (created === undefined) return undefined
+  const date = new Date(created * 1000)
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString()
+}
 
 /** A model's JSON, by core's `Protocol.parseModelJson`: no `__proto__`, bounded nesting, a bounded and redacted message. */
 const parseModel = (origin: Origin, what: string, text: string): Result.Result<unknown, AiError.AiError> =>
