@@ -547,7 +547,7 @@ const jsonInsteadOfStream = (response: HttpWire.OpenResponse, redact: (text: str
   Effect.flatMap(bodyText(response), (body) =>
     Effect.fail(
       new SwitchboardError.StreamError({
-        message: truncate(redact(Json.serviceErrorOf(body)?.message ?? `the service sent JSON, not a stream: ${body}`), 1000),
+        message: truncate(redact(Json.serviceErrorOf(body)?.message ?? `the service sent JSON, not a stream: ${truncate(redact(body), 80)}`), 1000),
         reason: "error-event",
         ...withId(requestIdOf(response.headers, redact))
       })
