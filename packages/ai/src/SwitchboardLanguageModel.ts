@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import * as Chat from "@switchboard/core/Chat"
+import { truncate } from "@switchboard/core/internal/text"
 import * as ChatTool from "@switchboard/core/internal/tool"
 import type * as Protocol from "@switchboard/core/Protocol"
 import * as RequestOptions from "@switchboard/core/RequestOptions"
@@ -257,13 +258,19 @@ const annotateRequest = (span: Span, request: Protocol.ChatRequest, output: "tex
     }
   })
 
+// The id and model are the service's words: redacted (a key it echoes) and bounded, as on core's span.
 const annotateResponse = (
   span: Span,
   meta: { readonly id?: string | undefined; readonly model?: string | undefined },
-  finish: Response.FinishPartEncoded | undefined
+  finish: Response.FinishPartEncoded | undefined,
+  redact: (text: string) => string
 ) =>
   Telemetry.addGenAIAnnotations(span, {
-    response: { id: meta.id, model: meta.model, finishReasons: finish === undefined ? undefined : [finish.reason] }
+    response: {
+      id: meta.id === undefined ? undefined : truncate(redact(meta.id), 1000),
+      model: meta.model === undefined ? undefined : truncate(redact(meta.model), 1000),
+      finishReasons: finish === undefined ? undefined : [finish.reason]
+    }
   })
 
 /**
@@ -327,7 +334,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         toAiError(origin.site, origin.endpoint)
       )
       const parts = yield* Effect.fromResult(Parts.fromCompletion(origin, completion, reading, reply.get()))
-      annotateResponse(provider.span, completion, finishOf(parts))
+      annotateResponse(provider.span, completion, finishOf(parts), chatEndpoint.redact)
       return parts
     }),
     streamText: (provider) => {
@@ -341,7 +348,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           idleTimeout: config.idleTimeout
         }).pipe(RequestOptions.withRequestOptions(reply.options))
         const onEnd = (finish: Response.FinishPartEncoded, first: Protocol.ChatCompletionChunk | undefined) =>
-          annotateResponse(provider.span, first ?? {}, finish)
+          annotateResponse(provider.span, first ?? {}, finish, chatEndpoint.redact)
         return Parts.fromChunks(origin, chunks, maxCharacters, reading, onEnd, reply.get)
           .pipe(Stream.mapError((error) => (AiError.isAiError(error) ? error : toAiError(origin.site, origin.endpoint)(error))))
       }))

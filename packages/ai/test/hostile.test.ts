@@ -8,15 +8,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import { NodeSwitchboard } from "@switchboard/node"
 import { type Handler, json, serve } from "@switchboard/test-support/Hostile"
+import * as RecordingTracer from "@switchboard/test-support/RecordingTracer"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import * as AiTool from "effect/ai/Tool"
 import * as AiToolkit from "effect/ai/Toolkit"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Formatter from "effect/Formatter"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
 import type * as Http from "node:http"
 import { SwitchboardLanguageModel } from "../src/index.js"
 
@@ -232,6 +235,98 @@ describe("a model's bad JSON: a bounded message without the key", () => {
       )),
       (error) => expect(error.reason).toMatchObject({ _tag: "InvalidOutputError", description: expect.stringContaining("deeper than") })
     ))
+})
+
+describe("a model's bad JSON: the key where the message's preview is cut", () => {
+  // The key starts 10 characters before a cut (80 for the call's id, 200 for the arguments): no piece of it stays.
+  const across = (cut: number) => `${"x".repeat(cut - 10)}${apiKey} and more`
+  it.live("generateText", () =>
+    Effect.map(
+      Effect.flip(against(
+        (_request, response) => {
+          const completion = completionWithCall("configure", `{${across(200)}`)
+          completion.choices[0]!.message.tool_calls[0]!.id = across(80)
+          json(response, 200, completion)
+        },
+        LanguageModel.generateText({ prompt: "Configure", toolkit: kit }).pipe(Effect.provide(seenBy(Ref.makeUnsafe<unknown>(undefined))))
+      )),
+      (error) => {
+        expect(error.reason._tag).toBe("InvalidOutputError")
+        expect(error.message).not.toContain(apiKey.slice(0, 8))
+      }
+    ))
+})
+
+describe("a reply's created time out of Date's range", () => {
+  const created = 1e300
+  it.live("generateText: the reply is read, its timestamp absent", () =>
+    Effect.gen(function*() {
+      const result = yield* against(
+        (_request, response) =>
+          json(response, 200, { id: "x", created, choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "hi" } }] }),
+        LanguageModel.generateText({ prompt: "Hi" })
+      )
+      expect(result.text).toBe("hi")
+    }))
+
+  it.live("streamText: the stream is read, its timestamp absent", () =>
+    Effect.gen(function*() {
+      const parts = yield* against(
+        (_request, response) => {
+          response.writeHead(200, { "content-type": "text/event-stream" })
+          response.end(`data: ${JSON.stringify({ id: "x", created, choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`)
+        },
+        Stream.runCollect(LanguageModel.streamText({ prompt: "Hi" }))
+      )
+      expect([...parts].flatMap((part) => (part.type === "text-delta" ? [part.delta] : []))).toEqual(["hi"])
+    }))
+})
+
+describe("a reply's id and model of 1 MiB", () => {
+  it.live("effect/ai's span holds their first 1,000 characters", () =>
+    Effect.gen(function*() {
+      const spans: Array<Tracer.Span> = []
+      const long = "m".repeat(MiB)
+      yield* against(
+        (_request, response) => json(response, 200, { id: long, model: long, choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "hi" } }] }),
+        LanguageModel.generateText({ prompt: "Hi" })
+      ).pipe(Effect.withTracer(yield* RecordingTracer.make(spans)))
+      for (const span of spans) {
+        for (const [name, value] of span.attributes) if (name.startsWith("gen_ai.response.")) expect(String(value).length).toBeLessThan(1100)
+      }
+      expect(spans.some((span) => span.name === "LanguageModel.generateText" && span.attributes.has("gen_ai.response.id"))).toBe(true)
+    }))
+})
+
+describe("a reply's id, model and x-request-id echoing the key", () => {
+  const echo = `x-${apiKey}`
+  const handler: Handler = (_request, response, body) => {
+    response.setHeader("x-request-id", echo)
+    if ((JSON.parse(body) as { stream?: boolean }).stream !== true) {
+      return json(response, 200, { id: echo, model: echo, choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "hi" } }] })
+    }
+    response.writeHead(200, { "content-type": "text/event-stream" })
+    response.end(`data: ${JSON.stringify({ id: echo, model: echo, choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`)
+  }
+
+  it.live("redacted on every span and in the finish parts of generateText and streamText", () =>
+    Effect.gen(function*() {
+      const spans: Array<Tracer.Span> = []
+      const tracer = yield* RecordingTracer.make(spans)
+      const [text, parts] = yield* against(
+        handler,
+        Effect.all([LanguageModel.generateText({ prompt: "Hi" }), Stream.runCollect(LanguageModel.streamText({ prompt: "Hi" }))])
+      ).pipe(Effect.withTracer(tracer))
+      expect(spans.some((span) => span.name === "LanguageModel.generateText")).toBe(true)
+      const texts = [
+        ...spans.map((span) => Formatter.format(Object.fromEntries(span.attributes))),
+        // The reply's own values (the response-metadata part) are the service's data, as core returns them.
+        Formatter.format(text.content.filter((part) => part.type === "finish")),
+        Formatter.format([...parts].filter((part) => part.type === "finish"))
+      ]
+      expect(texts.join("\n")).toContain("[redacted]")
+      for (const seen of texts) expect(seen).not.toContain(apiKey)
+    }))
 })
 
 describe("streamText: a chunk off the protocol", () => {

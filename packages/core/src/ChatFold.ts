@@ -8,7 +8,6 @@
  * @since 0.1.0
  */
 import * as Result from "effect/Result"
-import { truncate } from "./internal/text.js"
 import type * as Protocol from "./Protocol.js"
 import { ResponseDecodeError, ResponseTooLargeError, StreamError } from "./SwitchboardError.js"
 
@@ -358,10 +357,11 @@ class FoldState implements Fold {
         const args = slot.text.toString()
         if (slot.id === undefined || slot.name === undefined) {
           const missing = slot.id === undefined ? "an id" : "a function name"
+          // Not its arguments or name: the model's, which may echo anything, and a fold has no redaction.
           return Result.fail(
             new ResponseDecodeError({
               message: `choices[${choice.index}].tool_calls[${i}] was streamed without ${missing}`,
-              body: truncate(JSON.stringify({ id: slot.id, name: slot.name, arguments: truncate(args) }))
+              body: JSON.stringify({ hasId: slot.id !== undefined, hasName: slot.name !== undefined, argumentsLength: args.length })
             })
           )
         }

@@ -11,6 +11,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as GenAi from "./internal/genAi.js"
 import { encoder, plainDecoder } from "./internal/validate.js"
+import { truncate } from "./internal/text.js"
 import * as Protocol from "./Protocol.js"
 import { NoImageInResponseError, type RequestError } from "./SwitchboardError.js"
 import { Transport } from "./Transport.js"
@@ -79,6 +80,49 @@ export interface GeneratedImage {
 /** What `(…)` of `![alt](…)` holds: a URL, maybe in `<>`, maybe a `"title"`. */
 const markdownTarget = /^\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*$/
 
+/** What may follow a target's URL up to its `)`: `>`, a `"title"`, spaces. */
+const afterUrl = /^>?(?:\s+"[^"]*")?\s*$/
+const spaces = /\s*/y
+const urlEnd = /[\s>]/g
+
+/**
+ * Whether `markdownTarget` holds for `content.slice(from, end)`, in time
+ * linear over all the openings of a reply. The pattern's URL runs from its
+ * first character to the first space or `>` (the first after `<` is the
+ * same), and what follows it must be `afterUrl`: openings that share that
+ * end share the verdict. Matched one by one, openings whose target is not
+ * one were each read to a far `)` (1 MB of them: minutes, the event loop held).
+ */
+class TargetCheck {
+  /** The first space or `>` at or after the last URL start looked at. */
+  private urlEnd = -1
+  private lastUrlEnd = -1
+  private lastEnd = -1
+  private lastHolds = false
+
+  constructor(private readonly content: string) {}
+
+  holds(from: number, end: number): boolean {
+    spaces.lastIndex = from
+    spaces.test(this.content)
+    const first = Math.min(spaces.lastIndex, end)
+    const url = this.content[first] === "<" ? first + 1 : first
+    if (this.urlEnd < url) {
+      urlEnd.lastIndex = url
+      this.urlEnd = urlEnd.exec(this.content)?.index ?? this.content.length
+    }
+    const stop = Math.min(this.urlEnd, end)
+    // No URL: the pattern needs a character at least, `<` itself when nothing follows it.
+    if (stop === first) return false
+    if (stop !== this.lastUrlEnd || end !== this.lastEnd) {
+      this.lastUrlEnd = stop
+      this.lastEnd = end
+      this.lastHolds = afterUrl.test(this.content.slice(stop, end))
+    }
+    return this.lastHolds
+  }
+}
+
 /**
  * The `![alt](url)` images of `content`, in order, in time linear in its
  * length: one pattern for the whole form backtracked over every `![` or
@@ -90,15 +134,17 @@ const markdownImages = (content: string): Array<GeneratedImage> => {
   const found: Array<GeneratedImage> = []
   let close = -1
   let end = -1
+  const target = new TargetCheck(content)
   for (let start = content.indexOf("!["); start !== -1; start = content.indexOf("![", start + 2)) {
     if (close < start + 2) close = content.indexOf("]", start + 2)
     if (close === -1) break
     if (content[close + 1] !== "(") continue
     if (end < close + 2) end = content.indexOf(")", close + 2)
     if (end === -1) break
-    const target = markdownTarget.exec(content.slice(close + 2, end))
-    if (target === null) continue
-    found.push(withMediaType(target[1]!, content.slice(start + 2, close)))
+    if (!target.holds(close + 2, end)) continue
+    const url = markdownTarget.exec(content.slice(close + 2, end))?.[1]
+    if (url === undefined) continue
+    found.push(withMediaType(url, content.slice(start + 2, close)))
     start = end - 1
   }
   return found
@@ -177,12 +223,17 @@ const chatRequestOf = (request: GenerateRequest, content: UserContent): Protocol
   return { model: model ?? "image2", max_tokens: max_tokens ?? 2000, messages: [{ role: "user", content }], ...imageOptions }
 }
 
-const imagesOf = (completion: Protocol.ChatCompletion) => {
+/** Most characters of a reply without an image that its error keeps: a refusal's explanation, not megabytes. */
+const maxContentKept = 4000
+
+const imagesOf = (redact: (text: string) => string) => (completion: Protocol.ChatCompletion) => {
   const content = completion.choices[0]?.message.content ?? ""
   const images = parseImages(content)
   return images.length > 0
     ? Effect.succeed(images)
-    : Effect.fail(new NoImageInResponseError({ message: "the reply holds no image", content }))
+    : Effect.fail(
+      new NoImageInResponseError({ message: "the reply holds no image", content: truncate(redact(content), maxContentKept) })
+    )
 }
 
 /**
@@ -208,7 +259,7 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
     generate: (request) =>
       Effect.andThen(
         Effect.fromResult(validateGenerate(request)),
-        Effect.flatMap(create(chatRequestOf(request, request.prompt)), imagesOf)
+        Effect.flatMap(create(chatRequestOf(request, request.prompt)), imagesOf(transport.redact))
       ),
     transform: (request) =>
       Effect.andThen(
@@ -218,7 +269,7 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
             { type: "text", text: request.prompt },
             { type: "image_url", image_url: { url: request.image } }
           ])),
-          imagesOf
+          imagesOf(transport.redact)
         )
       )
   }

@@ -16,6 +16,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
@@ -26,6 +27,7 @@ import * as JsonSchema from "./JsonSchema.js"
 import type * as Protocol from "./Protocol.js"
 import * as Issue from "./internal/issue.js"
 import { InvalidRequestError, type RequestError } from "./SwitchboardError.js"
+import { Transport } from "./Transport.js"
 
 /**
  * How the model is asked for the value.
@@ -231,9 +233,32 @@ export const create = <A, I, R>(
     const completion = yield* chat.create(yield* Effect.fromResult(applyTo(planned, request)))
     const message = completion.choices[0]?.message
     const text = message === undefined ? undefined : textOf(planned, message)
+    const shown = yield* shownBy
     if (text === undefined) {
       const issue = mode === "tool" ? `the reply has no ${planned.name} call` : "the reply has no content"
-      return yield* new StructuredOutputError({ message: issue, mode, text: message?.content ?? "", issue })
+      return yield* shown(new StructuredOutputError({ message: issue, mode, text: message?.content ?? "", issue }))
     }
-    return { value: yield* planned.decode(text), completion }
+    return { value: yield* Effect.catch(planned.decode(text), shown), completion }
   })
+
+/** Most characters of the reply's text an error keeps. */
+const maxTextKept = 4000
+
+/**
+ * The error as it is shown: the model's text is the service's, so redacted
+ * by the transport in context (a key it echoes) and bounded.
+ */
+const shownBy = Effect.map(
+  Effect.serviceOption(Transport),
+  (transport) => (error: StructuredOutputError) => {
+    const redact = Option.match(transport, { onNone: () => (text: string) => text, onSome: (t) => t.redact })
+    return Effect.fail(
+      new StructuredOutputError({
+        message: redact(error.message),
+        mode: error.mode,
+        text: truncate(redact(error.text), maxTextKept),
+        issue: redact(error.issue)
+      })
+    )
+  }
+)

@@ -227,6 +227,12 @@ const redactedHeaders = (headers: Readonly<Record<string, string>>, redact: (tex
   return out
 }
 
+/** `x-request-id`, as every error, span and metadata shows it: the service's text, so redacted and cut. */
+const requestIdOf = (headers: Readonly<Record<string, string>>, redact: (text: string) => string): string | undefined => {
+  const id = headers["x-request-id"]
+  return id === undefined ? undefined : truncate(redact(id))
+}
+
 const lowerCaseNames = (headers: Readonly<Record<string, string>>): Record<string, string> => {
   const out: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value
@@ -364,12 +370,12 @@ const statusFailure = (head: HttpWire.Head, body: Effect.Effect<string>, redact:
   Effect.flatMap(body, (text) =>
     Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) => {
       const error = Json.serviceErrorOf(text)
-      const optional = (value: string | undefined) => (value === undefined ? undefined : redact(truncate(value)))
+      const optional = (value: string | undefined) => (value === undefined ? undefined : truncate(redact(value)))
       return Effect.fail(
         SwitchboardError.fromStatus({
           status: head.status,
-          message: redact(error === undefined ? truncate(text.trim()) || statusText(head) : truncate(error.message, 1000)),
-          requestId: optional(head.headers["x-request-id"]),
+          message: error === undefined ? truncate(redact(text.trim())) || statusText(head) : truncate(redact(error.message), 1000),
+          requestId: requestIdOf(head.headers, redact),
           type: optional(error?.type),
           code: optional(error?.code),
           param: optional(error?.param),
@@ -500,19 +506,22 @@ const readJson = <A>(
   redact: (text: string) => string
 ): Effect.Effect<A, SwitchboardError.ResponseDecodeError> => {
   const text = response.text
+  // Redacted before it is cut: a key across the cut would leave its start (once: a body may be 32 MiB).
+  let redacted: string | undefined
+  const shown = (max?: number) => truncate(redacted ??= redact(text), max)
   const decodeError = (message: string, error?: Json.ServiceError) => {
     const fields: Record<string, string> = {}
     const details = { requestId: response.headers["x-request-id"], type: error?.type, code: error?.code, param: error?.param }
-    for (const [name, value] of Object.entries(details)) if (value !== undefined) fields[name] = redact(truncate(value))
+    for (const [name, value] of Object.entries(details)) if (value !== undefined) fields[name] = truncate(redact(value))
     return new SwitchboardError.ResponseDecodeError({
       ...fields,
       message: redact(message),
-      body: redact(truncate(text)),
+      body: shown(),
       status: response.status
     })
   }
   // The reason first, then where and the start of the body.
-  const shapeError = (reason: string) => decodeError(`${reason} (reply to ${whereOf(spec)}: ${truncate(text, 80)})`)
+  const shapeError = (reason: string) => decodeError(`${reason} (reply to ${whereOf(spec)}: ${shown(80)})`)
   let json: unknown
   try {
     json = Json.parse(text)
@@ -524,7 +533,7 @@ const readJson = <A>(
   // A success status with an error body: the service's message, as for any other status (decision 2).
   const error = typeof json === "object" && json !== null && "error" in json ? Json.serviceError(json) : undefined
   return Effect.fail(
-    error === undefined ? shapeError(Issue.describe(decoded.failure)) : decodeError(truncate(error.message, 1000), error)
+    error === undefined ? shapeError(Issue.describe(decoded.failure)) : decodeError(truncate(redact(error.message), 1000), error)
   )
 }
 
@@ -538,9 +547,9 @@ const jsonInsteadOfStream = (response: HttpWire.OpenResponse, redact: (text: str
   Effect.flatMap(bodyText(response), (body) =>
     Effect.fail(
       new SwitchboardError.StreamError({
-        message: redact(Json.serviceErrorOf(body)?.message ?? `the service sent JSON, not a stream: ${truncate(body, 80)}`),
+        message: truncate(redact(Json.serviceErrorOf(body)?.message ?? `the service sent JSON, not a stream: ${truncate(redact(body), 80)}`), 1000),
         reason: "error-event",
-        ...withId(response.headers["x-request-id"])
+        ...withId(requestIdOf(response.headers, redact))
       })
     ))
 
@@ -652,7 +661,7 @@ const metadataOf = (
   const total = Duration.millis(replies.clock.currentTimeMillisUnsafe() - startMillis)
   return {
     status: head.status,
-    requestId: head.headers["x-request-id"],
+    requestId: requestIdOf(head.headers, redact),
     headers: redactedHeaders(head.headers, redact),
     rateLimits: ResponseMetadata.rateLimitsOf(head.headers),
     processingTime: ResponseMetadata.processingTimeOf(head.headers),
@@ -726,7 +735,7 @@ const headArrived = (
 ): Effect.Effect<void> | undefined => {
   // An opened exchange succeeds at its head; a JSON call's wire said when it came.
   if (stream) replies.headArrived()
-  const requestId = head.headers["x-request-id"]
+  const requestId = requestIdOf(head.headers, redact)
   if (requestId !== undefined) span.attribute("switchboard.request_id", requestId)
   const remainingRequests = ResponseMetadata.countOf(head.headers["x-ratelimit-remaining-requests"])
   if (remainingRequests !== undefined) span.attribute("switchboard.ratelimit.remaining_requests", remainingRequests)
@@ -905,7 +914,7 @@ export const make = Effect.gen(function*() {
         return yield* answered(replies, response, settings.redact, Effect.gen(function*() {
           yield* checkStatus(span, response, bodyText(response), settings)
           if (isJson(response)) return yield* jsonInsteadOfStream(response, settings.redact)
-          const requestId = response.headers["x-request-id"]
+          const requestId = requestIdOf(response.headers, settings.redact)
           const body = Stream.mapError(response.body, (error) => wireFailure(error, stage(requestId), limits))
           const elements = options.decode(body, {
             headers: response.headers,

@@ -37,6 +37,16 @@ describe("Images.parseImages (decision 4)", () => {
     expect(parseImages(`${dotted}.`)).toEqual([{ url: dotted }])
   })
 
+  // Openings whose target is not one, sharing one `)` far on: each was read to that `)`
+  // again (80 KB took 3.5 s, growing as its square: 1 MB about ten minutes, the event loop held).
+  it("reads a megabyte of openings whose target is not one, up to one far `)`, in time linear in its length", () => {
+    const n = 1_000_000
+    expect(parseImages(`${"![](".repeat(n / 4)} x y)`)).toEqual([])
+    expect(parseImages(`${"![](a ".repeat(n / 6)}x)`)).toEqual([])
+    expect(parseImages(`${"![".repeat(n / 2)}](a "${"t".repeat(n)})`)).toEqual([])
+    expect(parseImages(`${"![](".repeat(n / 4)}<x>  "a title" )`)).toHaveLength(1)
+  })
+
   it("finds nothing in plain text", () => {
     expect(parseImages("I cannot draw that.")).toEqual([])
   })

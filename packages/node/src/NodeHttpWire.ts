@@ -93,6 +93,12 @@ const ignore = () => {}
 const interrupted = () => new Error("the request was interrupted")
 
 /**
+ * Whether a head is an informational one (1xx: 100 Continue, 103 Early
+ * Hints), which undici hands on before the reply's own: not the reply.
+ */
+const informational = (status: number): boolean => status < 200
+
+/**
  * What every exchange's handler shares: the controller, which may come after
  * an abort was asked for (the request was still queued).
  */
@@ -202,6 +208,7 @@ class TextExchange extends Exchange {
   }
 
   override onResponseStart(controller: Controller, status: number, headers: RawHeaders) {
+    if (informational(status)) return
     super.onResponseStart(controller, status, headers)
     this.onHead?.()
     const body = (this.body = new WireLimits.TextBody({ status, headers: this.headers }, this.maxBytes))
@@ -350,6 +357,7 @@ class StreamExchange extends Exchange {
   }
 
   override onResponseStart(controller: Controller, status: number, headers: RawHeaders) {
+    if (informational(status)) return
     super.onResponseStart(controller, status, headers)
     this.opened(Effect.succeed({
       status: this.status,

@@ -358,7 +358,9 @@ export const saveImages: (
   const name = safeFileName(prefix, "image")
   return yield* Effect.forEach(images, (image, i) => {
     const fromUrl = /\.(png|jpe?g|gif|webp)(?:$|\?)/i.exec(image.url)?.[1]
-    const extension = image.mediaType ? extensionOf[image.mediaType] ?? ".img" : fromUrl ? `.${fromUrl.toLowerCase()}` : ".png"
+    // Own keys only: a media type `constructor` named `Object`'s source as the extension.
+    const known = image.mediaType !== undefined && Object.hasOwn(extensionOf, image.mediaType) ? extensionOf[image.mediaType] : undefined
+    const extension = image.mediaType ? known ?? ".img" : fromUrl ? `.${fromUrl.toLowerCase()}` : ".png"
     return writeNew(paths.join(directory, `${name}-${i + 1}${extension}`), bytesOf(image.url, limits), false)
   })
 })

@@ -4,14 +4,21 @@
  * 127.0.0.1 that stops writing once the client is gone.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chat, Embeddings, Models, Moderations, type Protocol, type Switchboard, type SwitchboardError, Videos } from "@switchboard/core"
+import { Chat, Embeddings, Images, Models, Moderations, type Protocol, ResponseMetadata, type Switchboard, type SwitchboardError, Videos } from "@switchboard/core"
+import * as RecordingTracer from "@switchboard/test-support/RecordingTracer"
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Formatter from "effect/Formatter"
+import * as Metric from "effect/Metric"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/testing/TestClock"
+import type * as Tracer from "effect/Tracer"
 import type * as Http from "node:http"
+import type * as Net from "node:net"
 import * as Util from "node:util"
 import { waitUntil } from "./fixtures.js"
 import { against, apiKey, json, sse } from "./hostile.js"
@@ -350,4 +357,274 @@ describe("secrets: the key never appears in what the SDK surfaces", () => {
         }),
       { headers: { "x-api-key": "hdr-secret-0123456789" } }
     ))
+})
+
+describe("secrets: a key where an error's preview is cut", () => {
+  // The key starts 10 characters before the cut: redacted after the cut, its start stayed.
+  const across = (cut: number) => `${"x".repeat(cut - 10)}${apiKey} and more`
+  const start = apiKey.slice(0, 8)
+  const surfaces = (error: unknown) => [String(error), JSON.stringify(error), Util.inspect(error, { depth: 10 })]
+
+  it.live("a status's message, a body that is not JSON, a stream's error event, a task's reason: no piece of the key", () =>
+    against(
+      (request, response, body) => {
+        const sent = JSON.parse(body || "{}") as { stream?: boolean; model?: string; messages?: Array<{ content: string }> }
+        if (request.url === "/v1/models") return json(response, 401, { error: { message: across(1000), code: across(200) } })
+        if (request.url === "/v1/embeddings") return json(response, 400, across(200))
+        if (request.url === "/v1/moderations") return json(response, 200, across(200))
+        if (request.url === "/v1/chat/task/status") return json(response, 200, { status: "failed", error: { message: across(1000) } })
+        if (sent.stream === true) return sse(response, `event: error\ndata: ${across(200)}\n\n`)
+        if (sent.model === "video-1") return json(response, 200, { id: "task_1", choices: [{ message: { content: "ok" } }] })
+        return json(response, 200, { error: { message: across(1000), type: across(200) } })
+      },
+      () =>
+        Effect.gen(function*() {
+          const errors = [
+            yield* Effect.flip(Models.list),
+            yield* Effect.flip(Embeddings.create({ model: "e", input: "x" })),
+            yield* Effect.flip(Moderations.create({ input: "x" })),
+            yield* Effect.flip(Stream.runDrain(Chat.stream(hello))),
+            yield* Effect.flip(Videos.generate({ model: "video-1", prompt: "a fox" }, { schedule: Schedule.forever })),
+            yield* Effect.flip(Chat.create(hello))
+          ]
+          expect(errors.map((e) => e._tag)).toEqual([
+            "AuthenticationError",
+            "BadRequestError",
+            "ResponseDecodeError",
+            "StreamError",
+            "TaskFailedError",
+            "ResponseDecodeError"
+          ])
+          for (const error of errors) for (const text of surfaces(error)) expect(text).not.toContain(start)
+        })
+    ))
+
+  it.live("a streamed tool call without an id, its arguments echoing the key: accumulate's error quotes none of them", () =>
+    against(
+      (_request, response) => {
+        const call = { index: 0, function: { name: "lookup", arguments: JSON.stringify({ key: apiKey }) } }
+        sse(response, `data: ${JSON.stringify({ id: "x", choices: [{ index: 0, delta: { tool_calls: [call] }, finish_reason: "tool_calls" }] })}\n\ndata: [DONE]\n\n`)
+      },
+      () =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(Chat.accumulate(Chat.stream(hello)))
+          expect(error).toMatchObject({ _tag: "ResponseDecodeError", message: expect.stringContaining("was streamed without an id") })
+          for (const text of surfaces(error)) expect(text).not.toContain(start)
+        })
+    ))
+
+  it.live("a stream's error event holds at most 1,000 characters of the service's message", () =>
+    against(
+      (_request, response) => sse(response, `event: error\ndata: ${JSON.stringify({ error: { message: "y".repeat(MiB), code: "z".repeat(MiB) } })}\n\n`),
+      () =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(Stream.runDrain(Chat.stream(hello)))
+          expect(error).toMatchObject({ _tag: "StreamError", reason: "error-event" })
+          expect(error.message.length).toBeLessThan(1100)
+          expect(JSON.stringify(error).length).toBeLessThan(2000)
+        })
+    ))
+})
+
+describe("names from a reply on spans and metrics", () => {
+  const surfaces = (error: unknown) => [String(error), JSON.stringify(error), Util.inspect(error, { depth: 10 })]
+
+  it.live("a reply whose id, model, finish reason and x-request-id echo the key: redacted on spans, metrics, metadata and errors", () => {
+    const spans: Array<Tracer.Span> = []
+    const echo = `x-${apiKey}`
+    return against(
+      (request, response, body) => {
+        response.setHeader("x-request-id", echo)
+        if (request.url === "/v1/embeddings") return json(response, 200, { model: echo, data: [{ index: 0, embedding: [1] }] })
+        const sent = JSON.parse(body) as { stream?: boolean; model: string }
+        if (sent.stream === true) {
+          const chunk = { id: echo, model: echo, choices: [{ index: 0, delta: { content: "hi" }, finish_reason: sent.model === "cut" ? null : echo }] }
+          return sse(response, `data: ${JSON.stringify(chunk)}\n\n${sent.model === "cut" ? "" : "data: [DONE]\n\n"}`)
+        }
+        json(response, 200, { id: echo, model: echo, choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: echo }] })
+      },
+      () =>
+        Effect.gen(function*() {
+          const tracer = yield* RecordingTracer.make(spans)
+          const [metrics, metadata, cut] = yield* Effect.gen(function*() {
+            const [, metadata] = yield* ResponseMetadata.withResponse(Chat.create(hello))
+            yield* Stream.runDrain(Chat.stream(hello))
+            yield* Embeddings.create({ model: "e", input: "x" })
+            const cut = yield* Effect.flip(Stream.runDrain(Chat.stream({ ...hello, model: "cut" })))
+            return [yield* Metric.snapshot, metadata, cut] as const
+          }).pipe(Effect.withTracer(tracer), Effect.provideService(Metric.MetricRegistry, new Map()))
+          expect(cut).toMatchObject({ _tag: "StreamError", reason: "cut" })
+          const texts = [
+            ...spans.map((span) => Formatter.format(Object.fromEntries(span.attributes))),
+            ...metrics.map((metric) => Formatter.format(metric.attributes)),
+            Formatter.format(metadata),
+            ...surfaces(cut)
+          ]
+          expect(spans.length).toBe(4)
+          expect(texts.join("\n")).toContain("[redacted]")
+          for (const text of texts) expect(text).not.toContain(apiKey)
+        })
+    )
+  })
+
+  it.live("an id and a model of 1 MiB, 10,000 choices: the span and the metrics hold a bounded part", () => {
+    const spans: Array<Tracer.Span> = []
+    const long = "m".repeat(MiB)
+    const choices = Array.from({ length: 10_000 }, (_, index) => ({ index, message: { role: "assistant", content: "" }, finish_reason: "stop" }))
+    return against(
+      (_request, response) => json(response, 200, { id: long, model: long, choices }),
+      () =>
+        Effect.gen(function*() {
+          const tracer = yield* RecordingTracer.make(spans)
+          const metrics = yield* Effect.andThen(Chat.create(hello), Metric.snapshot).pipe(
+            Effect.withTracer(tracer),
+            Effect.provideService(Metric.MetricRegistry, new Map())
+          )
+          const attributes = Object.fromEntries(spans[0]!.attributes)
+          expect(String(attributes["gen_ai.response.id"]).length).toBeLessThan(1100)
+          expect(String(attributes["gen_ai.response.model"]).length).toBeLessThan(1100)
+          expect((attributes["gen_ai.response.finish_reasons"] as Array<string>).length).toBeLessThanOrEqual(4096)
+          for (const metric of metrics) expect(String(metric.attributes?.["gen_ai.response.model"] ?? "").length).toBeLessThan(1100)
+        })
+    )
+  })
+
+  it.live("a new model name in every reply: the metrics keep a bounded number of series", () =>
+    against(
+      (_request, response, body) => {
+        const n = (JSON.parse(body) as { messages: Array<{ content: string }> }).messages[0]!.content
+        json(response, 200, { id: "c", model: `model-${n}`, choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] })
+      },
+      () =>
+        Effect.gen(function*() {
+          const metrics = yield* Effect.gen(function*() {
+            yield* Effect.forEach(
+              Array.from({ length: 300 }, (_, i) => i),
+              (i) => Chat.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: String(i) }] }),
+              { concurrency: 8, discard: true }
+            )
+            return yield* Metric.snapshot
+          }).pipe(Effect.provideService(Metric.MetricRegistry, new Map()))
+          const models = new Set(metrics.map((metric) => metric.attributes?.["gen_ai.response.model"]))
+          // Each reply was counted, under its model or, past the first ones, under `_OTHER`.
+          const calls = metrics.filter((metric) => metric.id === "gen_ai.client.operation.duration")
+            .reduce((sum, metric) => sum + (metric.state as { readonly count: number }).count, 0)
+          expect(calls).toBe(300)
+          expect(models.has("_OTHER")).toBe(true)
+          expect(models.size).toBeLessThanOrEqual(65)
+        })
+    ))
+})
+
+describe("a task that reports its progress for ever", () => {
+  it.effect("a status echoing the key, 1 MiB long: the poll ends at its deadline, the status bounded and redacted", () => {
+    const status = `rendering ${apiKey} ${"z".repeat(MiB)}`
+    return against(
+      (_request, response) => json(response, 200, { status, progress: 1e308 }),
+      () =>
+        Effect.gen(function*() {
+          const first = yield* Deferred.make<void>()
+          const fiber = yield* Effect.forkChild(Effect.flip(Stream.runDrain(
+            Videos.poll("task_1", { deadline: "1 minute", schedule: Schedule.spaced("10 seconds") }).pipe(
+              Stream.tap(() => Deferred.succeed(first, undefined))
+            )
+          )))
+          yield* Deferred.await(first)
+          // Past the deadline: the poll ends, whatever the status calls in between.
+          yield* TestClock.adjust("2 minutes")
+          const error = yield* Fiber.join(fiber)
+          expect(error._tag).toBe("TaskTimeoutError")
+          const lastStatus = (error as SwitchboardError.TaskTimeoutError).lastStatus ?? ""
+          expect(lastStatus).toContain("rendering [redacted]")
+          expect(lastStatus.length).toBeLessThan(300)
+          expect(Util.inspect(error, { depth: 10 })).not.toContain(apiKey)
+          const update = yield* Videos.status("task_1")
+          expect(update).toMatchObject({ _tag: "InProgress", status: expect.stringContaining("rendering [redacted]") })
+        })
+    )
+  })
+})
+
+describe("a task's video_url that is not a URL", () => {
+  it.live("1 MiB of host and a space at its end: a ResponseDecodeError at once (the check was quadratic: minutes, the event loop held)", () =>
+    against(
+      (_request, response) => json(response, 200, { status: "succeed", video_url: `https://${"a".repeat(MiB)} ` }),
+      () =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(Videos.status("task_1"))
+          expect(error).toMatchObject({ _tag: "ResponseDecodeError", message: "task task_1 succeeded with a video_url that is not an http(s) URL" })
+        })
+    ))
+})
+
+describe("an image reply without an image", () => {
+  const reply = (content: string) => (_request: Http.IncomingMessage, response: Http.ServerResponse) =>
+    json(response, 200, { id: "x", choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content } }] })
+
+  it.live("1 MiB of markdown openings sharing one far `)`: read in linear time (it held the event loop for minutes)", () =>
+    against(reply(`${"![](".repeat(MiB / 4)} x y)`), () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(Images.generate({ prompt: "a fox" }))
+        expect(error._tag).toBe("NoImageInResponseError")
+      })))
+
+  it.live("a refusal echoing the key, 1 MiB long: the error's content redacted, its first 4,000 characters", () =>
+    against(reply(`I cannot draw with ${apiKey}. ${"z".repeat(MiB)}`), () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(Images.generate({ prompt: "a fox" }))
+        expect(error._tag).toBe("NoImageInResponseError")
+        const content = (error as Images.ImagesError & { readonly content: string }).content
+        expect(content.startsWith("I cannot draw with [redacted]. zzz")).toBe(true)
+        expect(content.length).toBeLessThan(4100)
+        expect(Util.inspect(error, { depth: 10 })).not.toContain(apiKey)
+      })))
+})
+
+describe("a status the contract does not list", () => {
+  it.live("103 Early Hints before the reply: the reply is read, on a call and on a stream", () =>
+    against(
+      (_request, response, body) => {
+        const stream = body.includes(`"stream":true`)
+        const text = stream ?
+          `data: ${JSON.stringify({ id: "x", choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n` :
+          JSON.stringify({ id: "x", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] })
+        const type = stream ? "text/event-stream" : "application/json"
+        ;(response.socket as Net.Socket).write(
+          `HTTP/1.1 103 Early Hints\r\nlink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\ncontent-type: ${type}\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`
+        )
+      },
+      () =>
+        Effect.gen(function*() {
+          const [completion, metadata] = yield* ResponseMetadata.withResponse(Chat.create(hello))
+          expect(completion.choices[0]?.message.content).toBe("hi")
+          expect(metadata.status).toBe(200)
+          const chunks = yield* Stream.runCollect(Chat.stream(hello))
+          expect(chunks.map((chunk) => chunk.choices[0]?.delta.content)).toEqual(["hi"])
+        }),
+      { maxRetries: 0 }
+    ))
+})
+
+describe("Chat.createObject: a value that does not decode", () => {
+  const reply = (args: string) => (_request: Http.IncomingMessage, response: Http.ServerResponse) =>
+    json(response, 200, {
+      id: "x",
+      choices: [{
+        index: 0,
+        finish_reason: "tool_calls",
+        message: { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "respond", arguments: args } }] }
+      }]
+    })
+
+  it.live("echoing the key, 1 MiB long: the error's text redacted, its first 4,000 characters", () =>
+    against(reply(JSON.stringify({ a: apiKey, pad: "p".repeat(MiB) })), () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(Chat.createObject(hello, Schema.Struct({ a: Schema.Number })))
+        expect(error._tag).toBe("StructuredOutputError")
+        const { issue, text } = error as { readonly text: string; readonly issue: string }
+        expect(issue).not.toContain(apiKey)
+        expect(text.startsWith(`{"a":"[redacted]"`)).toBe(true)
+        expect(text.length).toBeLessThan(4100)
+        expect(Util.inspect(error, { depth: 10 })).not.toContain(apiKey)
+      })))
 })

@@ -152,6 +152,14 @@ describe("NodeMedia.save", () => {
       expect(basename(path!)).toBe("escaped-1.png")
       expect(readdirSync(root)).toEqual(["out"])
     }).pipe(Effect.provide(NodeMedia.layer)))
+
+  it.live("a media type named like a member of Object.prototype chooses no extension: .img", () =>
+    Effect.gen(function*() {
+      const directory = temporaryDirectory()
+      const images = ["constructor", "toString", "__proto__"].map((mediaType) => ({ url: "data:image/png;base64,AAAA", mediaType }))
+      const paths = yield* NodeMedia.saveImages(images, directory, "odd")
+      expect(paths.map((path) => basename(path))).toEqual(["odd-1.img", "odd-2.img", "odd-3.img"])
+    }).pipe(Effect.provide(NodeMedia.layer)))
 })
 
 describe("download limits", () => {

@@ -23,6 +23,7 @@ import {
 } from "@switchboard/core"
 import { JournalError } from "@switchboard/core/SwitchboardError"
 import { Emulator } from "@switchboard/emulator"
+import * as RecordingTracer from "@switchboard/test-support/RecordingTracer"
 import * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -37,7 +38,7 @@ import * as References from "effect/References"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
-import * as Tracer from "effect/Tracer"
+import type * as Tracer from "effect/Tracer"
 import * as NodeHttpWire from "../src/NodeHttpWire.js"
 import { emulated, waitUntil } from "./fixtures.js"
 
@@ -59,15 +60,7 @@ const capturingLogger = Logger.make((options) => {
 })
 const logging = Layer.merge(Logger.layer([capturingLogger]), Layer.succeed(References.MinimumLogLevel, "All"))
 
-const recordingTracer = Effect.map(Effect.tracer, (base) =>
-  Tracer.make({
-    span(options) {
-      const span = base.span(options)
-      spans.push(span)
-      return span
-    },
-    context: base.context
-  }))
+const recordingTracer = RecordingTracer.make(spans)
 
 const describeError = (error: unknown): ReadonlyArray<string> => [
   String(error),

@@ -182,7 +182,7 @@ export const toAiError = (site: Site, endpoint: Endpoint) => (error: Switchboard
 export const invalidOutput = (site: Site, endpoint: Endpoint, what: string, why: string, text: string): AiError.AiError =>
   AiError.make({
     ...site,
-    reason: new AiError.InvalidOutputError({ description: endpoint.redact(`${what} ${why}: ${truncate(text)}`) })
+    reason: new AiError.InvalidOutputError({ description: endpoint.redact(`${what} ${why}: ${truncate(endpoint.redact(text))}`) })
   })
 
 /** `InvalidRequestError` naming `parameter`, for input the provider cannot send (nothing was sent). */

@@ -87,15 +87,23 @@ const metadata = (completion: {
   type: "response-metadata",
   id: completion.id,
   modelId: completion.model,
-  timestamp: completion.created === undefined ? undefined : new Date(completion.created * 1000).toISOString()
+  timestamp: timestampOf(completion.created)
 })
+
+/** `created` (seconds) as an ISO time; none past `Date`'s range (±8.64e15 ms), where `toISOString` throws. */
+const timestampOf = (created: number | undefined): string | undefined => {
+  if (created === undefined) return undefined
+  const date = new Date(created * 1000)
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString()
+}
 
 /** A model's JSON, by core's `Protocol.parseModelJson`: no `__proto__`, bounded nesting, a bounded and redacted message. */
 const parseModel = (origin: Origin, what: string, text: string): Result.Result<unknown, AiError.AiError> =>
   Result.mapError(Protocol.parseModelJson(text), (why) => invalidOutput(origin.site, origin.endpoint, what, `are ${why}`, text))
 
 const parseArguments = (origin: Origin, call: Protocol.ToolCall, reading: Reading): Result.Result<unknown, AiError.AiError> => {
-  const what = `the arguments of tool call ${truncate(call.id, 80)} (${truncate(call.function.name, 80)})`
+  const { redact } = origin.endpoint
+  const what = `the arguments of tool call ${truncate(redact(call.id), 80)} (${truncate(redact(call.function.name), 80)})`
   const parsed = call.function.arguments.trim() === "" ? Result.succeed({}) : parseModel(origin, what, call.function.arguments)
   if (reading.params === undefined || Result.isFailure(parsed)) return parsed
   return Result.mapError(

@@ -88,21 +88,24 @@ export const isPlainChunk = (u: unknown): u is ChatCompletionChunk =>
 /** An error the service sent in the stream: its message (found in the usual shapes) or its text. */
 const streamError = (data: string, json: unknown, context: Context): StreamError => {
   const error = json === undefined ? undefined : Json.serviceError(json)
-  const message = error?.message ?? (data.trim() === "" ? "the service sent an error event" : truncate(data))
+  const message = error?.message ?? (data.trim() === "" ? "the service sent an error event" : data)
+  // Redacted, then cut: a key across the cut would leave its start.
   return new StreamError({
-    message: context.redact(message),
+    message: truncate(context.redact(message), 1000),
     reason: "error-event",
     ...withId(context.requestId),
-    ...(error?.code === undefined ? {} : { code: context.redact(error.code) })
+    ...(error?.code === undefined ? {} : { code: truncate(context.redact(error.code)) })
   })
 }
 
-const decodeError = (reason: string, data: string, context: Context) =>
-  new ResponseDecodeError({
-    message: context.redact(`${reason} (stream event: ${truncate(data, 80)})`),
-    body: context.redact(truncate(data)),
+const decodeError = (reason: string, data: string, context: Context) => {
+  const shown = context.redact(data)
+  return new ResponseDecodeError({
+    message: `${context.redact(reason)} (stream event: ${truncate(shown, 80)})`,
+    body: truncate(shown),
     ...withId(context.requestId)
   })
+}
 
 const cut = (message: string, context: Context) => new StreamError({ message, reason: "cut", ...withId(context.requestId) })
 

@@ -18,9 +18,11 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
+import * as ChatFold from "../ChatFold.js"
 import * as Telemetry from "../Telemetry.js"
 import * as GenAi from "./genAi.js"
 import * as Metrics from "./metrics.js"
+import { truncate } from "./text.js"
 
 /** Where a transport's calls go, and the metric labels made for them so far. */
 export interface Site {
@@ -67,6 +69,23 @@ export const start = <A>(
     spanOptions: { kind: "client", captureStackTrace: false, attributes }
   }
 }
+
+/** Most characters of a reply's id or model on a span or a metric. */
+const maxReplyText = 1000
+
+/**
+ * A reply's attribute (id, model, finish reasons): the service's words, so
+ * redacted (a key it echoes) and bounded (a 1 MiB id, 10,000 choices' finish
+ * reasons: as many as `ChatFold.maxOpened`, as a stream's span keeps).
+ */
+const replyValue = (value: unknown, redact: (text: string) => string): unknown =>
+  typeof value === "string" ?
+    truncate(redact(value), maxReplyText) :
+    Array.isArray(value) ?
+    (value.length > ChatFold.maxOpened ? value.slice(0, ChatFold.maxOpened) : value).map((item: unknown) =>
+      typeof item === "string" ? truncate(redact(item), maxReplyText) : item
+    ) :
+    value
 
 /** Contents are the user's text: a key pasted into a prompt is still redacted. */
 const redacted = (attributes: GenAi.Attributes, redact: (text: string) => string): GenAi.Attributes => {
@@ -136,6 +155,19 @@ class LabelSets {
   private last: LabelSet | undefined
   private readonly byKey = new Map<string, LabelSet>()
   private static readonly max = 1000
+  /**
+   * The response models named so far. The service names them, and each name
+   * is a series the metric registry keeps for ever: past `maxResponseModels`
+   * a new one is counted as `_OTHER`.
+   */
+  private readonly responseModels = new Set<string>()
+
+  responseModel(model: string | undefined): string | undefined {
+    if (model === undefined || this.responseModels.has(model)) return model
+    if (this.responseModels.size >= maxResponseModels) return "_OTHER"
+    this.responseModels.add(model)
+    return model
+  }
 
   of(call: GenAi.Start, server: GenAi.Server, responseModel: string | undefined, errorType: string | undefined): LabelSet {
     // Calls come in runs of one kind: the last set is most often the one.
@@ -151,6 +183,9 @@ class LabelSets {
     return set
   }
 }
+
+/** Most response models (`gen_ai.response.model`) the metrics of one service tell apart. */
+export const maxResponseModels = 64
 
 /** `error.type` of a failed call: the error's tag, `_OTHER` for a defect, none for an interruption. */
 const errorTypeOf = (exit: Exit.Exit<unknown, unknown>): string | undefined => {
@@ -182,19 +217,25 @@ const end = <A>(
   ending: Ending,
   context: Context.Context<never>
 ) => {
-  const { reply, output, firstMillis } = ending
-  if (reply !== undefined) for (const key in reply.attributes) span.attribute(key, reply.attributes[key])
+  const { output, firstMillis, reply } = ending
+  let model: string | undefined
+  if (reply !== undefined) {
+    for (const key in reply.attributes) {
+      const value = replyValue(reply.attributes[key], observation.redact)
+      if (key === "gen_ai.response.model" && typeof value === "string") model = value
+      span.attribute(key, value)
+    }
+  }
   if (observation.capture && output !== undefined) {
     const contents = redacted(output, observation.redact)
     for (const key in contents) span.attribute(key, contents[key])
   }
   const errorType = errorTypeOf(ending.exit)
   if (errorType !== undefined) span.attribute("error.type", errorType)
-  const model = reply?.attributes["gen_ai.response.model"]
   const labels = observation.site.labels.of(
     observation.call,
     observation.site.server,
-    typeof model === "string" ? model : undefined,
+    observation.site.labels.responseModel(model),
     errorType
   )
   update(labels.duration, millis / 1000, context)
