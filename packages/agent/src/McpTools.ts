@@ -21,6 +21,7 @@
  *
  * @since 1.1.0
  */
+import { jsonProblem, maxRequestDepth } from "@switchboard/core/internal/validate"
 import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as McpClient from "effect/ai/McpClient"
 import type * as McpClientError from "effect/ai/McpClientError"
@@ -142,8 +143,9 @@ export const http = (options: Omit<HttpServer, "_tag">): HttpServer => ({ ...opt
 /**
  * A server could not be used: it did not start or answer, answered outside
  * the protocol (garbage, a wrong id, an invalid tool list), listed too many
- * tools, or a tool's schema is unusable (not an object, `$ref` cycles).
- * `server` is its label; `tool` the MCP tool, when one is to blame.
+ * tools, or a tool's schema is unusable (not an object, nested deeper than a
+ * chat request may, `$ref` cycles). `server` is its label; `tool` the MCP
+ * tool, when one is to blame.
  *
  * @since 1.1.0
  * @category errors
@@ -292,7 +294,8 @@ const connectAny = Effect.fnUntraced(function*(options: ConnectOptions<Record<st
   for (const name of Object.keys(options.local?.tools ?? {})) yield* claim(name, `local tool ${name}`)
   const labels = new Set<string>()
   const tools: Array<McpTool> = []
-  const handlers: Record<string, (params: unknown) => Effect.Effect<string, McpToolError>> = {}
+  // Keys are a server's tool names: `__proto__` must be a key, not the prototype.
+  const handlers: Record<string, (params: unknown) => Effect.Effect<string, McpToolError>> = Object.create(null)
   const names: Array<ToolName> = []
   for (const server of options.servers) {
     if (labels.has(server.name)) {
@@ -409,6 +412,14 @@ const makeTool = Effect.fnUntraced(function*(
   const schema = descriptor.inputSchema as unknown as Record<string, unknown>
   if (schema["type"] !== "object") {
     return yield* new McpServerError({ server: server.name, tool: descriptor.name, reason: "its input schema is not an object schema" })
+  }
+  // Checked as the chat request carries it (the service's bound): much deeper would overflow a stack here.
+  if (jsonProblem({ tools: [{ function: { parameters: schema } }] }) !== undefined) {
+    return yield* new McpServerError({
+      server: server.name,
+      tool: descriptor.name,
+      reason: `its input schema nests deeper than a chat request may (${maxRequestDepth} levels)`
+    })
   }
   const cycle = refCycle(schema)
   if (cycle !== undefined) {

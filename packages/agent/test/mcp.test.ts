@@ -283,6 +283,31 @@ describe("McpTools: servers outside the protocol give a typed error naming the s
       expect(error.message).toContain("$defs/A -> $defs/B -> $defs/A")
     }).pipe(setup))
 
+  it.effect("a schema nested 100,000 levels deep is refused, naming the tool (it overflowed the stack: a defect)", () =>
+    Effect.gen(function*() {
+      const error = yield* connectError("deep")
+      expect(error).toMatchObject({ _tag: "McpServerError", server: "raw-deep", tool: "deep" })
+      expect(error.message).toContain("nests deeper than a chat request may (128 levels)")
+    }).pipe(setup))
+
+  it.effect("tools named `__proto__`, `constructor`, `toString` are tools like any other (`__proto__` had no handler: a defect)", () =>
+    Effect.gen(function*() {
+      const log = logFile()
+      const mcp = yield* McpTools.connect({ servers: [raw("names", log)] })
+      expect(Object.keys(mcp.toolkit.tools)).toEqual(["__proto__", "constructor", "toString", "hasOwnProperty"])
+      const result = yield* Agent.run({
+        model,
+        toolkit: mcp.toolkit,
+        messages: [user(`__proto__({"q":"a"}) and constructor({"q":"b"}) and toString({"q":"c"})`)]
+      })
+      expect(result.steps[0]!.toolResults.map((r) => [r.name, r.outcome, r.content])).toEqual([
+        ["__proto__", "success", "called __proto__"],
+        ["constructor", "success", "called constructor"],
+        ["toString", "success", "called toString"]
+      ])
+      expect(calls(log).map((c) => c.tool)).toEqual(["__proto__", "constructor", "toString"])
+    }).pipe(Effect.scoped, setup))
+
   it.effect("50,000 tools", () =>
     Effect.gen(function*() {
       const error = yield* connectError("many")
