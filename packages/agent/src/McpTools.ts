@@ -527,7 +527,7 @@ const validator = (schema: Record<string, unknown>): Schema.Top => {
   }
 }
 
-/** Tool messages are text: text goes as it is, anything else is described. */
+/** Tool messages are text: text goes as it is, anything else is described; structured content alone, as JSON. */
 const toText = (result: McpSchema.CallToolResult): string => {
   const parts = result.content.map((block) => {
     switch (block.type) {
@@ -548,5 +548,9 @@ const toText = (result: McpSchema.CallToolResult): string => {
         return "[content the agent cannot show]"
     }
   })
-  return parts.length === 0 && result.structuredContent !== undefined ? JSON.stringify(result.structuredContent) : parts.join("\n")
+  if (parts.length > 0 || result.structuredContent === undefined) return parts.join("\n")
+  // Deeper than a request may nest, JSON.stringify would overflow its stack.
+  return jsonProblem(result.structuredContent) === undefined
+    ? JSON.stringify(result.structuredContent)
+    : `[structured content nested deeper than ${maxRequestDepth} levels]`
 }

@@ -308,6 +308,16 @@ describe("McpTools: servers outside the protocol give a typed error naming the s
       expect(calls(log).map((c) => c.tool)).toEqual(["__proto__", "constructor", "toString"])
     }).pipe(Effect.scoped, setup))
 
+  it.effect("a result nested 100,000 levels deep is described (it overflowed the stack: a defect); one outside the schema is a tool failure", () =>
+    Effect.gen(function*() {
+      const mcp = yield* McpTools.connect({ servers: [raw("deep-result", logFile()), { ...raw("bad-result", logFile()), prefix: "bad_" }] })
+      const result = yield* Agent.run({ model, toolkit: mcp.toolkit, messages: [user(`big({"q":"a"}) and bad_big({"q":"b"})`)] })
+      expect(result.steps[0]!.toolResults.map((r) => [r.name, r.outcome, r.content])).toEqual([
+        ["big", "success", "[structured content nested deeper than 128 levels]"],
+        ["bad_big", "failure", expect.stringContaining("ValidationError: Invalid MCP payload")]
+      ])
+    }).pipe(Effect.scoped, setup))
+
   it.effect("50,000 tools", () =>
     Effect.gen(function*() {
       const error = yield* connectError("many")

@@ -2,7 +2,8 @@
 // A server that answers outside the protocol, as MCP_MODE says: `garbage` on
 // stdout, a `wrong-id`, tools whose schema is `not-object`, has a `cycle` or
 // nests 100,000 levels `deep`, `many` (50,000) tools, tools whose `names` are
-// Object's own (`__proto__`, `constructor`...), or a `big` (100 MB) result.
+// Object's own (`__proto__`, `constructor`...), or a `big` (100 MB) result, a
+// result nested 100,000 levels deep (`deep-result`) or not a result (`bad-result`).
 // Calls are logged to MCP_LOG. Written by hand: the official SDK will not
 // misbehave. `stubborn` stays up when its stdin closes (and, with
 // MCP_IGNORE_TERM, ignores SIGTERM too).
@@ -60,6 +61,12 @@ lines.on("line", (line) => {
       return send({ jsonrpc: "2.0", id, result: { tools: toolsFor() } })
     case "tools/call":
       log({ event: "call", tool: message.params.name, arguments: message.params.arguments })
+      if (mode === "deep-result") {
+        const depth = 100_000
+        // Written as text, as the deep schema is.
+        return process.stdout.write(`{"jsonrpc":"2.0","id":${id},"result":{"content":[],"structuredContent":{"a":` + '{"a":'.repeat(depth) + "1" + "}".repeat(depth) + "}}}\n")
+      }
+      if (mode === "bad-result") return send({ jsonrpc: "2.0", id, result: { content: "not a list" } })
       if (mode === "names" || mode === "deep") return send({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: `called ${message.params.name}` }] } })
       return send({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: "x".repeat(100 * 1024 * 1024) }] } })
     default:
