@@ -72,7 +72,10 @@ export interface ServerOptions {
   readonly include?: ReadonlyArray<string> | undefined
   /** MCP tool names to drop (after `include`). */
   readonly exclude?: ReadonlyArray<string> | undefined
-  /** The limit of one call (`Agent.ToolTimeout`): the model gets a `timeout` result. Default none. */
+  /**
+   * The limit of one call (`Agent.ToolTimeout`): the model gets a `timeout` result (outside an agent run, as in
+   * `LanguageModel.generateText`, the call fails with `McpToolError`). Default none.
+   */
   readonly timeout?: Duration.Input | undefined
   /** Default `none`. */
   readonly approval?: ApprovalPolicy | undefined
@@ -443,8 +446,10 @@ const makeTool = Effect.fnUntraced(function*(
     parametersSchema: validator(schema)
   })
   const failure = (message: string) => new McpToolError({ server: server.name, tool: descriptor.name, message })
+  // The deadline is the client's too: `LanguageModel.generateText` calls the handler without the agent's `ToolTimeout`
+  // (in a run, the agent's timer, started first, ends the call first: the model gets `timeout`).
   const handler = (params: unknown) =>
-    client.callTool({ tool: descriptor, arguments: params as Record<string, unknown> }).pipe(
+    client.callTool({ tool: descriptor, arguments: params as Record<string, unknown> }, { timeout: server.timeout }).pipe(
       Effect.mapError((error) => failure(describeClientError(error))),
       Effect.flatMap((result) => result.isError === true ? Effect.fail(failure(toText(result))) : Effect.succeed(toText(result)))
     )

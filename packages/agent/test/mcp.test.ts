@@ -15,6 +15,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { Agent, McpTools } from "../src/index.js"
 import { awaitSleepers, emulated, waitUntil } from "./fixtures.js"
@@ -195,6 +196,31 @@ describe("McpTools in Agent.run", () => {
       expect(photo).toMatchObject({ outcome: "success", content: "photo of cat\n[image image/png, 8 bytes]" })
       expect(bad!.outcome).toBe("invalid-arguments")
       expect(calls(log).map((c) => c.tool)).toEqual(["locked", "photo"])
+    }).pipe(Effect.scoped, setup))
+
+  it.effect("a server that never answers a call: `timeout` gives the model `timeout`, and the server is told to cancel", () =>
+    Effect.gen(function*() {
+      const log = logFile()
+      const mcp = yield* McpTools.connect({ servers: [notes(log, { timeout: "30 seconds" })] })
+      const fiber = yield* Effect.forkChild(Agent.run({ model, toolkit: mcp.toolkit, messages: [user("wait")] }))
+      yield* awaitSleepers(1, 30_000)
+      yield* TestClock.adjust("30 seconds")
+      const result = yield* Fiber.join(fiber)
+      expect(result.steps[0]!.toolResults.map((r) => [r.name, r.outcome])).toEqual([["wait", "timeout"]])
+      yield* waitUntil(Effect.sync(() => readLog(log).filter((e) => e.event === "cancelled").length), (n) => n === 1)
+    }).pipe(Effect.scoped, setup))
+
+  it.effect("`timeout` holds outside an agent run too: the toolkit's own handle (what LanguageModel.generateText calls) fails", () =>
+    Effect.gen(function*() {
+      const log = logFile()
+      const mcp = yield* McpTools.connect({ servers: [notes(log, { timeout: "30 seconds" })] })
+      const fiber = yield* Effect.forkChild(Effect.flatMap(mcp.toolkit.handle("wait", {}), Stream.runLast))
+      yield* awaitSleepers(1, 30_000)
+      yield* TestClock.adjust("30 seconds")
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(error).toMatchObject({ _tag: "McpToolError", server: "notes", tool: "wait" })
+      expect(error.message).toContain("TimeoutError")
+      yield* waitUntil(Effect.sync(() => readLog(log).filter((e) => e.event === "cancelled").length), (n) => n === 1)
     }).pipe(Effect.scoped, setup))
 
   it.effect("interrupting a run mid-call stops the server: no child is left", () =>
