@@ -44,7 +44,7 @@ describe("McpTools in Agent.run", () => {
           const mcp = yield* McpTools.connect({
             servers: [
               notes(notesLog, { prefix: "notes_" }),
-              tickets(server.url, { prefix: "tickets_", exclude: ["read_note"] })
+              tickets(server.url, { prefix: "tickets_", exclude: ["read_note", "crash"] })
             ]
           })
           expect(mcp.names.find((n) => n.tool === "notes.search")).toMatchObject({ name: "notes_notes_search", server: "notes" })
@@ -142,7 +142,7 @@ describe("McpTools in Agent.run", () => {
     Effect.gen(function*() {
       const ticketsLog = logFile()
       const server = yield* ticketsServer(ticketsLog)
-      const mcp = yield* McpTools.connect({ servers: [notes(logFile()), tickets(server.url, { exclude: ["read_note"] })] })
+      const mcp = yield* McpTools.connect({ servers: [notes(logFile()), tickets(server.url, { exclude: ["read_note", "crash"] })] })
       const result = yield* Agent.run({
         model,
         toolkit: mcp.toolkit,
@@ -155,6 +155,17 @@ describe("McpTools in Agent.run", () => {
       expect(crash!.content).toContain("MCP server closed stdout")
       expect(ticket!.outcome).toBe("success")
       expect(calls(ticketsLog)).toEqual([{ tool: "create_ticket", arguments: { title: "after the crash" } }])
+    }).pipe(Effect.scoped, setup))
+
+  it.effect("an HTTP server killed mid-call is a tool failure too, never a defect", () =>
+    Effect.gen(function*() {
+      const server = yield* ticketsServer(logFile())
+      const mcp = yield* McpTools.connect({ servers: [tickets(server.url, { include: ["crash"] })] })
+      const result = yield* Agent.run({ model, toolkit: mcp.toolkit, messages: [user("crash")] })
+      const [crash] = result.steps[0]!.toolResults
+      expect(crash!.outcome).toBe("failure")
+      expect(crash!.content).toContain("McpToolError")
+      expect(crash!.content).toContain("TransportError")
     }).pipe(Effect.scoped, setup))
 
   it.effect("a destructive tool pauses the run; a denied resume never reaches the server", () =>
@@ -203,6 +214,8 @@ describe("McpTools in Agent.run", () => {
       const log = logFile()
       const mcp = yield* McpTools.connect({ servers: [notes(log, { timeout: "30 seconds" })] })
       const fiber = yield* Effect.forkChild(Agent.run({ model, toolkit: mcp.toolkit, messages: [user("wait")] }))
+      // The server has the call (else the time would run out before it was sent: no cancellation to see).
+      yield* waitUntil(Effect.sync(() => calls(log).length), (n) => n === 1)
       yield* awaitSleepers(1, 30_000)
       yield* TestClock.adjust("30 seconds")
       const result = yield* Fiber.join(fiber)
@@ -215,6 +228,7 @@ describe("McpTools in Agent.run", () => {
       const log = logFile()
       const mcp = yield* McpTools.connect({ servers: [notes(log, { timeout: "30 seconds" })] })
       const fiber = yield* Effect.forkChild(Effect.flatMap(mcp.toolkit.handle("wait", {}), Stream.runLast))
+      yield* waitUntil(Effect.sync(() => calls(log).length), (n) => n === 1)
       yield* awaitSleepers(1, 30_000)
       yield* TestClock.adjust("30 seconds")
       const error = yield* Effect.flip(Fiber.join(fiber))

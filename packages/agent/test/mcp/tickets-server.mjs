@@ -18,7 +18,8 @@ const tools = [
     inputSchema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
     annotations: { readOnlyHint: false, destructiveHint: false }
   },
-  { name: "read_note", description: "Reads a note (clashes with the notes server's)", inputSchema: { type: "object", properties: { title: { type: "string" } } }, annotations: { readOnlyHint: true } }
+  { name: "read_note", description: "Reads a note (clashes with the notes server's)", inputSchema: { type: "object", properties: { title: { type: "string" } } }, annotations: { readOnlyHint: true } },
+  { name: "crash", description: "Kills this server mid-call", inputSchema: { type: "object", properties: {} }, annotations: { readOnlyHint: true } }
 ]
 
 const sessions = new Map()
@@ -27,6 +28,10 @@ const newSession = async () => {
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }))
   server.setRequestHandler(CallToolRequestSchema, (request) => {
     log({ event: "call", tool: request.params.name, arguments: request.params.arguments })
+    if (request.params.name === "crash") {
+      process.kill(process.pid, "SIGKILL")
+      return new Promise(() => {})
+    }
     return { content: [{ type: "text", text: `ticket T-1 opened: ${request.params.arguments.title}` }] }
   })
   const transport = new StreamableHTTPServerTransport({
