@@ -2,12 +2,20 @@
  * `switchboard mcp` as a real process, used by the official MCP client
  * (`@modelcontextprotocol/sdk`): over stdio (the SDK starts the command),
  * and over streamable HTTP against a `switchboard emulator` process given
- * as the real service (its key must never come out).
+ * as the real service (its key must never come out); and by effect's
+ * `McpClient`, through `McpTools`, over stdio.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { McpTools } from "@switchboard/agent"
+import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Http from "node:http"
 import type * as Net from "node:net"
@@ -191,6 +199,36 @@ describe("switchboard mcp over stdio, used by the official client", { timeout: 1
     } finally {
       await service.close()
     }
+  })
+})
+
+describe("switchboard mcp used by effect's McpClient (through McpTools)", { timeout: 120_000 }, () => {
+  it("lists the six tools with names the service accepts, checks arguments against their schemas, calls them", async () => {
+    const program = Effect.gen(function*() {
+      const mcp = yield* McpTools.connect({
+        servers: [McpTools.stdio({ name: "switchboard", command: process.execPath, args: [bin, "mcp", "--emulator", "--journal", tempDir("mcp-effect")] })]
+      })
+      const call = (name: string, params: unknown) =>
+        Effect.flatMap(mcp.toolkit.handle(name, params), Stream.runLast).pipe(Effect.map((last) => Option.getOrThrow(last).result))
+      return {
+        names: mcp.names.map((n) => [n.name, n.readOnly]),
+        models: yield* call("list_models", {}),
+        refused: yield* Effect.flip(call("embed", { texts: "not a list" }))
+      }
+    }).pipe(Effect.scoped, Effect.provide(Layer.merge(NodeServices.layer, FetchHttpClient.layer)))
+    const { models, names, refused } = await Effect.runPromise(program)
+    expect(names).toEqual([
+      ["list_models", true],
+      ["moderate", true],
+      ["embed", true],
+      ["chat", true],
+      ["generate_image", false],
+      ["generate_video", false]
+    ])
+    expect(JSON.parse(models as string)).toContain("gpt-4o-mini")
+    // Refused by the server's own schema, imported by McpTools, before the server sees it.
+    expect(refused).toMatchObject({ _tag: "AiError" })
+    expect(String(refused)).toContain("texts")
   })
 })
 
