@@ -13,6 +13,8 @@
  *   `ConfigurationError` naming both before any model request;
  * - arguments are checked against the tool's JSON Schema before the server
  *   sees them (the agent answers the model `invalid-arguments`);
+ * - secrets given to a server (secret-named `headers` and `env` values) are
+ *   redacted from what it says: results, failures, errors;
  * - results become text: images, audio and binary resources are described,
  *   `isError` and a server that dies mid-call are a tool failure the model
  *   reads (`McpToolError`), never a defect;
@@ -21,6 +23,7 @@
  *
  * @since 1.1.0
  */
+import { isSecretHeader } from "@switchboard/core/internal/secrets"
 import { jsonProblem, maxRequestDepth } from "@switchboard/core/internal/validate"
 import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as McpClient from "effect/ai/McpClient"
@@ -356,8 +359,24 @@ const fnv1a = (text: string): string => {
 
 const describeClientError = (error: McpClientError.McpClientError) => `${error.reason._tag}: ${error.message}`
 
+/**
+ * What a server says, without the secrets it was given: the values of its
+ * headers or environment variables named as secrets (core's rule: `auth`,
+ * `key`, `token`...), a `Bearer` credential alone too. A server may echo
+ * them, and what it says reaches errors, logs and the model.
+ */
+const redactorOf = (server: Server): ((text: string) => string) => {
+  const given = (server._tag === "Http" ? server.headers : server.env) ?? {}
+  const secrets = Object.entries(given)
+    .filter(([name]) => isSecretHeader(name))
+    .flatMap(([, value]) => [value, ...(/^\S+ +(\S+)$/.exec(value)?.slice(1) ?? [])])
+    .filter((secret) => secret.length >= 4)
+    .sort((a, b) => b.length - a.length)
+  return (text) => secrets.reduce((out, secret) => out.split(secret).join("[redacted]"), text)
+}
+
 const serverError = (server: Server, tool?: string) => (error: McpClientError.McpClientError) =>
-  new McpServerError({ server: server.name, tool, reason: describeClientError(error) })
+  new McpServerError({ server: server.name, tool, reason: redactorOf(server)(describeClientError(error)) })
 
 /** The parent's environment, where there is one (this module loads in a browser too; stdio needs Node). */
 const parentEnv = (): Readonly<Record<string, string | undefined>> =>
@@ -445,13 +464,14 @@ const makeTool = Effect.fnUntraced(function*(
   const tool: McpTool = Object.assign(Object.create(Object.getPrototypeOf(timed)), timed, {
     parametersSchema: validator(schema)
   })
-  const failure = (message: string) => new McpToolError({ server: server.name, tool: descriptor.name, message })
+  const redact = redactorOf(server)
+  const failure = (message: string) => new McpToolError({ server: server.name, tool: descriptor.name, message: redact(message) })
   // The deadline is the client's too: `LanguageModel.generateText` calls the handler without the agent's `ToolTimeout`
   // (in a run, the agent's timer, started first, ends the call first: the model gets `timeout`).
   const handler = (params: unknown) =>
     client.callTool({ tool: descriptor, arguments: params as Record<string, unknown> }, { timeout: server.timeout }).pipe(
       Effect.mapError((error) => failure(describeClientError(error))),
-      Effect.flatMap((result) => result.isError === true ? Effect.fail(failure(toText(result))) : Effect.succeed(toText(result)))
+      Effect.flatMap((result) => result.isError === true ? Effect.fail(failure(toText(result))) : Effect.succeed(redact(toText(result))))
     )
   return {
     tool,
