@@ -13,6 +13,8 @@
  *   `ConfigurationError` naming both before any model request;
  * - arguments are checked against the tool's JSON Schema before the server
  *   sees them (the agent answers the model `invalid-arguments`);
+ * - secrets given to a server (secret-named `headers` and `env` values) are
+ *   redacted from what it says: results, failures, errors;
  * - results become text: images, audio and binary resources are described,
  *   `isError` and a server that dies mid-call are a tool failure the model
  *   reads (`McpToolError`), never a defect;
@@ -21,6 +23,8 @@
  *
  * @since 1.1.0
  */
+import { isSecretHeader } from "@switchboard/core/internal/secrets"
+import { jsonProblem, maxRequestDepth } from "@switchboard/core/internal/validate"
 import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as McpClient from "effect/ai/McpClient"
 import type * as McpClientError from "effect/ai/McpClientError"
@@ -71,7 +75,10 @@ export interface ServerOptions {
   readonly include?: ReadonlyArray<string> | undefined
   /** MCP tool names to drop (after `include`). */
   readonly exclude?: ReadonlyArray<string> | undefined
-  /** The limit of one call (`Agent.ToolTimeout`): the model gets a `timeout` result. Default none. */
+  /**
+   * The limit of one call (`Agent.ToolTimeout`): the model gets a `timeout` result (outside an agent run, as in
+   * `LanguageModel.generateText`, the call fails with `McpToolError`). Default none.
+   */
   readonly timeout?: Duration.Input | undefined
   /** Default `none`. */
   readonly approval?: ApprovalPolicy | undefined
@@ -142,8 +149,9 @@ export const http = (options: Omit<HttpServer, "_tag">): HttpServer => ({ ...opt
 /**
  * A server could not be used: it did not start or answer, answered outside
  * the protocol (garbage, a wrong id, an invalid tool list), listed too many
- * tools, or a tool's schema is unusable (not an object, `$ref` cycles).
- * `server` is its label; `tool` the MCP tool, when one is to blame.
+ * tools, or a tool's schema is unusable (not an object, nested deeper than a
+ * chat request may, `$ref` cycles). `server` is its label; `tool` the MCP
+ * tool, when one is to blame.
  *
  * @since 1.1.0
  * @category errors
@@ -292,7 +300,8 @@ const connectAny = Effect.fnUntraced(function*(options: ConnectOptions<Record<st
   for (const name of Object.keys(options.local?.tools ?? {})) yield* claim(name, `local tool ${name}`)
   const labels = new Set<string>()
   const tools: Array<McpTool> = []
-  const handlers: Record<string, (params: unknown) => Effect.Effect<string, McpToolError>> = {}
+  // Keys are a server's tool names: `__proto__` must be a key, not the prototype.
+  const handlers: Record<string, (params: unknown) => Effect.Effect<string, McpToolError>> = Object.create(null)
   const names: Array<ToolName> = []
   for (const server of options.servers) {
     if (labels.has(server.name)) {
@@ -350,8 +359,24 @@ const fnv1a = (text: string): string => {
 
 const describeClientError = (error: McpClientError.McpClientError) => `${error.reason._tag}: ${error.message}`
 
+/**
+ * What a server says, without the secrets it was given: the values of its
+ * headers or environment variables named as secrets (core's rule: `auth`,
+ * `key`, `token`...), a `Bearer` credential alone too. A server may echo
+ * them, and what it says reaches errors, logs and the model.
+ */
+const redactorOf = (server: Server): ((text: string) => string) => {
+  const given = (server._tag === "Http" ? server.headers : server.env) ?? {}
+  const secrets = Object.entries(given)
+    .filter(([name]) => isSecretHeader(name))
+    .flatMap(([, value]) => [value, ...(/^\S+ +(\S+)$/.exec(value)?.slice(1) ?? [])])
+    .filter((secret) => secret.length >= 4)
+    .sort((a, b) => b.length - a.length)
+  return (text) => secrets.reduce((out, secret) => out.split(secret).join("[redacted]"), text)
+}
+
 const serverError = (server: Server, tool?: string) => (error: McpClientError.McpClientError) =>
-  new McpServerError({ server: server.name, tool, reason: describeClientError(error) })
+  new McpServerError({ server: server.name, tool, reason: redactorOf(server)(describeClientError(error)) })
 
 /** The parent's environment, where there is one (this module loads in a browser too; stdio needs Node). */
 const parentEnv = (): Readonly<Record<string, string | undefined>> =>
@@ -410,6 +435,14 @@ const makeTool = Effect.fnUntraced(function*(
   if (schema["type"] !== "object") {
     return yield* new McpServerError({ server: server.name, tool: descriptor.name, reason: "its input schema is not an object schema" })
   }
+  // Checked as the chat request carries it (the service's bound): much deeper would overflow a stack here.
+  if (jsonProblem({ tools: [{ function: { parameters: schema } }] }) !== undefined) {
+    return yield* new McpServerError({
+      server: server.name,
+      tool: descriptor.name,
+      reason: `its input schema nests deeper than a chat request may (${maxRequestDepth} levels)`
+    })
+  }
   const cycle = refCycle(schema)
   if (cycle !== undefined) {
     return yield* new McpServerError({ server: server.name, tool: descriptor.name, reason: `its input schema has a $ref cycle (${cycle})` })
@@ -431,11 +464,14 @@ const makeTool = Effect.fnUntraced(function*(
   const tool: McpTool = Object.assign(Object.create(Object.getPrototypeOf(timed)), timed, {
     parametersSchema: validator(schema)
   })
-  const failure = (message: string) => new McpToolError({ server: server.name, tool: descriptor.name, message })
+  const redact = redactorOf(server)
+  const failure = (message: string) => new McpToolError({ server: server.name, tool: descriptor.name, message: redact(message) })
+  // The deadline is the client's too: `LanguageModel.generateText` calls the handler without the agent's `ToolTimeout`
+  // (in a run, the agent's timer, started first, ends the call first: the model gets `timeout`).
   const handler = (params: unknown) =>
-    client.callTool({ tool: descriptor, arguments: params as Record<string, unknown> }).pipe(
+    client.callTool({ tool: descriptor, arguments: params as Record<string, unknown> }, { timeout: server.timeout }).pipe(
       Effect.mapError((error) => failure(describeClientError(error))),
-      Effect.flatMap((result) => result.isError === true ? Effect.fail(failure(toText(result))) : Effect.succeed(toText(result)))
+      Effect.flatMap((result) => result.isError === true ? Effect.fail(failure(toText(result))) : Effect.succeed(redact(toText(result))))
     )
   return {
     tool,
@@ -516,7 +552,7 @@ const validator = (schema: Record<string, unknown>): Schema.Top => {
   }
 }
 
-/** Tool messages are text: text goes as it is, anything else is described. */
+/** Tool messages are text: text goes as it is, anything else is described; structured content alone, as JSON. */
 const toText = (result: McpSchema.CallToolResult): string => {
   const parts = result.content.map((block) => {
     switch (block.type) {
@@ -537,5 +573,9 @@ const toText = (result: McpSchema.CallToolResult): string => {
         return "[content the agent cannot show]"
     }
   })
-  return parts.length === 0 && result.structuredContent !== undefined ? JSON.stringify(result.structuredContent) : parts.join("\n")
+  if (parts.length > 0 || result.structuredContent === undefined) return parts.join("\n")
+  // Deeper than a request may nest, JSON.stringify would overflow its stack.
+  return jsonProblem(result.structuredContent) === undefined
+    ? JSON.stringify(result.structuredContent)
+    : `[structured content nested deeper than ${maxRequestDepth} levels]`
 }

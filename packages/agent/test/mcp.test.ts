@@ -15,6 +15,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { Agent, McpTools } from "../src/index.js"
 import { awaitSleepers, emulated, waitUntil } from "./fixtures.js"
@@ -43,7 +44,7 @@ describe("McpTools in Agent.run", () => {
           const mcp = yield* McpTools.connect({
             servers: [
               notes(notesLog, { prefix: "notes_" }),
-              tickets(server.url, { prefix: "tickets_", exclude: ["read_note"] })
+              tickets(server.url, { prefix: "tickets_", include: ["create_ticket"] })
             ]
           })
           expect(mcp.names.find((n) => n.tool === "notes.search")).toMatchObject({ name: "notes_notes_search", server: "notes" })
@@ -137,11 +138,25 @@ describe("McpTools in Agent.run", () => {
       expect(readLog(log).map((e) => e.event)).toContain("unauthorized")
     }).pipe(Effect.scoped, setup))
 
+  it.effect("a server's secrets never come back from it: a 401 echoing the bearer token, a failure echoing it, are redacted", () =>
+    Effect.gen(function*() {
+      const server = yield* ticketsServer(logFile())
+      const wrong = "Bearer wrong-secret-4242"
+      const refused = yield* Effect.flip(Effect.scoped(McpTools.connect({ servers: [tickets(server.url, { headers: { authorization: wrong } })] })))
+      expect(refused.message).toContain("bad credentials: [redacted]")
+      expect(refused.message).not.toContain("wrong-secret-4242")
+      const mcp = yield* McpTools.connect({ servers: [tickets(server.url, { include: ["whoami"] })] })
+      const result = yield* Agent.run({ model, toolkit: mcp.toolkit, messages: [user("whoami")] })
+      const [whoami] = result.steps[0]!.toolResults
+      expect(whoami!.content).toContain("not allowed for [redacted] (token [redacted])")
+      expect(JSON.stringify(result.transcript)).not.toContain(token)
+    }).pipe(Effect.scoped, setup))
+
   it.effect("a server killed mid-call is a tool failure with its reason; the other tools work and the run completes", () =>
     Effect.gen(function*() {
       const ticketsLog = logFile()
       const server = yield* ticketsServer(ticketsLog)
-      const mcp = yield* McpTools.connect({ servers: [notes(logFile()), tickets(server.url, { exclude: ["read_note"] })] })
+      const mcp = yield* McpTools.connect({ servers: [notes(logFile()), tickets(server.url, { include: ["create_ticket"] })] })
       const result = yield* Agent.run({
         model,
         toolkit: mcp.toolkit,
@@ -154,6 +169,17 @@ describe("McpTools in Agent.run", () => {
       expect(crash!.content).toContain("MCP server closed stdout")
       expect(ticket!.outcome).toBe("success")
       expect(calls(ticketsLog)).toEqual([{ tool: "create_ticket", arguments: { title: "after the crash" } }])
+    }).pipe(Effect.scoped, setup))
+
+  it.effect("an HTTP server killed mid-call is a tool failure too, never a defect", () =>
+    Effect.gen(function*() {
+      const server = yield* ticketsServer(logFile())
+      const mcp = yield* McpTools.connect({ servers: [tickets(server.url, { include: ["crash"] })] })
+      const result = yield* Agent.run({ model, toolkit: mcp.toolkit, messages: [user("crash")] })
+      const [crash] = result.steps[0]!.toolResults
+      expect(crash!.outcome).toBe("failure")
+      expect(crash!.content).toContain("McpToolError")
+      expect(crash!.content).toContain("TransportError")
     }).pipe(Effect.scoped, setup))
 
   it.effect("a destructive tool pauses the run; a denied resume never reaches the server", () =>
@@ -195,6 +221,34 @@ describe("McpTools in Agent.run", () => {
       expect(photo).toMatchObject({ outcome: "success", content: "photo of cat\n[image image/png, 8 bytes]" })
       expect(bad!.outcome).toBe("invalid-arguments")
       expect(calls(log).map((c) => c.tool)).toEqual(["locked", "photo"])
+    }).pipe(Effect.scoped, setup))
+
+  it.effect("a server that never answers a call: `timeout` gives the model `timeout`, and the server is told to cancel", () =>
+    Effect.gen(function*() {
+      const log = logFile()
+      const mcp = yield* McpTools.connect({ servers: [notes(log, { timeout: "30 seconds" })] })
+      const fiber = yield* Effect.forkChild(Agent.run({ model, toolkit: mcp.toolkit, messages: [user("wait")] }))
+      // The server has the call (else the time would run out before it was sent: no cancellation to see).
+      yield* waitUntil(Effect.sync(() => calls(log).length), (n) => n === 1)
+      yield* awaitSleepers(1, 30_000)
+      yield* TestClock.adjust("30 seconds")
+      const result = yield* Fiber.join(fiber)
+      expect(result.steps[0]!.toolResults.map((r) => [r.name, r.outcome])).toEqual([["wait", "timeout"]])
+      yield* waitUntil(Effect.sync(() => readLog(log).filter((e) => e.event === "cancelled").length), (n) => n === 1)
+    }).pipe(Effect.scoped, setup))
+
+  it.effect("`timeout` holds outside an agent run too: the toolkit's own handle (what LanguageModel.generateText calls) fails", () =>
+    Effect.gen(function*() {
+      const log = logFile()
+      const mcp = yield* McpTools.connect({ servers: [notes(log, { timeout: "30 seconds" })] })
+      const fiber = yield* Effect.forkChild(Effect.flatMap(mcp.toolkit.handle("wait", {}), Stream.runLast))
+      yield* waitUntil(Effect.sync(() => calls(log).length), (n) => n === 1)
+      yield* awaitSleepers(1, 30_000)
+      yield* TestClock.adjust("30 seconds")
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(error).toMatchObject({ _tag: "McpToolError", server: "notes", tool: "wait" })
+      expect(error.message).toContain("TimeoutError")
+      yield* waitUntil(Effect.sync(() => readLog(log).filter((e) => e.event === "cancelled").length), (n) => n === 1)
     }).pipe(Effect.scoped, setup))
 
   it.effect("interrupting a run mid-call stops the server: no child is left", () =>
@@ -282,6 +336,41 @@ describe("McpTools: servers outside the protocol give a typed error naming the s
       expect(error).toMatchObject({ _tag: "McpServerError", server: "raw-cycle", tool: "loop" })
       expect(error.message).toContain("$defs/A -> $defs/B -> $defs/A")
     }).pipe(setup))
+
+  it.effect("a schema nested 100,000 levels deep is refused, naming the tool (it overflowed the stack: a defect)", () =>
+    Effect.gen(function*() {
+      const error = yield* connectError("deep")
+      expect(error).toMatchObject({ _tag: "McpServerError", server: "raw-deep", tool: "deep" })
+      expect(error.message).toContain("nests deeper than a chat request may (128 levels)")
+    }).pipe(setup))
+
+  it.effect("tools named `__proto__`, `constructor`, `toString` are tools like any other (`__proto__` had no handler: a defect)", () =>
+    Effect.gen(function*() {
+      const log = logFile()
+      const mcp = yield* McpTools.connect({ servers: [raw("names", log)] })
+      expect(Object.keys(mcp.toolkit.tools)).toEqual(["__proto__", "constructor", "toString", "hasOwnProperty"])
+      const result = yield* Agent.run({
+        model,
+        toolkit: mcp.toolkit,
+        messages: [user(`__proto__({"q":"a"}) and constructor({"q":"b"}) and toString({"q":"c"})`)]
+      })
+      expect(result.steps[0]!.toolResults.map((r) => [r.name, r.outcome, r.content])).toEqual([
+        ["__proto__", "success", "called __proto__"],
+        ["constructor", "success", "called constructor"],
+        ["toString", "success", "called toString"]
+      ])
+      expect(calls(log).map((c) => c.tool)).toEqual(["__proto__", "constructor", "toString"])
+    }).pipe(Effect.scoped, setup))
+
+  it.effect("a result nested 100,000 levels deep is described (it overflowed the stack: a defect); one outside the schema is a tool failure", () =>
+    Effect.gen(function*() {
+      const mcp = yield* McpTools.connect({ servers: [raw("deep-result", logFile()), { ...raw("bad-result", logFile()), prefix: "bad_" }] })
+      const result = yield* Agent.run({ model, toolkit: mcp.toolkit, messages: [user(`big({"q":"a"}) and bad_big({"q":"b"})`)] })
+      expect(result.steps[0]!.toolResults.map((r) => [r.name, r.outcome, r.content])).toEqual([
+        ["big", "success", "[structured content nested deeper than 128 levels]"],
+        ["bad_big", "failure", expect.stringContaining("ValidationError: Invalid MCP payload")]
+      ])
+    }).pipe(Effect.scoped, setup))
 
   it.effect("50,000 tools", () =>
     Effect.gen(function*() {

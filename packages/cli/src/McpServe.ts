@@ -21,14 +21,17 @@
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Chat, Embeddings, Images, Models, Moderations, Protocol, type SwitchboardError, type TaskPoller, Videos } from "@switchboard/core"
+import { joinBytes } from "@switchboard/core/internal/bytes"
 import * as JsonSchema from "@switchboard/core/JsonSchema"
 import * as McpProtocol from "effect/ai/McpProtocol"
 import * as McpSchema from "effect/ai/McpSchema"
 import * as McpServer from "effect/ai/McpServer"
+import * as ByteSize from "effect/ByteSize"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
@@ -69,6 +72,9 @@ export interface Options {
 
 /** The largest image given back as bytes (MCP messages are bounded: effect's client takes 16 MiB). */
 const maxImageBytes = 8 * 1024 * 1024
+
+/** The largest request body over HTTP, as effect's client bounds a message: a bigger one is refused before it is all read. */
+const maxRequestBytes = ByteSize.mebibytes(16)
 
 const protocols = [McpProtocol.v2025_11_25, McpProtocol.v2025_06_18, McpProtocol.v2025_03_26] as const
 
@@ -173,14 +179,32 @@ const ChatTool = define({
     )
 })
 
-/** The bytes of an image the service made, bounded. */
+/** A body's bytes, or `undefined` past `max` bytes: the rest is then never read (the body is cancelled). */
+const readAtMost = async (body: ReadableStream<Uint8Array> | null, max: number): Promise<Uint8Array | undefined> => {
+  const parts: Array<Uint8Array> = []
+  let size = 0
+  const reader = body?.getReader()
+  while (reader !== undefined) {
+    const { done, value } = await reader.read()
+    if (done) break
+    parts.push(value)
+    size += value.length
+    if (size > max) {
+      await reader.cancel()
+      return undefined
+    }
+  }
+  return joinBytes(parts)
+}
+
+/** The bytes of an image the service made, bounded while read (the URL is the service's: its body may be endless). */
 const download = (url: string) =>
   Effect.tryPromise({
     try: async (signal) => {
       const response = await fetch(url, { signal })
       if (!response.ok) throw new Error(`the image download got ${response.status}`)
-      const bytes = new Uint8Array(await response.arrayBuffer())
-      if (bytes.length > maxImageBytes) throw new Error(`the image is larger than ${maxImageBytes} bytes`)
+      const bytes = await readAtMost(response.body, maxImageBytes)
+      if (bytes === undefined) throw new Error(`the image is larger than ${maxImageBytes} bytes`)
       return { bytes, mimeType: response.headers.get("content-type")?.split(";")[0] ?? "image/png" }
     },
     catch: (cause) => ({ _tag: "DownloadError", message: cause instanceof Error ? cause.message : "the image download failed" })
@@ -352,7 +376,7 @@ const stdinEnded = Effect.callback<void>((resume) => {
   })
 })
 
-/** The bearer check and the origin check of every HTTP request. */
+/** The bearer check and the origin check of every HTTP request, and its body's bound. */
 const guard = (options: Options) =>
   HttpRouter.middleware((effect) =>
     Effect.gen(function*() {
@@ -366,7 +390,7 @@ const guard = (options: Options) =>
       if (expected !== undefined && (given.length !== expected.length || !timingSafeEqual(given, expected))) {
         return HttpServerResponse.text("a bearer token is required", { status: 401, headers: { "www-authenticate": "Bearer" } })
       }
-      return yield* effect
+      return yield* Effect.provideService(effect, HttpIncomingMessage.MaxBodySize, maxRequestBytes)
     }), { global: true })
 
 /**

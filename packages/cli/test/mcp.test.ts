@@ -2,13 +2,23 @@
  * `switchboard mcp` as a real process, used by the official MCP client
  * (`@modelcontextprotocol/sdk`): over stdio (the SDK starts the command),
  * and over streamable HTTP against a `switchboard emulator` process given
- * as the real service (its key must never come out).
+ * as the real service (its key must never come out); and by effect's
+ * `McpClient`, through `McpTools`, over stdio.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { McpTools } from "@switchboard/agent"
+import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Http from "node:http"
+import type * as Net from "node:net"
 import { bin, build, removeTempDirs, start, stopAll, tempDir } from "./helpers.js"
 
 const apiKey = "sk-mcp-test-secret-4242"
@@ -50,6 +60,47 @@ const stdioClient = async (args: ReadonlyArray<string>, extraEnv: Record<string,
   await client.connect(transport)
   return { client, transport, stderr: () => stderr }
 }
+
+/**
+ * A service whose image (at `/big.png`) is 128 MiB, sent as fast as its
+ * reader takes it: `written` counts what it sent before the reader went away.
+ */
+const bigImageService = (): Promise<{ readonly url: string; readonly written: () => number; readonly close: () => Promise<void> }> =>
+  new Promise((resolve) => {
+    let written = 0
+    const server = Http.createServer((request, response) => {
+      request.resume()
+      request.on("end", () => {
+        const { port } = server.address() as Net.AddressInfo
+        if (request.url === "/big.png") {
+          response.writeHead(200, { "content-type": "image/png" })
+          const chunk = Buffer.alloc(1024 * 1024)
+          const pump = () => {
+            while (!response.destroyed && written < 128 * 1024 * 1024) {
+              written += chunk.length
+              if (!response.write(chunk)) return void response.once("drain", pump)
+            }
+            response.end()
+          }
+          return pump()
+        }
+        const content = `![a fox](http://127.0.0.1:${port}/big.png)`
+        response.writeHead(200, { "content-type": "application/json" })
+        response.end(JSON.stringify({ id: "chatcmpl-1", choices: [{ message: { role: "assistant", content } }] }))
+      })
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as Net.AddressInfo
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        written: () => written,
+        close: () => new Promise((done) => {
+          server.closeAllConnections()
+          server.close(() => done())
+        })
+      })
+    })
+  })
 
 let emulator: ReturnType<typeof start>
 let serviceUrl = ""
@@ -135,6 +186,50 @@ describe("switchboard mcp over stdio, used by the official client", { timeout: 1
     expect(second.stderr()).toContain(`Following 1 video task(s) from the journal: ${taskId}`)
     expect(second.stderr()).not.toContain(apiKey)
   })
+
+  it("an image the service serves past 8 MiB is a tool error, read no further (it was read whole, however large)", async () => {
+    const service = await bigImageService()
+    try {
+      const { client } = await stdioClient(["--journal", tempDir("mcp-big")], { SWITCHBOARD_BASE_URL: service.url, SWITCHBOARD_API_KEY: apiKey })
+      const result = (await client.callTool({ name: "generate_image", arguments: { prompt: "a fox", include_bytes: true } })) as CallToolResult
+      expect(result.isError).toBe(true)
+      expect(textOf(result)).toContain("larger than 8388608 bytes")
+      expect(service.written()).toBeLessThan(64 * 1024 * 1024)
+      await client.close()
+    } finally {
+      await service.close()
+    }
+  })
+})
+
+describe("switchboard mcp used by effect's McpClient (through McpTools)", { timeout: 120_000 }, () => {
+  it("lists the six tools with names the service accepts, checks arguments against their schemas, calls them", async () => {
+    const program = Effect.gen(function*() {
+      const mcp = yield* McpTools.connect({
+        servers: [McpTools.stdio({ name: "switchboard", command: process.execPath, args: [bin, "mcp", "--emulator", "--journal", tempDir("mcp-effect")] })]
+      })
+      const call = (name: string, params: unknown) =>
+        Effect.flatMap(mcp.toolkit.handle(name, params), Stream.runLast).pipe(Effect.map((last) => Option.getOrThrow(last).result))
+      return {
+        names: mcp.names.map((n) => [n.name, n.readOnly]),
+        models: yield* call("list_models", {}),
+        refused: yield* Effect.flip(call("embed", { texts: "not a list" }))
+      }
+    }).pipe(Effect.scoped, Effect.provide(Layer.merge(NodeServices.layer, FetchHttpClient.layer)))
+    const { models, names, refused } = await Effect.runPromise(program)
+    expect(names).toEqual([
+      ["list_models", true],
+      ["moderate", true],
+      ["embed", true],
+      ["chat", true],
+      ["generate_image", false],
+      ["generate_video", false]
+    ])
+    expect(JSON.parse(models as string)).toContain("gpt-4o-mini")
+    // Refused by the server's own schema, imported by McpTools, before the server sees it.
+    expect(refused).toMatchObject({ _tag: "AiError" })
+    expect(String(refused)).toContain("texts")
+  })
 })
 
 describe("switchboard mcp --http", { timeout: 120_000 }, () => {
@@ -158,8 +253,13 @@ describe("switchboard mcp --http", { timeout: 120_000 }, () => {
     expect(evil.status).toBe(403)
 
     const client = new Client({ name: "mcp-test", version: "1.0.0" })
-    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }))
+    const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } })
+    await client.connect(transport)
     expect((await client.listTools()).tools).toHaveLength(6)
+    // A body over 16 MiB is refused (a JSON-RPC parse error) and never read whole: a 20 MiB ping was answered.
+    const session = { ...headers, authorization: `Bearer ${token}`, "mcp-session-id": transport.sessionId! }
+    const padded = JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping", params: { _meta: { pad: "x".repeat(20 * 1024 * 1024) } } })
+    expect(await (await fetch(url, { method: "POST", headers: session, body: padded })).json()).toMatchObject({ error: { code: -32700 } })
     const models = textOf(await client.callTool({ name: "list_models", arguments: {} }))
     expect(JSON.parse(models)).toContain("gpt-4o-mini")
     const reply = textOf(await client.callTool({ name: "chat", arguments: { prompt: "Say hi" } }))

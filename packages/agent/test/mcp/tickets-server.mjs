@@ -1,7 +1,8 @@
 /* global process */
 // An MCP server over streamable HTTP written with the official SDK, on
 // 127.0.0.1 (a free port, printed on stdout as `PORT <n>`), refusing any
-// request without `authorization: Bearer <MCP_TOKEN>` (401). Calls and the
+// request without `authorization: Bearer <MCP_TOKEN>` (401, echoing what it
+// got; its `whoami` tool echoes the token too). Calls and the
 // end of a session are appended to the JSON-lines file MCP_LOG.
 import { appendFileSync } from "node:fs"
 import { createServer } from "node:http"
@@ -18,15 +19,25 @@ const tools = [
     inputSchema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
     annotations: { readOnlyHint: false, destructiveHint: false }
   },
-  { name: "read_note", description: "Reads a note (clashes with the notes server's)", inputSchema: { type: "object", properties: { title: { type: "string" } } }, annotations: { readOnlyHint: true } }
+  { name: "read_note", description: "Reads a note (clashes with the notes server's)", inputSchema: { type: "object", properties: { title: { type: "string" } } }, annotations: { readOnlyHint: true } },
+  { name: "crash", description: "Kills this server mid-call", inputSchema: { type: "object", properties: {} }, annotations: { readOnlyHint: true } },
+  { name: "whoami", description: "Refuses, echoing the credentials it got", inputSchema: { type: "object", properties: {} }, annotations: { readOnlyHint: true } }
 ]
 
 const sessions = new Map()
 const newSession = async () => {
   const server = new Server({ name: "tickets", version: "1.0.0" }, { capabilities: { tools: {} } })
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }))
-  server.setRequestHandler(CallToolRequestSchema, (request) => {
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     log({ event: "call", tool: request.params.name, arguments: request.params.arguments })
+    if (request.params.name === "whoami") {
+      const auth = extra.requestInfo?.headers?.authorization
+      return { isError: true, content: [{ type: "text", text: `not allowed for ${auth} (token ${auth?.split(" ")[1]})` }] }
+    }
+    if (request.params.name === "crash") {
+      process.kill(process.pid, "SIGKILL")
+      return new Promise(() => {})
+    }
     return { content: [{ type: "text", text: `ticket T-1 opened: ${request.params.arguments.title}` }] }
   })
   const transport = new StreamableHTTPServerTransport({
@@ -44,7 +55,9 @@ const newSession = async () => {
 const http = createServer(async (req, res) => {
   if (req.headers.authorization !== `Bearer ${process.env.MCP_TOKEN}`) {
     log({ event: "unauthorized" })
-    res.writeHead(401).end()
+    // As careless servers do: the credentials it got, echoed in the error.
+    const error = { code: -32001, message: `bad credentials: ${req.headers.authorization ?? "none"}` }
+    res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: null, error }))
     return
   }
   const id = req.headers["mcp-session-id"]
