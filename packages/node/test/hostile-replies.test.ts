@@ -21,7 +21,7 @@ import type * as Http from "node:http"
 import type * as Net from "node:net"
 import * as Util from "node:util"
 import { waitUntil } from "./fixtures.js"
-import { against, apiKey, json, sse } from "./hostile.js"
+import { against, apiKey, json, sse, respondWith } from "./hostile.js"
 
 const hello = { model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] } satisfies Protocol.ChatRequest
 const MiB = 1024 * 1024
@@ -606,15 +606,7 @@ describe("a status the contract does not list", () => {
 })
 
 describe("Chat.createObject: a value that does not decode", () => {
-  const reply = (args: string) => (_request: Http.IncomingMessage, response: Http.ServerResponse) =>
-    json(response, 200, {
-      id: "x",
-      choices: [{
-        index: 0,
-        finish_reason: "tool_calls",
-        message: { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "respond", arguments: args } }] }
-      }]
-    })
+  const reply = respondWith
 
   it.live("echoing the key, 1 MiB long: the error's text redacted, its first 4,000 characters", () =>
     against(reply(JSON.stringify({ a: apiKey, pad: "p".repeat(MiB) })), () =>

@@ -2,7 +2,7 @@
  * Hostile servers (`@switchboard/test-support/Hostile`) with the SDK pointed at them.
  */
 import type * as SwitchboardConfig from "@switchboard/core/SwitchboardConfig"
-import { type Handler, type Hostile, serve } from "@switchboard/test-support/Hostile"
+import { type Handler, type Hostile, json, serve } from "@switchboard/test-support/Hostile"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { NodeSwitchboard } from "../src/index.js"
@@ -29,3 +29,14 @@ export const against = <A, E, R>(
         Exclude<R, NodeSwitchboard.Services>
       >)
   )
+
+/** A reply whose only tool call, `respond`, carries `args` (what `Chat.createObject` decodes). */
+export const respondWith = (args: string): Handler => (_request, response) =>
+  json(response, 200, {
+    id: "x",
+    choices: [{
+      index: 0,
+      finish_reason: "tool_calls",
+      message: { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "respond", arguments: args } }] }
+    }]
+  })

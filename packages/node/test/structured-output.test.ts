@@ -3,9 +3,8 @@ import { Chat, type Protocol, StructuredOutput } from "@switchboard/core"
 import { Emulator } from "@switchboard/emulator"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type * as Http from "node:http"
 import { emulated } from "./fixtures.js"
-import { against, apiKey, json } from "./hostile.js"
+import { against, apiKey, respondWith } from "./hostile.js"
 
 const model = "gpt-4o-mini"
 const request: Protocol.ChatRequest = { model, messages: [{ role: "user", content: "Describe an order" }] }
@@ -107,15 +106,7 @@ describe("response_format on Chat.create", () => {
 })
 
 describe("Chat.createObject against a hostile model", () => {
-  const respond = (args: string) => (_request: unknown, response: Http.ServerResponse) =>
-    json(response, 200, {
-      id: "x",
-      choices: [{
-        index: 0,
-        finish_reason: "tool_calls",
-        message: { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "respond", arguments: args } }] }
-      }]
-    })
+  const respond = respondWith
 
   it.live("__proto__ in the value never sets a prototype", () =>
     against(respond(`{"extra":{"__proto__":{"isAdmin":true},"a":1}}`), () =>
