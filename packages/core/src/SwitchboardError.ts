@@ -195,7 +195,8 @@ export class ConflictError extends Schema.TaggedError<ConflictError>()("Conflict
 }
 
 /**
- * 429. `retryAfterMillis` comes from `retry-after-ms` or `Retry-After`.
+ * 429. `retryAfterMillis` comes from `retry-after-ms` or `Retry-After`, at
+ * most a day (`ResponseMetadata.maxReset`): never `Infinity`.
  *
  * @since 0.1.0
  * @category errors

@@ -336,8 +336,17 @@ const limitOr = (field: string, input: Duration.Input | undefined, fallback: Dur
 // Replies → typed errors (the one place wire failures and statuses become SDK errors)
 // ---------------------------------------------------------------------------
 
-/** `retry-after-ms`, then `Retry-After` in seconds or as an HTTP date. */
+/**
+ * `retry-after-ms`, then `Retry-After` in seconds or as an HTTP date, at most
+ * `ResponseMetadata.maxReset` (a day): `1e308` seconds is `Infinity` ms, and
+ * the error carries what a caller may wait on.
+ */
 const retryAfterMillis = (headers: Readonly<Record<string, string>>, now: number): number | undefined => {
+  const asked = retryAfterAsked(headers, now)
+  return asked === undefined ? undefined : Math.min(asked, Duration.toMillis(ResponseMetadata.maxReset))
+}
+
+const retryAfterAsked = (headers: Readonly<Record<string, string>>, now: number): number | undefined => {
   const ms = Number(headers["retry-after-ms"])
   if (headers["retry-after-ms"] && Number.isFinite(ms) && ms >= 0) return ms
   const value = headers["retry-after"]

@@ -8,6 +8,7 @@ import { Chat, Embeddings, Images, Models, Moderations, type Protocol, ResponseM
 import * as RecordingTracer from "@switchboard/test-support/RecordingTracer"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Formatter from "effect/Formatter"
@@ -619,4 +620,30 @@ describe("Chat.createObject: a value that does not decode", () => {
         expect(text.length).toBeLessThan(4100)
         expect(Util.inspect(error, { depth: 10 })).not.toContain(apiKey)
       })))
+})
+
+describe("a Retry-After past any meaningful wait", () => {
+  const headers: ReadonlyArray<Record<string, string>> = [
+    { "retry-after": "1e308" },
+    { "retry-after-ms": "1e308" },
+    { "retry-after": "Fri, 31 Dec 9999 23:59:59 GMT" }
+  ]
+
+  it.live("1e308 seconds (Infinity ms), 1e308 ms, the year 9999: the error's retryAfterMillis is a day", () =>
+    Effect.gen(function*() {
+      for (const header of headers) {
+        yield* against(
+          (_request, response) => {
+            response.writeHead(429, { "content-type": "application/json", ...header })
+            response.end(JSON.stringify({ error: { message: "slow down" } }))
+          },
+          () =>
+            Effect.gen(function*() {
+              const error = yield* Effect.flip(Chat.create(hello))
+              expect(error).toMatchObject({ _tag: "RateLimitError", retryAfterMillis: Duration.toMillis(ResponseMetadata.maxReset) })
+            }),
+          { maxRetries: 0 }
+        )
+      }
+    }))
 })
