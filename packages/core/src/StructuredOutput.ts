@@ -233,7 +233,6 @@ export const create = <A, I, R>(
     const completion = yield* chat.create(yield* Effect.fromResult(applyTo(planned, request)))
     const message = completion.choices[0]?.message
     const text = message === undefined ? undefined : textOf(planned, message)
-    const shown = yield* shownBy
     if (text === undefined) {
       const issue = mode === "tool" ? `the reply has no ${planned.name} call` : "the reply has no content"
       return yield* shown(new StructuredOutputError({ message: issue, mode, text: message?.content ?? "", issue }))
@@ -245,12 +244,16 @@ export const create = <A, I, R>(
 const maxTextKept = 4000
 
 /**
- * The error as it is shown: the model's text is the service's, so redacted
- * by the transport in context (a key it echoes) and bounded.
+ * Fails with `error` as it is shown: the model's text is the service's, so
+ * it is redacted by the `Transport` in context (a key it echoes) and its
+ * first 4,000 characters kept. For a `StructuredOutputError` built from a
+ * reply outside `create` (an agent's `output`): `Effect.catch(plan.decode(text), shown)`.
+ *
+ * @since 1.1.0
+ * @category errors
  */
-const shownBy = Effect.map(
-  Effect.serviceOption(Transport),
-  (transport) => (error: StructuredOutputError) => {
+export const shown = (error: StructuredOutputError): Effect.Effect<never, StructuredOutputError> =>
+  Effect.flatMap(Effect.serviceOption(Transport), (transport) => {
     const redact = Option.match(transport, { onNone: () => (text: string) => text, onSome: (t) => t.redact })
     return Effect.fail(
       new StructuredOutputError({
@@ -260,5 +263,4 @@ const shownBy = Effect.map(
         issue: redact(error.issue)
       })
     )
-  }
-)
+  })

@@ -542,9 +542,12 @@ const respond = (settings: Settings, state: State, output: StructuredOutput.Plan
     const text = StructuredOutput.textOf(output, message)
     if (text === undefined) {
       const issue = `the reply has no ${output.name} call`
-      return yield* new StructuredOutput.StructuredOutputError({ message: issue, mode: "tool", text: message.content ?? "", issue })
+      return yield* StructuredOutput.shown(
+        new StructuredOutput.StructuredOutputError({ message: issue, mode: "tool", text: message.content ?? "", issue })
+      )
     }
-    const value = yield* output.decode(text)
+    // The model's text is the service's: redacted and bounded as `Chat.createObject`'s.
+    const value = yield* Effect.catch(output.decode(text), StructuredOutput.shown)
     return finish(settings, { ...state, steps: [...state.steps, done] }, "completed", [], value)
   }).pipe((effect) => inSpan("Agent.output", { attributes: { "agent.step": state.steps.length } }, () => effect))
 
