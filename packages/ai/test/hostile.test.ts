@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { NodeSwitchboard } from "@switchboard/node"
 import { type Handler, json, serve } from "@switchboard/test-support/Hostile"
 import * as RecordingTracer from "@switchboard/test-support/RecordingTracer"
+import * as EmbeddingModel from "effect/ai/EmbeddingModel"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import * as AiTool from "effect/ai/Tool"
 import * as AiToolkit from "effect/ai/Toolkit"
@@ -21,7 +22,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import type * as Http from "node:http"
-import { SwitchboardLanguageModel } from "../src/index.js"
+import { SwitchboardEmbeddingModel, SwitchboardLanguageModel } from "../src/index.js"
 
 const MiB = 1024 * 1024
 const apiKey = "sk-hostile-0123456789abcdef"
@@ -435,4 +436,38 @@ describe("statuses: the reason effect/ai users match on, with the status and the
       ))
       expect(error.reason).toMatchObject({ _tag: "RateLimitError", http: { response: { status: 429 } } })
     }))
+})
+
+describe("EmbeddingModel: a reply that cannot answer the request", () => {
+  /** Vectors of 2 numbers, but 3 for the second input. */
+  const uneven: Handler = (_request, response, body) => {
+    const inputs = (JSON.parse(body) as { input: Array<string> }).input
+    json(response, 200, { data: inputs.map((_, index) => ({ index, embedding: index === 1 ? [1, 2, 3] : [1, 2] })) })
+  }
+  const embedding = (options: Omit<SwitchboardEmbeddingModel.Options, "model"> = {}) =>
+    SwitchboardEmbeddingModel.layer({ model: "e", ...options })
+
+  it.live("vectors of two lengths, or a length other than the dimensions asked: InvalidResponseError, core's ResponseDecodeError its cause", () =>
+    Effect.forEach(
+      [
+        [{}, ["a", "b"], /for input 1, input 0's has 2$/],
+        [{ dimensions: 3 }, ["a"], /not the 3 dimensions asked$/]
+      ] as const,
+      ([options, inputs, message]) =>
+        Effect.scoped(Effect.flatMap(serve(uneven), (hostile) =>
+          Effect.gen(function*() {
+            const model = yield* EmbeddingModel.EmbeddingModel
+            const error = yield* Effect.flip(model.embedMany(inputs))
+            expect(error.reason._tag).toBe("InvalidResponseError")
+            expect(error.reason.cause).toMatchObject({ _tag: "ResponseDecodeError" })
+            expect((error.reason.cause as { readonly message: string }).message).toMatch(message)
+          }).pipe(
+            Effect.provide(
+              embedding(options).pipe(
+                Layer.provideMerge(NodeSwitchboard.layer({ baseUrl: hostile.url, apiKey, maxRetries: 0 })),
+                Layer.orDie
+              )
+            )
+          )))
+    ))
 })

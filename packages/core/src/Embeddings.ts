@@ -76,32 +76,54 @@ const decodeResponse = (u: unknown): Result.Result<Protocol.EmbeddingResponse, S
 /** An option of `embedMany`, checked as every option is: a `ConfigurationError` naming it. */
 const positiveInt = (field: string, value: number) => Effect.fromResult(Checks.count(field, value, 1))
 
+const decodeError = (message: string): Effect.Effect<never, ResponseDecodeError> =>
+  Effect.fail(new ResponseDecodeError({ message: `embeddings response ${message}`, body: "" }))
+
 /**
  * Puts one response's vectors in input order into `out`, from `offset` (its
- * batch's first input), checked against the batch's `count`. Written in
+ * batch's first input), checked against the batch's `count`: one vector per
+ * input index, else the error names the first item that is not. Written in
  * place: no array per batch, no `flat()` at the end (about 0.1 µs an input,
  * docs/performance.md).
  */
-const placeVectors = (response: Protocol.EmbeddingResponse, out: Array<Vector>, offset: number, count: number) => {
-  let filled = 0
-  // Only indexes of the batch count: a huge `index` from a broken server must
-  // not grow the array (iterating it would hang the process).
-  for (const item of response.data) {
-    const i = item.index
-    if (Number.isInteger(i) && i >= 0 && i < count && out[offset + i] === undefined) {
-      out[offset + i] = item.embedding
-      filled++
+const placeVectors = (
+  response: Protocol.EmbeddingResponse,
+  out: Array<Vector>,
+  offset: number,
+  count: number
+): Effect.Effect<void, ResponseDecodeError> => {
+  const data = response.data
+  if (data.length !== count) return decodeError(`has ${data.length} vectors for ${count} inputs`)
+  for (let k = 0; k < count; k++) {
+    const i = data[k]!.index
+    // Only indexes of the batch count: a huge `index` from a broken server must
+    // not grow the array (iterating it would hang the process).
+    const wrong = !(Number.isInteger(i) && i >= 0 && i < count)
+      ? `is no input's (0 to ${count - 1})`
+      : out[offset + i] !== undefined
+      ? "repeats"
+      : undefined
+    if (wrong !== undefined) return decodeError(`has ${count} vectors for ${count} inputs, not one per input index: data[${k}].index ${i} ${wrong}`)
+    out[offset + i] = data[k]!.embedding
+  }
+  return Effect.void
+}
+
+/**
+ * Vectors in input order, all of one length: `dimensions` when it was asked,
+ * else the first's. One comparison per vector.
+ */
+const checkLengths = (vectors: ReadonlyArray<Vector>, dimensions: number | undefined): Effect.Effect<void, ResponseDecodeError> => {
+  const length = dimensions ?? vectors[0]?.length
+  for (let i = 0; i < vectors.length; i++) {
+    const got = vectors[i]!.length
+    if (got !== length) {
+      return decodeError(
+        `has a vector of ${got} numbers for input ${i}, ` + (dimensions === undefined ? `input 0's has ${length}` : `not the ${dimensions} dimensions asked`)
+      )
     }
   }
-  return filled === count && response.data.length === count
-    ? Effect.void
-    : Effect.fail(
-      new ResponseDecodeError({
-        message: `embeddings response has ${response.data.length} vectors for ${count} inputs` +
-          (response.data.length === count ? ", not one per input index" : ""),
-        body: ""
-      })
-    )
+  return Effect.void
 }
 
 /**
@@ -125,8 +147,17 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
       }
     })
 
+  // A reply that cannot answer the request fails: one vector per input, all of one length.
   const create = (request: Protocol.EmbeddingRequest) =>
-    Effect.flatMap(Effect.fromResult(encodeRequest(request)), (body) => send(body, request))
+    Effect.flatMap(Effect.fromResult(encodeRequest(request)), (body) =>
+      Effect.flatMap(send(body, request), (response) => {
+        const count = typeof request.input === "string" ? 1 : request.input.length
+        const vectors = new Array<Vector>(count)
+        return placeVectors(response, vectors, 0, count).pipe(
+          Effect.andThen(() => checkLengths(vectors, request.dimensions)),
+          Effect.as(response)
+        )
+      }))
 
   const embedMany = Effect.fnUntraced(
     function*(inputs: ReadonlyArray<string>, options: EmbedManyOptions) {
@@ -154,6 +185,8 @@ export const make = Effect.map(Effect.service(Transport), (transport): Service =
         },
         { concurrency: options.concurrency ?? 4, discard: true }
       )
+      // Across batches too: vectors of different lengths are no embedding of one model.
+      yield* checkLengths(vectors, dimensions)
       return vectors as ReadonlyArray<Vector>
     }
   )
@@ -172,7 +205,10 @@ export const layer: Layer.Layer<Embeddings, never, Transport> =
   Layer.fresh(Layer.effect(Embeddings, make))
 
 /**
- * Embeds one text or a list of texts in one request.
+ * Embeds one text or a list of texts in one request. A reply that cannot
+ * answer it (not one vector per input index, vectors of different lengths,
+ * or a length other than `dimensions` when given) fails with
+ * `ResponseDecodeError`; its `data` is returned in the order sent.
  *
  * @since 0.1.0
  * @category accessors
@@ -185,7 +221,8 @@ export const create = (
 /**
  * Embeds any number of texts: split into batches of `batchSize`, at most
  * `concurrency` requests at once, vectors returned in input order whatever
- * order the batches finish in. No inputs give no vectors, without a request.
+ * order the batches finish in, all of one length (`dimensions` when given),
+ * else `ResponseDecodeError`. No inputs give no vectors, without a request.
  *
  * @since 0.1.0
  * @category accessors

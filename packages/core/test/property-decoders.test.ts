@@ -278,7 +278,8 @@ describe("JSON responses: any status, headers and body end typed", () => {
   it(`Embeddings.create (${RUNS} runs)`, () =>
     checkCall(
       Protocol.EmbeddingResponse,
-      Embeddings.create({ model: "e", input: "x" })
+      Embeddings.create({ model: "e", input: "x" }),
+      (response) => response.data.length === 1 && response.data[0]!.index === 0
     ))
   it(`Embeddings.embedMany (${RUNS} runs): a vector per input, or an error`, () =>
     checkCall(
@@ -286,7 +287,7 @@ describe("JSON responses: any status, headers and body end typed", () => {
       Embeddings.embedMany(["a", "b"], { model: "e" }),
       (response) =>
         response.data.length === 2 && new Set(response.data.map((d) => d.index)).size === 2 &&
-        response.data.every((d) => d.index === 0 || d.index === 1)
+        response.data.every((d) => (d.index === 0 || d.index === 1) && d.embedding.length === response.data[0]!.embedding.length)
     ))
   it(`Moderations.check (${RUNS} runs)`, () =>
     checkCall(Protocol.ModerationResponse, Moderations.check("x"), (response) => response.results.length > 0))

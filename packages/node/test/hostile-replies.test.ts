@@ -22,7 +22,7 @@ import type * as Http from "node:http"
 import type * as Net from "node:net"
 import * as Util from "node:util"
 import { waitUntil } from "./fixtures.js"
-import { against, apiKey, json, sse, respondWith } from "./hostile.js"
+import { against, apiKey, type Handler, json, respondWith, sse } from "./hostile.js"
 
 const hello = { model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] } satisfies Protocol.ChatRequest
 const MiB = 1024 * 1024
@@ -646,4 +646,58 @@ describe("a Retry-After past any meaningful wait", () => {
         )
       }
     }))
+})
+
+describe("Embeddings.create: a reply that cannot answer the request", () => {
+  /** Answers with `data` as `shape` makes it from the inputs sent, each `[1, 2]` at its index. */
+  const embeddings = (shape: (items: Array<{ index: number; embedding: Array<number> }>) => unknown): Handler =>
+  (_request, response, body) => {
+    const { input } = JSON.parse(body) as { input: string | Array<string> }
+    const inputs = typeof input === "string" ? [input] : input
+    json(response, 200, { data: shape(inputs.map((_, index) => ({ index, embedding: [1, 2] }))) })
+  }
+  type Items = Array<{ index: number; embedding: Array<number> }>
+  const three = { model: "e", input: ["a", "b", "c"] }
+
+  it.live("a vector missing or one too many, an index repeated or past the inputs, vectors of two lengths, a length other than dimensions", () =>
+    Effect.forEach(
+      [
+        [three, (items: Items) => items.slice(1), /has 2 vectors for 3 inputs$/],
+        [{ model: "e", input: "a" }, (items: Items) => [...items, { index: 1, embedding: [1, 2] }], /has 2 vectors for 1 inputs$/],
+        [three, (items: Items) => items.map((item) => ({ ...item, index: 0 })), /not one per input index: data\[1\]\.index 0 repeats$/],
+        [three, (items: Items) => items.map((item, i) => (i === 2 ? { ...item, index: 1e9 } : item)), /data\[2\]\.index 1000000000 is no input's \(0 to 2\)$/],
+        [three, (items: Items) => items.map((item, i) => (i === 1 ? { ...item, embedding: [1] } : item)), /a vector of 1 numbers for input 1, input 0's has 2$/],
+        [{ ...three, dimensions: 3 }, (items: Items) => items, /a vector of 2 numbers for input 0, not the 3 dimensions asked$/]
+      ] as const,
+      ([request, shape, message]) =>
+        against(embeddings(shape), () =>
+          Effect.gen(function*() {
+            const error = yield* Effect.flip(Embeddings.create(request))
+            expect(error._tag).toBe("ResponseDecodeError")
+            expect(error.message).toMatch(message)
+          }))
+    ))
+
+  it.live("vectors out of order, the dimensions asked: the reply as sent", () =>
+    against(embeddings((items) => items.reverse()), () =>
+      Effect.gen(function*() {
+        const response = yield* Embeddings.create({ ...three, dimensions: 2 })
+        expect(response.data.map((item) => item.index)).toEqual([2, 1, 0])
+      })))
+
+  it.live("embedMany: batches whose vectors differ in length", () =>
+    against(
+      (_request, response, body) => {
+        const inputs = (JSON.parse(body) as { input: Array<string> }).input
+        // The batch of "b" answers with vectors of 3 numbers, the other of 2.
+        const embedding = inputs[0] === "b" ? [1, 2, 3] : [1, 2]
+        json(response, 200, { data: inputs.map((_, index) => ({ index, embedding })) })
+      },
+      () =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(Embeddings.embedMany(["a", "b"], { model: "e", batchSize: 1 }))
+          expect(error._tag).toBe("ResponseDecodeError")
+          expect(error.message).toMatch(/a vector of 3 numbers for input 1, input 0's has 2$/)
+        })
+    ))
 })
