@@ -471,3 +471,58 @@ describe("EmbeddingModel: a reply that cannot answer the request", () => {
           )))
     ))
 })
+
+describe("streamText: many calls, their deltas interleaved", () => {
+  const calls = 300
+  const args = (i: number) => JSON.stringify({ extra: { n: i } })
+  /** Each call's arguments in three pieces: `{"extra":`, `{"n":i}` and `}`. */
+  const pieces = (i: number) => {
+    const whole = args(i)
+    return [whole.slice(0, 9), whole.slice(9, -1), whole.slice(-1)]
+  }
+  const chunk = (tool_calls: ReadonlyArray<unknown>, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id: "x", choices: [{ index: 0, delta: { tool_calls }, finish_reason: finish }] })}\n\n`
+  const all = Array.from({ length: calls }, (_, i) => i)
+  const rotated = all.map((i) => (i * 7) % calls)
+
+  it.live("every call starts once, before its deltas, which join to its arguments; then its call", () =>
+    against(
+      (_request, response) => {
+        response.writeHead(200, { "content-type": "text/event-stream" })
+        response.end(
+          // Calls open with an id and name; call 0 with its first piece too (it starts here).
+          chunk(all.map((i) => ({ index: i, id: `call_${i}`, type: "function", function: { name: "configure", arguments: i === 0 ? pieces(0)[0] : "" } }))) +
+            // First pieces in reverse (call 0 its second), the even calls' second piece in the same chunk.
+            chunk([...all].reverse().flatMap((i) =>
+              i === 0 ? [{ index: 0, function: { arguments: pieces(0)[1] } }] :
+                [{ index: i, function: { arguments: pieces(i)[0] } }, ...(i % 2 === 0 ? [{ index: i, function: { arguments: pieces(i)[1] } }] : [])]
+            )) +
+            // The rest, interleaved.
+            chunk(rotated.flatMap((i) => [
+              ...(i % 2 === 1 ? [{ index: i, function: { arguments: pieces(i)[1] } }] : []),
+              { index: i, function: { arguments: pieces(i)[2] } }
+            ])) +
+            chunk([], "tool_calls") + "data: [DONE]\n\n"
+        )
+      },
+      Effect.gen(function*() {
+        const parts = yield* Stream.runCollect(LanguageModel.streamText({ prompt: "Configure", toolkit: kit, disableToolCallResolution: true }))
+        const starts = new Map<string, number>()
+        const deltas = new Map<string, string>()
+        for (const part of parts) {
+          if (part.type === "tool-params-start") {
+            expect(starts.has(part.id)).toBe(false)
+            expect(deltas.has(part.id)).toBe(false)
+            starts.set(part.id, 1)
+          } else if (part.type === "tool-params-delta") {
+            expect(starts.has(part.id)).toBe(true)
+            deltas.set(part.id, (deltas.get(part.id) ?? "") + part.delta)
+          }
+        }
+        expect(starts.size).toBe(calls)
+        for (const i of all) expect(deltas.get(`call_${i}`)).toBe(args(i))
+        const toolCalls = parts.flatMap((part) => (part.type === "tool-call" ? [[part.id, part.params] as const] : []))
+        expect(toolCalls).toEqual(all.map((i) => [`call_${i}`, { extra: { n: i } }]))
+      })
+    ))
+})

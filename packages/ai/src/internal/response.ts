@@ -199,8 +199,8 @@ class Streaming {
   readonly fold: ChatFold.Fold
   first: Protocol.ChatCompletionChunk | undefined
   textStarted = false
-  /** Per call of the first choice, by position: whether its start went out. */
-  readonly started: Array<boolean> = []
+  /** The calls of the first choice whose start went out. */
+  readonly started = new Set<ChatFold.ToolCallSoFar>()
 
   constructor(readonly textId: string, maxCharacters: number) {
     this.fold = ChatFold.make({ maxCharacters })
@@ -231,24 +231,24 @@ class Streaming {
    * Params parts for what the fold's calls gained: best effort, the calls
    * themselves come at the end. A call starts once it has an id, a name and
    * some arguments (those so far go with its start); after that each
-   * chunk's own fragments follow.
+   * chunk's own fragments follow. Only this chunk's targets are looked at:
+   * no other call changed (a walk over every call per chunk was up to
+   * 4,096 × 4,096 steps).
    */
   callParts(parts: Array<Response.StreamPartEncoded>, deltas: ReadonlyArray<Protocol.ToolCallDelta>) {
-    const calls = this.fold.toolCalls(0)
+    const targets = this.fold.lastToolCalls(0)
     const startedNow = new Set<ChatFold.ToolCallSoFar>()
-    for (let i = 0; i < calls.length; i++) {
-      const call = calls[i]!
-      if (this.started[i] || call.id === undefined || call.name === undefined || call.argumentsLength === 0) continue
-      this.started[i] = true
+    for (const call of targets) {
+      if (this.started.has(call) || call.id === undefined || call.name === undefined || call.argumentsLength === 0) continue
+      this.started.add(call)
       startedNow.add(call)
       parts.push({ type: "tool-params-start", id: call.id, name: call.name })
       parts.push({ type: "tool-params-delta", id: call.id, delta: call.arguments() })
     }
-    const targets = this.fold.lastToolCalls(0)
     for (let p = 0; p < deltas.length; p++) {
       const call = targets[p]
       const fragment = deltas[p]!.function?.arguments
-      if (call === undefined || !fragment || startedNow.has(call) || call.id === undefined || !this.started[calls.indexOf(call)]) continue
+      if (call === undefined || !fragment || startedNow.has(call) || call.id === undefined || !this.started.has(call)) continue
       parts.push({ type: "tool-params-delta", id: call.id, delta: fragment })
     }
   }
@@ -263,10 +263,12 @@ class Streaming {
       const choice = completion.choices[0]
       const body: Array<Response.StreamPartEncoded> = this.textStarted ? [{ type: "text-end", id: this.textId }] : []
       const calls = choice?.message.tool_calls ?? []
+      // The completion's calls are the fold's, in its order.
+      const slots = this.fold.toolCalls(0)
       for (const [i, call] of calls.entries()) {
         const params = parseArguments(origin, call, reading)
         if (Result.isFailure(params)) return Result.fail(params.failure)
-        if (!this.started[i]) {
+        if (!this.started.has(slots[i]!)) {
           body.push(
             { type: "tool-params-start", id: call.id, name: call.function.name },
             { type: "tool-params-delta", id: call.id, delta: call.function.arguments }
