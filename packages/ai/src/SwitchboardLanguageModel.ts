@@ -188,6 +188,23 @@ const strictRequest = (
     }
     : { ...request, response_format: { type: "json_schema", json_schema: { name: plan.name, schema, strict: true } } }
 
+/**
+ * Why a value does not decode by `schema`, if it does not: checked before
+ * `effect/ai` decodes it, which costs a second decode of each object. A
+ * schema that cannot decode synchronously (a service, an async check) is
+ * left to `effect/ai`.
+ */
+const checkBy = (schema: Codec) => {
+  const decode = Schema.decodeUnknownResult(schema as Schema.Codec<unknown, unknown, never, never>)
+  return (value: unknown): string | undefined => {
+    try {
+      return Result.match(decode(value), { onFailure: (error) => error.message, onSuccess: () => undefined })
+    } catch {
+      return undefined
+    }
+  }
+}
+
 /** `generateObject` by core's `StructuredOutput` plan: the `respond` tool or `response_format`, strict when asked. */
 const structured = Effect.fnUntraced(function*(
   origin: Parts.Origin,
@@ -204,8 +221,8 @@ const structured = Effect.fnUntraced(function*(
   const applied = StructuredOutput.applyTo(plan, base)
   if (Result.isFailure(applied)) return yield* toAiError(origin.site, origin.endpoint)(applied.failure)
   const callName = plan.tool?.function.name
-  if (config.strict !== true) return { request: applied.success, structured: { callName, wrapped: plan.wrapped } }
   const schema = (plan.wrapped ? Schema.Struct({ value: format.schema as Codec }) : format.schema) as Codec
+  if (config.strict !== true) return { request: applied.success, structured: { callName, wrapped: plan.wrapped, check: checkBy(schema) } }
   const reader = yield* Effect.try({ try: () => ChatTool.strictReader(schema), catch: (error) => unsupportedSchema(origin.site.method, error) })
   return {
     request: strictRequest(applied.success, plan, reader.jsonSchema),

@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { NodeSwitchboard } from "@switchboard/node"
 import { type Handler, json, serve } from "@switchboard/test-support/Hostile"
 import * as RecordingTracer from "@switchboard/test-support/RecordingTracer"
+import type * as AiError from "effect/ai/AiError"
 import * as EmbeddingModel from "effect/ai/EmbeddingModel"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import * as AiTool from "effect/ai/Tool"
@@ -22,6 +23,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import type * as Http from "node:http"
+import * as Util from "node:util"
 import { SwitchboardEmbeddingModel, SwitchboardLanguageModel } from "../src/index.js"
 
 const MiB = 1024 * 1024
@@ -524,5 +526,36 @@ describe("streamText: many calls, their deltas interleaved", () => {
         const toolCalls = parts.flatMap((part) => (part.type === "tool-call" ? [[part.id, part.params] as const] : []))
         expect(toolCalls).toEqual(all.map((i) => [`call_${i}`, { extra: { n: i } }]))
       })
+    ))
+})
+
+describe("generateObject: a value that does not match the schema, 1 MiB long, echoing the key", () => {
+  const reply = (_request: Http.IncomingMessage, response: Http.ServerResponse) =>
+    json(response, 200, completionWithCall("respond", JSON.stringify({ a: apiKey, pad: "p".repeat(MiB) })))
+  const schema = Schema.Struct({ a: Schema.Number })
+
+  it.live("effect/ai's StructuredOutputError, its responseText redacted, the first 4,000 characters", () =>
+    Effect.map(Effect.flip(against(reply, LanguageModel.generateObject({ prompt: "Options", schema }))), (error) => {
+      expect(error.reason._tag).toBe("StructuredOutputError")
+      const { description, responseText } = error.reason as AiError.StructuredOutputError
+      expect(responseText.startsWith(`{"a":"[redacted]"`)).toBe(true)
+      expect(responseText.length).toBeLessThan(4100)
+      expect(description.length).toBeLessThan(1100)
+      expect(Util.inspect(error, { depth: 10 })).not.toContain(apiKey)
+    }))
+
+  it.live("strict, the value itself 1 MiB: InvalidOutputError, its description bounded, the key redacted (held: effect's schema message cuts long values)", () =>
+    Effect.map(
+      Effect.flip(against(
+        (_request, response) => json(response, 200, completionWithCall("respond", JSON.stringify({ a: `${apiKey}${"p".repeat(MiB)}` }))),
+        LanguageModel.generateObject({ prompt: "Options", schema }),
+        undefined,
+        { strict: true }
+      )),
+      (error) => {
+        expect(error.reason._tag).toBe("InvalidOutputError")
+        expect(error.message.length).toBeLessThan(2000)
+        expect(Util.inspect(error, { depth: 10 })).not.toContain(apiKey)
+      }
     ))
 })

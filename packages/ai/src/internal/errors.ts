@@ -185,6 +185,20 @@ export const invalidOutput = (site: Site, endpoint: Endpoint, what: string, why:
     reason: new AiError.InvalidOutputError({ description: endpoint.redact(`${what} ${why}: ${truncate(endpoint.redact(text))}`) })
   })
 
+/**
+ * `effect/ai`'s `StructuredOutputError` for a value that does not match the
+ * schema, as `generateObject` would fail, but with the reply's text
+ * redacted and its first 4,000 characters kept (`effect/ai`'s holds it whole).
+ */
+export const outputMismatch = (site: Site, endpoint: Endpoint, why: string, text: string): AiError.AiError =>
+  AiError.make({
+    ...site,
+    reason: new AiError.StructuredOutputError({
+      description: truncate(endpoint.redact(why), 1000),
+      responseText: truncate(endpoint.redact(text), 4000)
+    })
+  })
+
 /** `InvalidRequestError` naming `parameter`, for input the provider cannot send (nothing was sent). */
 export const invalidRequest = (site: Site, parameter: string, description: string): AiError.AiError =>
   AiError.make({ ...site, reason: new AiError.InvalidRequestError({ parameter, description }) })

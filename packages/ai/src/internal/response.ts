@@ -15,7 +15,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import { type Endpoint, invalidOutput, type Site } from "./errors.js"
+import { type Endpoint, invalidOutput, outputMismatch, type Site } from "./errors.js"
 
 /**
  * How tool calls come back: as `tool-call` parts, or (structured output by a
@@ -29,6 +29,12 @@ export interface Reading {
     readonly wrapped: boolean
     /** Strict output: the value as the model sends it → as the schema encodes it. */
     readonly read?: ((value: unknown) => Result.Result<unknown, string>) | undefined
+    /**
+     * Otherwise: why the value does not decode by the schema, if it does not,
+     * so that it fails here redacted and bounded (`effect/ai`'s error would
+     * hold the whole text).
+     */
+    readonly check?: ((value: unknown) => string | undefined) | undefined
   } | undefined
   /** Strict tools: their parameters as the model sends them → as the tool's schema encodes them. */
   readonly params?: ((name: string, params: unknown) => Result.Result<unknown, string>) | undefined
@@ -120,10 +126,12 @@ const parseArguments = (origin: Origin, call: Protocol.ToolCall, reading: Readin
 const structuredText = (
   origin: Origin,
   text: string,
-  { read, wrapped }: NonNullable<Reading["structured"]>
+  { check, read, wrapped }: NonNullable<Reading["structured"]>
 ): Result.Result<string, AiError.AiError> => {
   const what = "the structured output"
   const parsed = parseModel(origin, what, text)
+  const why = check === undefined || Result.isFailure(parsed) ? undefined : check(parsed.success)
+  if (why !== undefined) return Result.fail(outputMismatch(origin.site, origin.endpoint, why, text))
   const value = read === undefined || Result.isFailure(parsed)
     ? parsed
     : Result.mapError(read(parsed.success), (why) => invalidOutput(origin.site, origin.endpoint, what, `does not match the schema (${why})`, text))
