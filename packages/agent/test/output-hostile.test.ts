@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { NodeSwitchboard } from "@switchboard/node"
-import { json, serve } from "@switchboard/test-support/Hostile"
+import { expectShownValue, json, serve } from "@switchboard/test-support/Hostile"
 import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -39,13 +39,7 @@ const run = (step: { readonly respond?: string; readonly content?: string }) =>
 describe("output: a reply that is no value", () => {
   it.live("a value that does not decode, 1 MiB long, echoing the key: its text redacted, its first 4,000 characters", () =>
     Effect.gen(function*() {
-      const error = yield* run({ respond: JSON.stringify({ a: apiKey, pad: "p".repeat(MiB) }) })
-      expect(error._tag).toBe("StructuredOutputError")
-      const { issue, text } = error as { readonly text: string; readonly issue: string }
-      expect(issue).not.toContain(apiKey)
-      expect(text.startsWith(`{"a":"[redacted]"`)).toBe(true)
-      expect(text.length).toBeLessThan(4100)
-      expect(Util.inspect(error, { depth: 10 })).not.toContain(apiKey)
+      expectShownValue(yield* run({ respond: JSON.stringify({ a: apiKey, pad: "p".repeat(MiB) }) }), apiKey)
     }))
 
   it.live("no respond call, its content 1 MiB echoing the key: the same", () =>

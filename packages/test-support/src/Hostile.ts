@@ -8,6 +8,8 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type * as Net from "node:net"
+import * as Util from "node:util"
+import { expect } from "@effect/vitest"
 
 export interface Hostile {
   /** `http://127.0.0.1:PORT`. */
@@ -73,4 +75,18 @@ export const json = (response: Http.ServerResponse, status: number, body: unknow
 export const sse = (response: Http.ServerResponse, text: string) => {
   response.writeHead(200, { "content-type": "text/event-stream" })
   response.end(text)
+}
+
+/**
+ * A `StructuredOutputError` for a value that echoes `key` first and is 1 MiB
+ * long (`{"a": key, "pad": …}`), as it must be shown: its `text` redacted
+ * and its first 4,000 characters, the key nowhere in the error.
+ */
+export const expectShownValue = (error: { readonly _tag: string }, key: string) => {
+  expect(error._tag).toBe("StructuredOutputError")
+  const { issue, text } = error as unknown as { readonly text: string; readonly issue: string }
+  expect(issue).not.toContain(key)
+  expect(text.startsWith(`{"a":"[redacted]"`)).toBe(true)
+  expect(text.length).toBeLessThan(4100)
+  expect(Util.inspect(error, { depth: 10 })).not.toContain(key)
 }
