@@ -559,3 +559,18 @@ describe("generateObject: a value that does not match the schema, 1 MiB long, ec
       }
     ))
 })
+
+describe("a 429 whose Retry-After is 1e308 seconds", () => {
+  it.live("effect/ai's RateLimitError waits at most a day", () =>
+    Effect.map(
+      Effect.flip(against(
+        (_request, response) => json(response, 429, { error: { message: "slow down" } }, { "retry-after": "1e308" }),
+        LanguageModel.generateText({ prompt: "Hi" })
+      )),
+      (error) => {
+        expect(error.reason._tag).toBe("RateLimitError")
+        const { retryAfter } = error.reason as AiError.RateLimitError
+        expect(retryAfter === undefined ? undefined : Duration.toMillis(retryAfter)).toBe(24 * 60 * 60 * 1000)
+      }
+    ))
+})
