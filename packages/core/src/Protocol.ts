@@ -478,7 +478,8 @@ export type ChatRequest = typeof ChatRequest.Type
 const tokenCount = Parts.tokenCount
 
 /**
- * Token counts; a count the reply leaves out is 0.
+ * Token counts; a count the reply leaves out is 0, and one that cannot be a
+ * count (negative, or `1e400`, which parses as `Infinity`) fails the reply.
  *
  * @since 0.1.0
  * @category chat

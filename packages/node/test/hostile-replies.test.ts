@@ -696,3 +696,46 @@ describe("Embeddings.create: a reply that cannot answer the request", () => {
         })
     ))
 })
+
+describe("token counts that cannot be counts", () => {
+  const completion = (usage: unknown) => ({
+    id: "x",
+    choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "hi" } }],
+    usage
+  })
+  const chunk = (usage: unknown) => `data: ${JSON.stringify({ id: "x", choices: [], usage })}\n\n`
+  // 1e400 is Infinity once parsed: it would fill a token budget at once; a negative count would keep it from ever filling.
+  const bad: ReadonlyArray<readonly [string, string]> = [
+    ["1e400", `{"prompt_tokens":1e400,"completion_tokens":1,"total_tokens":1}`],
+    ["-5", `{"prompt_tokens":1,"completion_tokens":-5,"total_tokens":1}`]
+  ]
+
+  it.live("a count of 1e400 or -5: the reply fails as a ResponseDecodeError naming the field, on a call and on a stream", () =>
+    Effect.forEach(bad, ([, usage]) =>
+      Effect.gen(function*() {
+        const call = yield* against(
+          (_request, response) => {
+            // Written as text: 1e400 would be Infinity, and JSON.stringify writes that as null.
+            response.writeHead(200, { "content-type": "application/json" })
+            response.end(JSON.stringify(completion(null)).replace(`"usage":null`, `"usage":${usage}`))
+          },
+          () => Effect.flip(Chat.create(hello))
+        )
+        expect(call._tag).toBe("ResponseDecodeError")
+        expect(call.message).toContain("usage")
+        const stream = yield* against(
+          (_request, response) => sse(response, `${chunk(null).replace(`"usage":null`, `"usage":${usage}`)}data: [DONE]\n\n`),
+          () => Effect.flip(Stream.runDrain(Chat.stream(hello, { includeUsage: true })))
+        )
+        expect(stream._tag).toBe("ResponseDecodeError")
+        expect(stream.message).toContain("usage")
+      })))
+
+  it.live("counts left out or null are 0, as before", () =>
+    against(
+      (_request, response) => json(response, 200, completion({ prompt_tokens: null, total_tokens: 3 })),
+      () =>
+        Effect.map(Chat.create(hello), (reply) =>
+          expect(reply.usage).toMatchObject({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 3 }))
+    ))
+})

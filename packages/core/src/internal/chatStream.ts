@@ -21,7 +21,7 @@ import {
 } from "../SwitchboardError.js"
 import * as Issue from "./issue.js"
 import * as Json from "./json.js"
-import { isNullableString, isObject, isOptional } from "./plain.js"
+import { isNullableString, isObject, isOptional, isUsage } from "./plain.js"
 import * as Streams from "./streams.js"
 import { truncate } from "./text.js"
 import { decoder } from "./validate.js"
@@ -74,11 +74,6 @@ const isChoice = (u: unknown): boolean => {
   }
   return delta.tool_calls === undefined || (Array.isArray(delta.tool_calls) && delta.tool_calls.every(isToolCallDelta))
 }
-
-const isUsage = (u: unknown): boolean =>
-  u === undefined || u === null ||
-  (isObject(u) && typeof u.prompt_tokens === "number" && typeof u.completion_tokens === "number" &&
-    typeof u.total_tokens === "number")
 
 /** A fast, conservative `Schema.is(ChatCompletionChunk)`: true only where the schema agrees. */
 export const isPlainChunk = (u: unknown): u is ChatCompletionChunk =>

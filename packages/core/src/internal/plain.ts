@@ -32,6 +32,9 @@ export const isNumbers = (u: unknown): u is ReadonlyArray<number> => {
   return true
 }
 
+/** A token count as `Protocol.Usage` takes it: finite and not negative (NaN fails `>= 0`). */
+const isCount = (u: unknown): boolean => typeof u === "number" && u >= 0 && u !== Infinity
+
 const isEmbeddingItem = (u: unknown): boolean =>
   isObject(u) && isOptional(u.object, "string") && typeof u.index === "number" && isNumbers(u.embedding)
 
@@ -40,7 +43,7 @@ export const isPlainEmbeddingResponse = (u: unknown): u is EmbeddingResponse =>
   isObject(u) && isOptional(u.object, "string") && isOptional(u.model, "string") && Array.isArray(u.data) &&
   u.data.every(isEmbeddingItem) &&
   (u.usage === undefined ||
-    (isObject(u.usage) && typeof u.usage.prompt_tokens === "number" && typeof u.usage.total_tokens === "number"))
+    (isObject(u.usage) && isCount(u.usage.prompt_tokens) && isCount(u.usage.total_tokens)))
 
 /** `null`, or of `type`. */
 const isNullOr = (u: unknown, type: "string") => u === null || typeof u === type
@@ -57,10 +60,10 @@ const isReplyMessage = (u: unknown): boolean =>
 const isChoice = (u: unknown): boolean =>
   isObject(u) && typeof u.index === "number" && isNullOr(u.finish_reason, "string") && isReplyMessage(u.message)
 
-const isUsage = (u: unknown): boolean =>
+/** `Protocol.Usage`, absent or `null` included, by hand (a completion's and a chunk's). */
+export const isUsage = (u: unknown): boolean =>
   u === undefined || u === null ||
-  (isObject(u) && typeof u.prompt_tokens === "number" && typeof u.completion_tokens === "number" &&
-    typeof u.total_tokens === "number")
+  (isObject(u) && isCount(u.prompt_tokens) && isCount(u.completion_tokens) && isCount(u.total_tokens))
 
 /**
  * `Schema.is(Protocol.ChatCompletion)`, by hand: what a reply is when the

@@ -63,8 +63,16 @@ export const absentOrNullOr = <S extends Schema.Top>(schema: S, fallback: () => 
 export const withDefault = <S extends Schema.Top>(schema: S, fallback: () => S["Type"]) =>
   schema.pipe(Schema.withDecodingDefaultType(Effect.sync(fallback)))
 
-/** A token count; one the reply leaves out (or sends as `null`) is 0. */
-export const tokenCount = absentOrNullOr(Schema.Number, () => 0)
+/**
+ * A token count; one the reply leaves out (or sends as `null`) is 0. A
+ * count that cannot be one (negative, or past any number: `1e400` parses as
+ * `Infinity`) fails the reply: budgets add these up, and an infinite one
+ * would end a run at once, a negative one keep it from ever ending.
+ */
+export const tokenCount = absentOrNullOr(
+  Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0)),
+  () => 0
+)
 
 /**
  * A reply's object: `fields` decoded, every other key kept as it came
