@@ -13,7 +13,10 @@
  *
  * @since 0.1.0
  */
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
+import { format } from "node:util"
 
 /**
  * Where a command writes: `process.stdout` or `process.stderr`.
@@ -115,6 +118,25 @@ export const write = (text: string, target: Target = process.stdout): Effect.Eff
   Effect.sync(() => {
     target.write(shown(text, target))
   })
+
+/**
+ * Runs `self` with Effect's log lines on stderr, written through `shown`
+ * like every other output: a log line may quote the service (a task id, an
+ * error's message).
+ *
+ * @since 1.1.0
+ * @category writing
+ */
+export const logsToStderr = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  self.pipe(
+    Effect.provideService(Logger.LogToStderr, true),
+    Effect.provideService(Console.Console, {
+      ...globalThis.console,
+      error: (...args: ReadonlyArray<unknown>) => {
+        process.stderr.write(`${shown(format(...args), process.stderr)}\n`)
+      }
+    })
+  )
 
 /**
  * Writes one line to stdout.

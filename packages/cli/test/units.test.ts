@@ -13,11 +13,12 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/testing/TestClock"
-import { describe, expect } from "vitest"
+import { describe, expect, vi } from "vitest"
 import { Emulator } from "@switchboard/emulator"
 import * as Embed from "../src/commands/embed.js"
 import * as EmulatorCommand from "../src/commands/emulator.js"
 import * as Errors from "../src/Errors.js"
+import * as Fleet from "../src/Fleet.js"
 import * as Help from "../src/Help.js"
 import * as Inputs from "../src/Inputs.js"
 import * as Output from "../src/Output.js"
@@ -55,6 +56,19 @@ describe("Output", () => {
       if (previous !== undefined) process.env["NO_COLOR"] = previous
     }
   })
+
+  it.effect("the cluster's log lines (worker, mcp) reach stderr escaped: they may quote the service", () =>
+    Effect.gen(function*() {
+      const written: Array<string> = []
+      const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => written.push(String(chunk)) > 0)
+      yield* Effect.ensuring(
+        Fleet.logging("warning")(Effect.logWarning("task \u001b]0;pwned\u0007\u009b2J stays in the journal")),
+        Effect.sync(() => spy.mockRestore())
+      )
+      expect(written.join("")).toContain(String.raw`task \u001b]0;pwned\u0007\u009b2J stays in the journal`)
+      // eslint-disable-next-line no-control-regex
+      expect(written.join("")).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/)
+    }))
 
   it("aligns tables, ignoring ANSI styles", () => {
     expect(Output.table([["\x1b[1mA\x1b[22m", "B"], ["long", "x"]], "> ")).toBe("> \x1b[1mA\x1b[22m     B\n> long  x")
