@@ -109,6 +109,16 @@ export const shown = (text: string, target: Target = process.stdout): string =>
     : escapeControls(text)
 
 /**
+ * Text for a place that is one line (an error's line, a table cell, the
+ * progress line): its line breaks shown escaped (`\u000a`), so the
+ * service's text cannot add a line that looks like the CLI's own.
+ *
+ * @since 1.1.0
+ * @category writing
+ */
+export const oneLine = (text: string): string => text.replace(/\r?\n/g, (brk) => (brk.length === 2 ? "\\u000d\\u000a" : "\\u000a"))
+
+/**
  * Writes text without a newline (for streamed replies), through `shown`.
  *
  * @since 0.1.0
@@ -192,7 +202,8 @@ export const visibleLength = (text: string): number => [...escapeControls(text.r
  * @since 0.1.0
  * @category tables
  */
-export const table = (rows: ReadonlyArray<ReadonlyArray<string>>, indent = ""): string => {
+export const table = (cells: ReadonlyArray<ReadonlyArray<string>>, indent = ""): string => {
+  const rows = cells.map((row) => row.map(oneLine))
   const widths: Array<number> = []
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleLength(cell))))
   return rows

@@ -133,7 +133,7 @@ export const make = (options: Options = {}): Effect.Effect<Progress, never, Scop
     }
     const draw = Effect.flatMap(Clock.currentTimeMillis, (now) =>
       Effect.sync(() => {
-        target.write(`\r\x1b[2K${fit(Output.shown(indent + renderLine(state, frame++, now - started), target))}`)
+        target.write(`\r\x1b[2K${fit(Output.shown(Output.oneLine(indent + renderLine(state, frame++, now - started)), target))}`)
         open = true
       }))
     const endLine = Effect.sync(() => {
@@ -145,7 +145,7 @@ export const make = (options: Options = {}): Effect.Effect<Progress, never, Scop
       return {
         update: (update) =>
           Effect.suspend(() => {
-            const line = renderPlain(stateOf(update))
+            const line = Output.oneLine(renderPlain(stateOf(update)))
             if (line === last) return Effect.void
             last = line
             return Output.write(`${indent}${line}\n`, target)

@@ -110,13 +110,14 @@ const hostileService = (): Promise<TestService> =>
           data: [
             { id: `model-${hostile}`, object: "model", created: 1e300, owned_by: hostile },
             { id: "far-past", object: "model", created: -1e300, owned_by: "x" },
-            { id: "plain", object: "model", created: 1_700_000_000, owned_by: "x" }
+            { id: "plain", object: "model", created: 1_700_000_000, owned_by: "x" },
+            { id: "two\nrows", object: "model", created: null, owned_by: "x" }
           ]
         }
       }
       : path === "/v1/chat/task/status"
       ? { json: { status: `running${hostile}`, progress: 40 } }
-      : { status: 400, json: { error: { message: `bad request ${hostile}`, type: "invalid_request_error" } } }
+      : { status: 400, json: { error: { message: `bad request ${hostile}\n✖ spoofed`, type: "invalid_request_error" } } }
   )
 
 describe("a hostile service's strings reach the terminal escaped", { timeout: 90_000 }, () => {
@@ -138,6 +139,9 @@ describe("a hostile service's strings reach the terminal escaped", { timeout: 90
     expect(rows[1]!.trimEnd()).toBe(`model-${hostileShown}  ${hostileShown}`)
     expect(rows[2]!.trimEnd()).toBe(`far-past${" ".repeat(hostileShown.length)}x`)
     expect(rows[3]).toMatch(/^plain\s+x\s+2023-11-14$/)
+    // A line break in a cell is shown, never a new row.
+    expect(rows[4]).toMatch(/^two\\u000arows\s+x\s*$/)
+    expect(rows).toHaveLength(5)
   })
 
   it("models --json: valid JSON, C1 controls escaped too", async () => {
@@ -147,12 +151,12 @@ describe("a hostile service's strings reach the terminal escaped", { timeout: 90
     expect((JSON.parse(result.stdout) as ReadonlyArray<{ id: string }>)[0]!.id).toBe(`model-${hostile}`)
   })
 
-  it("an error message of the service: one line, escaped, exit 1", async () => {
+  it("an error message of the service: one line (its line break shown), escaped, exit 1", async () => {
     const result = await run(["chat", "hello"], { env: hostileEnv })
     expect(result.code).toBe(1)
     expect(result.stderr).not.toMatch(controlChar)
     expectOneLine(result.stderr)
-    expect(result.stderr).toContain(`bad request ${hostileShown}`)
+    expect(result.stderr).toContain(`bad request ${hostileShown}\\u000a✖ spoofed`)
   })
 
   it("video status: the task id given and the status the service answers, escaped", async () => {

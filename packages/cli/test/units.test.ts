@@ -285,14 +285,14 @@ describe("Progress", () => {
       expect(frames.at(-1)).toBe(`${"█".repeat(30)} 100% succeed · 1.0 s\n`)
     }))
 
-  it.effect("on a terminal a hostile status is shown escaped: the only controls are the redraw's own", () =>
+  it.effect("on a terminal a hostile status is shown escaped, on one line: the only controls are the redraw's own", () =>
     Effect.gen(function*() {
       const { target, text } = fakeTarget(true)
-      const status = "\u001b]0;pwned\u0007\u001b[2J\r\u009b2K"
+      const status = "\u001b]0;pwned\u0007\u001b[2J\r\u009b2K\nx"
       yield* Effect.scoped(Effect.flatMap(Progress.make({ target, indent: "" }), (p) =>
         p.update(TaskPoller.TaskUpdate.InProgress({ taskId: "t", status }))))
       const frames = text().split("\r\x1b[2K").filter((f) => f !== "")
-      expect(frames.at(-1)?.slice(2)).toBe(String.raw`\u001b]0;pwned\u0007\u001b[2J\u000d\u009b2K · 0.0 s` + "\n")
+      expect(frames.at(-1)?.slice(2)).toBe(String.raw`\u001b]0;pwned\u0007\u001b[2J\u000d\u009b2K\u000ax · 0.0 s` + "\n")
       // eslint-disable-next-line no-control-regex
       for (const frame of frames) expect(frame).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/)
     }))
