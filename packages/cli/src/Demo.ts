@@ -78,17 +78,17 @@ export interface Step {
 const say = (text: string) => Output.line(`  ${text}`)
 const prompt = (text: string) => say(Output.cyan(`> ${text}`))
 
-/** `PNG 1024×1024, 3.1 KiB` for a PNG, the size otherwise. */
+/** `PNG 1024×1024, 3.1 KiB` for a PNG, the size otherwise: from stat and the first 24 bytes, never the whole file. */
 const describeFile = (path: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const bytes = yield* fs.readFile(path)
-    const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    const png = bytes.length >= 24 && view.readUInt32BE(0) === 0x89504e47
-    return png
-      ? `PNG ${view.readUInt32BE(16)}×${view.readUInt32BE(20)}, ${Output.bytes(bytes.length)}`
-      : Output.bytes(bytes.length)
-  }).pipe(Effect.orElseSucceed(() => "size unknown"))
+    const size = Number((yield* fs.stat(path)).size)
+    const file = yield* fs.open(path, { flag: "r" })
+    const head = Option.getOrElse(yield* file.readAlloc(24), () => new Uint8Array(0))
+    const view = Buffer.from(head.buffer, head.byteOffset, head.byteLength)
+    const png = head.length >= 24 && view.readUInt32BE(0) === 0x89504e47
+    return png ? `PNG ${view.readUInt32BE(16)}×${view.readUInt32BE(20)}, ${Output.bytes(size)}` : Output.bytes(size)
+  }).pipe(Effect.scoped, Effect.orElseSucceed(() => "size unknown"))
 
 // ---------------------------------------------------------------------------
 // The agent step: two tools the model calls in one step, run side by side.

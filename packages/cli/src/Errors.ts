@@ -242,8 +242,9 @@ export const render = (error: unknown, verbose: boolean): string => {
   if (CliError.isCliError(error) && error._tag === "ShowHelp" && error.errors.length > 0) {
     return error.errors.map((e) => render(e, verbose)).join("\n")
   }
-  const head = `${Output.red("✖", process.stderr)} ${describe(error)}`
-  return verbose ? [head, ...details(error).map((l) => Output.dim(`  ${l}`, process.stderr))].join("\n") : head
+  // One line each, whatever the service's message holds.
+  const head = `${Output.red("✖", process.stderr)} ${Output.oneLine(describe(error))}`
+  return verbose ? [head, ...details(error).map((l) => Output.dim(`  ${Output.oneLine(l)}`, process.stderr))].join("\n") : head
 }
 
 /**

@@ -10,7 +10,6 @@ import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import type * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as Duration from "effect/Duration"
 import type * as LogLevelModule from "effect/LogLevel"
-import * as Logger from "effect/Logger"
 import * as Path from "effect/Path"
 import * as Redacted from "effect/Redacted"
 import * as References from "effect/References"
@@ -137,7 +136,7 @@ const failoverLine = (options: WorkerOptions) =>
  */
 export const logging = (level: LogLevel = "warning") => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   self.pipe(
-    Effect.provideService(Logger.LogToStderr, true),
+    Output.logsToStderr,
     Effect.provideService(References.MinimumLogLevel, logLevels[level])
   )
 

@@ -37,7 +37,6 @@ import * as HttpServer from "effect/http/HttpServer"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
@@ -422,4 +421,4 @@ export const serve = <E>(options: Options, service: Layer.Layer<Connection.Servi
     return yield* HttpServer.addressFormattedWith((address) =>
       Effect.andThen(Output.errorLine(`Switchboard MCP server on ${address}/mcp`), Effect.never)
     ).pipe(Effect.provide(server))
-  }).pipe(Effect.scoped, Effect.provideService(Logger.LogToStderr, true))
+  }).pipe(Effect.scoped, Output.logsToStderr)

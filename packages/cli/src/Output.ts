@@ -7,9 +7,16 @@
  * into streamed text, progress lines, table cells and the help's headings
  * (`Help.ts`).
  *
+ * Every write goes through `shown`: text from the service, the disk or an
+ * MCP peer may hold control characters (a window title, a cleared screen, a
+ * line overwritten with `\r`), and none of them reaches the terminal as one.
+ *
  * @since 0.1.0
  */
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
+import { format } from "node:util"
 
 /**
  * Where a command writes: `process.stdout` or `process.stderr`.
@@ -77,16 +84,69 @@ export const yellow = sgr(33, 39)
  */
 export const cyan = sgr(36, 39)
 
+// The CLI's own styles (see `sgr` above), the only escape sequences it writes through `write`.
+// eslint-disable-next-line no-control-regex
+const ownStyle = /(\x1b\[(?:1|2|22|31|32|33|36|39)m)/
+// C0 controls but tab and newline, a carriage return not ending a line, DEL, C1 controls.
+// eslint-disable-next-line no-control-regex
+const control = /\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g
+const escapeControls = (text: string) =>
+  text.replace(control, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
 /**
- * Writes text as is, without a newline: for streamed replies.
+ * Text as it may reach `target`: every control character shown escaped
+ * (`\u001b`), but tab, newline (also as `\r\n`) and, to a target that takes
+ * colour, the CLI's own styles. Whatever the service, a file or an MCP
+ * peer said can neither move the cursor, clear the screen, set the window
+ * title nor overwrite a line.
+ *
+ * @since 1.1.0
+ * @category writing
+ */
+export const shown = (text: string, target: Target = process.stdout): string =>
+  colours(target)
+    ? text.split(ownStyle).map((part, i) => (i % 2 === 1 ? part : escapeControls(part))).join("")
+    : escapeControls(text)
+
+/**
+ * Text for a place that is one line (an error's line, a table cell, the
+ * progress line): its line breaks shown escaped (`\u000a`), so the
+ * service's text cannot add a line that looks like the CLI's own.
+ *
+ * @since 1.1.0
+ * @category writing
+ */
+export const oneLine = (text: string): string => text.replace(/\r?\n/g, (brk) => (brk.length === 2 ? "\\u000d\\u000a" : "\\u000a"))
+
+/**
+ * Writes text without a newline (for streamed replies), through `shown`.
  *
  * @since 0.1.0
  * @category writing
  */
 export const write = (text: string, target: Target = process.stdout): Effect.Effect<void> =>
   Effect.sync(() => {
-    target.write(text)
+    target.write(shown(text, target))
   })
+
+/**
+ * Runs `self` with Effect's log lines on stderr, written through `shown`
+ * like every other output: a log line may quote the service (a task id, an
+ * error's message).
+ *
+ * @since 1.1.0
+ * @category writing
+ */
+export const logsToStderr = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  self.pipe(
+    Effect.provideService(Logger.LogToStderr, true),
+    Effect.provideService(Console.Console, {
+      ...globalThis.console,
+      error: (...args: ReadonlyArray<unknown>) => {
+        process.stderr.write(`${shown(format(...args), process.stderr)}\n`)
+      }
+    })
+  )
 
 /**
  * Writes one line to stdout.
@@ -124,16 +184,16 @@ export const indenter = (indent: string) => {
   }
 }
 
-// eslint-disable-next-line no-control-regex
-const ansi = /\x1b\[[0-9;]*m/g
+const ownStyles = new RegExp(ownStyle.source, "g")
 
 /**
- * The width of a string on screen, ANSI styles excluded.
+ * The width of a string on screen, ANSI styles excluded, control characters
+ * counted as `shown` writes them.
  *
  * @since 0.1.0
  * @category tables
  */
-export const visibleLength = (text: string): number => [...text.replace(ansi, "")].length
+export const visibleLength = (text: string): number => [...escapeControls(text.replace(ownStyles, ""))].length
 
 /**
  * Rows as aligned columns, the first row being the header, each line
@@ -142,7 +202,8 @@ export const visibleLength = (text: string): number => [...text.replace(ansi, ""
  * @since 0.1.0
  * @category tables
  */
-export const table = (rows: ReadonlyArray<ReadonlyArray<string>>, indent = ""): string => {
+export const table = (cells: ReadonlyArray<ReadonlyArray<string>>, indent = ""): string => {
+  const rows = cells.map((row) => row.map(oneLine))
   const widths: Array<number> = []
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleLength(cell))))
   return rows

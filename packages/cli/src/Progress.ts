@@ -3,7 +3,8 @@
  * redrawn in place (`\r`), a bar when the service reports `progress`, a
  * spinner with the raw state when it does not, and the time elapsed. Not on
  * a terminal (a pipe, a log file, CI): one plain line per change of state or
- * progress, nothing redrawn.
+ * progress, nothing redrawn. The state is the service's text: written
+ * through `Output.shown`, like every other output.
  *
  * @since 0.1.0
  */
@@ -132,7 +133,7 @@ export const make = (options: Options = {}): Effect.Effect<Progress, never, Scop
     }
     const draw = Effect.flatMap(Clock.currentTimeMillis, (now) =>
       Effect.sync(() => {
-        target.write(`\r\x1b[2K${fit(indent + renderLine(state, frame++, now - started))}`)
+        target.write(`\r\x1b[2K${fit(Output.shown(Output.oneLine(indent + renderLine(state, frame++, now - started)), target))}`)
         open = true
       }))
     const endLine = Effect.sync(() => {
@@ -144,7 +145,7 @@ export const make = (options: Options = {}): Effect.Effect<Progress, never, Scop
       return {
         update: (update) =>
           Effect.suspend(() => {
-            const line = renderPlain(stateOf(update))
+            const line = Output.oneLine(renderPlain(stateOf(update)))
             if (line === last) return Effect.void
             last = line
             return Output.write(`${indent}${line}\n`, target)

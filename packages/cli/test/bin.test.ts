@@ -17,7 +17,22 @@ import * as Net from "node:net"
 import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { bin, build, lines, packageDir, pngSize, removeTempDirs, run, start, stopAll, tempDir, tinyPng, videoServiceNaming } from "./helpers.js"
+import {
+  bin,
+  build,
+  lines,
+  packageDir,
+  pngSize,
+  removeTempDirs,
+  run,
+  serviceAnswering,
+  start,
+  stopAll,
+  tempDir,
+  type TestService,
+  tinyPng,
+  videoServiceNaming
+} from "./helpers.js"
 import { type Postgres, startPostgres } from "@switchboard/test-support/Postgres"
 
 const runtime = ManagedRuntime.make(Emulator.layer())
@@ -70,6 +85,100 @@ describe.concurrent("switchboard models", { timeout: 90_000 }, () => {
     expect(result.code).toBe(0)
     const models = JSON.parse(result.stdout) as ReadonlyArray<{ id: string }>
     expect(models.map((m) => m.id)).toContain("video-1")
+  })
+})
+
+/** What a hostile service puts in its strings: a window title, a cleared screen, a line overwritten, a C1 CSI. */
+const hostile = "\u001b]0;pwned\u0007\u001b[2J\rover\u009b31m"
+/** The same, as the CLI must show it. */
+const hostileShown = String.raw`\u001b]0;pwned\u0007\u001b[2J\u000dover\u009b31m`
+/** Any control character but newline and tab: none may reach the terminal from the service. */
+// eslint-disable-next-line no-control-regex
+const controlChar = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/
+
+/**
+ * A service on 127.0.0.1 whose every string is hostile: model ids and
+ * owners, `created` out of any date's range, an error message, a task's
+ * status. Close it when done.
+ */
+const hostileService = (): Promise<TestService> =>
+  serviceAnswering((path) =>
+    path === "/v1/models"
+      ? {
+        json: {
+          object: "list",
+          data: [
+            { id: `model-${hostile}`, object: "model", created: 1e300, owned_by: hostile },
+            { id: "far-past", object: "model", created: -1e300, owned_by: "x" },
+            { id: "plain", object: "model", created: 1_700_000_000, owned_by: "x" },
+            { id: "two\nrows", object: "model", created: null, owned_by: "x" }
+          ]
+        }
+      }
+      : path === "/v1/chat/task/status"
+      ? { json: { status: `running${hostile}`, progress: 40 } }
+      : { status: 400, json: { error: { message: `bad request ${hostile}\n✖ spoofed`, type: "invalid_request_error" } } }
+  )
+
+describe("a hostile service's strings reach the terminal escaped", { timeout: 90_000 }, () => {
+  let service: TestService
+  let hostileEnv: Record<string, string>
+  beforeAll(async () => {
+    service = await hostileService()
+    hostileEnv = { SWITCHBOARD_BASE_URL: service.url, SWITCHBOARD_API_KEY: "sk-test" }
+  })
+  afterAll(() => service.close())
+
+  it("models: ids and owners escaped; a created out of range (1e300, -1e300) is no date, exit 0", async () => {
+    const result = await run(["models"], { env: hostileEnv })
+    expect(result.stderr).toBe("")
+    expect(result.code).toBe(0)
+    expect(result.stdout).not.toMatch(controlChar)
+    const rows = lines(result.stdout)
+    // The columns are as wide as the escaped text.
+    expect(rows[1]!.trimEnd()).toBe(`model-${hostileShown}  ${hostileShown}`)
+    expect(rows[2]!.trimEnd()).toBe(`far-past${" ".repeat(hostileShown.length)}x`)
+    expect(rows[3]).toMatch(/^plain\s+x\s+2023-11-14$/)
+    // A line break in a cell is shown, never a new row.
+    expect(rows[4]).toMatch(/^two\\u000arows\s+x\s*$/)
+    expect(rows).toHaveLength(5)
+  })
+
+  it("models --json: valid JSON, C1 controls escaped too", async () => {
+    const result = await run(["models", "--json"], { env: hostileEnv })
+    expect(result.code).toBe(0)
+    expect(result.stdout).not.toMatch(controlChar)
+    expect((JSON.parse(result.stdout) as ReadonlyArray<{ id: string }>)[0]!.id).toBe(`model-${hostile}`)
+  })
+
+  it("an error message of the service: one line (its line break shown), escaped, exit 1", async () => {
+    const result = await run(["chat", "hello"], { env: hostileEnv })
+    expect(result.code).toBe(1)
+    expect(result.stderr).not.toMatch(controlChar)
+    expectOneLine(result.stderr)
+    expect(result.stderr).toContain(`bad request ${hostileShown}\\u000a✖ spoofed`)
+  })
+
+  it("video status: the task id given and the status the service answers, escaped", async () => {
+    const result = await run(["video", "status", "task\u001b[2J"], { env: hostileEnv })
+    expect(result.code).toBe(0)
+    expect(result.stdout).not.toMatch(controlChar)
+    expect(result.stdout).toBe(`task\\u001b[2J  running${hostileShown}  40%\n`)
+  })
+
+  it("video: a task id from the service, in the narration and the saved file's name, escaped", async () => {
+    const named = await videoServiceNaming(`task-${hostile}`)
+    try {
+      const result = await run(["video", "a fox", "--poll-interval", "100ms"], {
+        env: { SWITCHBOARD_BASE_URL: named.url, SWITCHBOARD_API_KEY: "sk-test" },
+        cwd: tempDir("hostile-task")
+      })
+      expect(result.code).toBe(0)
+      expect(result.stdout + result.stderr).not.toMatch(controlChar)
+      expect(result.stderr).toContain(`Submitted video task task-${hostileShown} (video-1)`)
+    } finally {
+      await named.close()
+    }
   })
 })
 

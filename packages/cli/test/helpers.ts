@@ -105,26 +105,28 @@ export const tinyPng = Buffer.from(
   "base64"
 )
 
+/** A service on 127.0.0.1, its address and how to stop it. */
+export interface TestService {
+  readonly url: string
+  readonly close: () => Promise<void>
+}
+
 /**
- * A video service on 127.0.0.1 that names its task `taskId`, whatever that
- * is: the submission answers it, every status says `succeed` with a video
- * served at `/v.mp4`. Close it when done.
+ * A `node:http` service on 127.0.0.1 (a free port) answering every request,
+ * once its body is read, with `reply(path)`: a status and a JSON body, or
+ * bytes of a media type. Close it when done.
  */
-export const videoServiceNaming = (taskId: string): Promise<{ readonly url: string; readonly close: () => Promise<void> }> =>
+export const serviceAnswering = (
+  reply: (path: string, url: string) => { readonly status?: number; readonly json?: unknown; readonly bytes?: Buffer; readonly type?: string }
+): Promise<TestService> =>
   new Promise((resolve) => {
     const server = Http.createServer((request, response) => {
       request.resume()
       request.on("end", () => {
-        if (request.url === "/v.mp4") {
-          response.writeHead(200, { "content-type": "video/mp4" })
-          return response.end(Buffer.from("00000018667479706d703432", "hex"))
-        }
-        const address = server.address() as Net.AddressInfo
-        const body = request.url === "/v1/chat/task/status"
-          ? { status: "succeed", video_url: `http://127.0.0.1:${address.port}/v.mp4` }
-          : { id: taskId, choices: [{ message: { role: "assistant", content: "" } }] }
-        response.writeHead(200, { "content-type": "application/json" })
-        response.end(JSON.stringify(body))
+        const { port } = server.address() as Net.AddressInfo
+        const answer = reply(request.url ?? "/", `http://127.0.0.1:${port}`)
+        response.writeHead(answer.status ?? 200, { "content-type": answer.type ?? "application/json" })
+        response.end(answer.bytes ?? JSON.stringify(answer.json))
       })
     })
     server.listen(0, "127.0.0.1", () => {
@@ -138,3 +140,17 @@ export const videoServiceNaming = (taskId: string): Promise<{ readonly url: stri
       })
     })
   })
+
+/**
+ * A video service on 127.0.0.1 that names its task `taskId`, whatever that
+ * is: the submission answers it, every status says `succeed` with a video
+ * served at `/v.mp4`. Close it when done.
+ */
+export const videoServiceNaming = (taskId: string): Promise<TestService> =>
+  serviceAnswering((path, url) =>
+    path === "/v.mp4"
+      ? { bytes: Buffer.from("00000018667479706d703432", "hex"), type: "video/mp4" }
+      : path === "/v1/chat/task/status"
+      ? { json: { status: "succeed", video_url: `${url}/v.mp4` } }
+      : { json: { id: taskId, choices: [{ message: { role: "assistant", content: "" } }] } }
+  )

@@ -13,11 +13,12 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/testing/TestClock"
-import { describe, expect } from "vitest"
+import { describe, expect, vi } from "vitest"
 import { Emulator } from "@switchboard/emulator"
 import * as Embed from "../src/commands/embed.js"
 import * as EmulatorCommand from "../src/commands/emulator.js"
 import * as Errors from "../src/Errors.js"
+import * as Fleet from "../src/Fleet.js"
 import * as Help from "../src/Help.js"
 import * as Inputs from "../src/Inputs.js"
 import * as Output from "../src/Output.js"
@@ -42,6 +43,32 @@ describe("Output", () => {
     const indent = Output.indenter("  ")
     expect(["Hel", "lo\nwor", "ld\n", "\nend"].map(indent).join("")).toBe("  Hello\n  world\n\n  end")
   })
+
+  it("shows every control character escaped but tab and newline; the CLI's own styles only to a terminal that takes colour", () => {
+    const pipe = { isTTY: false } as unknown as Output.Target
+    expect(Output.shown("a\tb\r\nc\rd\u0000\u001b[1m\u007f\u009b\n", pipe)).toBe(String.raw`a	b` + "\r\n" + String.raw`c\u000dd\u0000\u001b[1m\u007f\u009b` + "\n")
+    const terminal = { isTTY: true } as unknown as Output.Target
+    const previous = process.env["NO_COLOR"]
+    delete process.env["NO_COLOR"]
+    try {
+      expect(Output.shown("\x1b[1mA\x1b[22m \x1b[2J\x1b[8m", terminal)).toBe(String.raw`\x1b[1mA\x1b[22m \u001b[2J\u001b[8m`.replace(/\\x1b/g, "\x1b"))
+    } finally {
+      if (previous !== undefined) process.env["NO_COLOR"] = previous
+    }
+  })
+
+  it.effect("the cluster's log lines (worker, mcp) reach stderr escaped: they may quote the service", () =>
+    Effect.gen(function*() {
+      const written: Array<string> = []
+      const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => written.push(String(chunk)) > 0)
+      yield* Effect.ensuring(
+        Fleet.logging("warning")(Effect.logWarning("task \u001b]0;pwned\u0007\u009b2J stays in the journal")),
+        Effect.sync(() => spy.mockRestore())
+      )
+      expect(written.join("")).toContain(String.raw`task \u001b]0;pwned\u0007\u009b2J stays in the journal`)
+      // eslint-disable-next-line no-control-regex
+      expect(written.join("")).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/)
+    }))
 
   it("aligns tables, ignoring ANSI styles", () => {
     expect(Output.table([["\x1b[1mA\x1b[22m", "B"], ["long", "x"]], "> ")).toBe("> \x1b[1mA\x1b[22m     B\n> long  x")
@@ -256,6 +283,18 @@ describe("Progress", () => {
       expect(frames).toContain("⠙ rendering · 0.0 s")
       expect(frames.filter((f) => f.includes("rendering")).length).toBeGreaterThan(5)
       expect(frames.at(-1)).toBe(`${"█".repeat(30)} 100% succeed · 1.0 s\n`)
+    }))
+
+  it.effect("on a terminal a hostile status is shown escaped, on one line: the only controls are the redraw's own", () =>
+    Effect.gen(function*() {
+      const { target, text } = fakeTarget(true)
+      const status = "\u001b]0;pwned\u0007\u001b[2J\r\u009b2K\nx"
+      yield* Effect.scoped(Effect.flatMap(Progress.make({ target, indent: "" }), (p) =>
+        p.update(TaskPoller.TaskUpdate.InProgress({ taskId: "t", status }))))
+      const frames = text().split("\r\x1b[2K").filter((f) => f !== "")
+      expect(frames.at(-1)?.slice(2)).toBe(String.raw`\u001b]0;pwned\u0007\u001b[2J\u000d\u009b2K\u000ax · 0.0 s` + "\n")
+      // eslint-disable-next-line no-control-regex
+      for (const frame of frames) expect(frame).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/)
     }))
 
   it.effect("on a terminal ends a line left open when interrupted", () =>

@@ -11,7 +11,11 @@ import * as Connection from "../Connection.js"
 import * as Inputs from "../Inputs.js"
 import * as Output from "../Output.js"
 
-const date = (seconds: number | undefined) => (seconds === undefined ? "" : new Date(seconds * 1000).toISOString().slice(0, 10))
+/** The day of a Unix time, or nothing when the service's `created` is no date (not a number, NaN, out of range). */
+const date = (seconds: unknown): string => {
+  const day = typeof seconds === "number" ? new Date(seconds * 1000) : undefined
+  return day === undefined || Number.isNaN(day.getTime()) ? "" : day.toISOString().slice(0, 10)
+}
 
 /**
  * The table of models: id, owner, creation date.
