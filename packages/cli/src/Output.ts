@@ -87,9 +87,10 @@ export const cyan = sgr(36, 39)
 // The CLI's own styles (see `sgr` above), the only escape sequences it writes through `write`.
 // eslint-disable-next-line no-control-regex
 const ownStyle = /(\x1b\[(?:1|2|22|31|32|33|36|39)m)/
-// C0 controls but tab and newline, a carriage return not ending a line, DEL, C1 controls.
+// C0 controls but tab and newline, a carriage return not ending a line, DEL, C1 controls, and the
+// bidirectional embeddings, overrides and isolates, which reorder what follows on display (Trojan Source).
 // eslint-disable-next-line no-control-regex
-const control = /\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g
+const control = /\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g
 const escapeControls = (text: string) =>
   text.replace(control, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
@@ -98,7 +99,8 @@ const escapeControls = (text: string) =>
  * (`\u001b`), but tab, newline (also as `\r\n`) and, to a target that takes
  * colour, the CLI's own styles. Whatever the service, a file or an MCP
  * peer said can neither move the cursor, clear the screen, set the window
- * title nor overwrite a line.
+ * title, overwrite a line nor reorder what follows (the bidirectional
+ * overrides and isolates are shown escaped too).
  *
  * @since 1.1.0
  * @category writing

@@ -57,6 +57,15 @@ describe("Output", () => {
     }
   })
 
+  it("shows the bidirectional overrides and isolates escaped: a model id cannot display reordered (Trojan Source)", () => {
+    const pipe = { isTTY: false } as unknown as Output.Target
+    // U+202E reverses what follows on display: "gpt-4o\u202Eyrtne-neddih" would read as "gpt-4ohidden-entry".
+    const hostile = "a\u202Ab\u202Bc\u202Cd\u202De\u202Ef\u2066g\u2067h\u2068i\u2069j"
+    expect(Output.shown(hostile, pipe)).toBe(String.raw`a\u202ab\u202bc\u202cd\u202de\u202ef\u2066g\u2067h\u2068i\u2069j`)
+    // Right-to-left text itself, and its marks, are shown as they are.
+    expect(Output.shown("שלום \u200F مرحبا", pipe)).toBe("שלום \u200F مرحبا")
+  })
+
   it.effect("the cluster's log lines (worker, mcp) reach stderr escaped: they may quote the service", () =>
     Effect.gen(function*() {
       const written: Array<string> = []
