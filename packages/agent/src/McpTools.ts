@@ -23,7 +23,7 @@
  *
  * @since 1.1.0
  */
-import { isSecretHeader } from "@switchboard/core/internal/secrets"
+import { isSecretHeader, redactor } from "@switchboard/core/internal/secrets"
 import { jsonProblem, maxRequestDepth } from "@switchboard/core/internal/validate"
 import { ConfigurationError } from "@switchboard/core/SwitchboardError"
 import * as McpClient from "effect/ai/McpClient"
@@ -367,12 +367,11 @@ const describeClientError = (error: McpClientError.McpClientError) => `${error.r
  */
 const redactorOf = (server: Server): ((text: string) => string) => {
   const given = (server._tag === "Http" ? server.headers : server.env) ?? {}
-  const secrets = Object.entries(given)
-    .filter(([name]) => isSecretHeader(name))
-    .flatMap(([, value]) => [value, ...(/^\S+ +(\S+)$/.exec(value)?.slice(1) ?? [])])
-    .filter((secret) => secret.length >= 4)
-    .sort((a, b) => b.length - a.length)
-  return (text) => secrets.reduce((out, secret) => out.split(secret).join("[redacted]"), text)
+  return redactor(
+    Object.entries(given)
+      .filter(([name]) => isSecretHeader(name))
+      .flatMap(([, value]) => [value, ...(/^\S+ +(\S+)$/.exec(value)?.slice(1) ?? [])])
+  )
 }
 
 const serverError = (server: Server, tool?: string) => (error: McpClientError.McpClientError) =>

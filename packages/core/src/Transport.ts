@@ -33,7 +33,7 @@ import * as GenAi from "./internal/genAi.js"
 import * as Issue from "./internal/issue.js"
 import * as Json from "./internal/json.js"
 import * as Observe from "./internal/observe.js"
-import { isSecretHeader, RefuseSecretHeaders, secretHeaderIn } from "./internal/secrets.js"
+import { isSecretHeader, redactor, RefuseSecretHeaders, secretHeaderIn } from "./internal/secrets.js"
 import { truncate } from "./internal/text.js"
 import * as Pacing from "./Pacing.js"
 import * as RequestOptions from "./RequestOptions.js"
@@ -204,21 +204,14 @@ const derived = (settings: Omit<Settings, "jsonHeaders" | "callLimits">): Settin
  * Replaces every secret (the key, secret header values) in a server-provided
  * text. Gateways echo a wrong key in their 401 message.
  */
-const redactor = (
+const redactorOf = (
   apiKey: Option.Option<Redacted.Redacted<string>>,
   headers: Readonly<Record<string, string>>
-): (text: string) => string => {
-  const secrets = [
+): (text: string) => string =>
+  redactor([
     ...Option.toArray(Option.map(apiKey, Redacted.value)),
     ...Object.entries(headers).filter(([name]) => isSecretHeader(name)).map(([, value]) => value)
-  ].filter((secret) => secret.length >= 4)
-  if (secrets.length === 0) return (text) => text
-  return (text) => {
-    let out = text
-    for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join("[redacted]")
-    return out
-  }
-}
+  ])
 
 /** A reply's headers as `ResponseMetadata` shows them: secret values and the key redacted. */
 const redactedHeaders = (headers: Readonly<Record<string, string>>, redact: (text: string) => string) => {
@@ -264,7 +257,7 @@ const baseSettings = (config: SwitchboardConfig.ResolvedConfig): Settings => {
     idle: config.streamIdleTimeout,
     total: config.streamTotalTimeout,
     schedule: (call) => schedules[call],
-    redact: redactor(config.apiKey, config.headers)
+    redact: redactorOf(config.apiKey, config.headers)
   })
 }
 
@@ -323,7 +316,7 @@ const resolve = (
       total: total ?? base.total,
       schedule: (call) => Retry.schedule(scheduleSettings, call, rule),
       redact: Object.keys(extra).some((name) => isSecretHeader(name)) ?
-        redactor(config.apiKey, { ...config.headers, ...extra }) :
+        redactorOf(config.apiKey, { ...config.headers, ...extra }) :
         base.redact
     })
   })

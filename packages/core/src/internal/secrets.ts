@@ -24,6 +24,22 @@ export const secretHeaderIn = (headers: Readonly<Record<string, unknown>>): stri
 }
 
 /**
+ * Replaces each of `secrets` (at least 4 characters; shorter ones are left,
+ * they would redact ordinary words) by `[redacted]` in a text someone else
+ * wrote: a server echoes a wrong key in its 401. The longest go first, so a
+ * secret that holds another is replaced whole.
+ */
+export const redactor = (secrets: ReadonlyArray<string>): (text: string) => string => {
+  const kept = secrets.filter((secret) => secret.length >= 4).sort((a, b) => b.length - a.length)
+  if (kept.length === 0) return (text) => text
+  return (text) => {
+    let out = text
+    for (const secret of kept) if (out.includes(secret)) out = out.split(secret).join("[redacted]")
+    return out
+  }
+}
+
+/**
  * Set by a layer whose requests may carry no secret (the browser's, unless
  * `allowApiKeyInBrowser`): `Transport` then refuses a call given a secret
  * header per call (`RequestOptions.headers`) with a `ConfigurationError`
